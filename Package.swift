@@ -1,0 +1,59 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "QuoteVaultServer",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "quote-server", targets: ["QuoteServer"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // C libraries, found through pkg-config; only the module that wraps each one imports it.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+
+        // A thin, safe PostgreSQL client over libpq.
+        .target(name: "PGClient", dependencies: [
+            "CLibPQ", .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Password hashing (scrypt), HS256 JWTs and opaque tokens over OpenSSL.
+        .target(name: "AuthJWT", dependencies: ["COpenSSL"]),
+        // A small HTTP/1.1 server over libmicrohttpd: requests, responses, routing.
+        .target(name: "HTTPServer", dependencies: [
+            "CMicroHTTPD", .product(name: "Logging", package: "swift-log"),
+        ]),
+        // A throwaway or persistent local PostgreSQL cluster driven by initdb/pg_ctl.
+        .target(name: "EmbeddedPostgres", dependencies: [
+            .product(name: "Logging", package: "swift-log")
+        ]),
+        // The business: schema migrations, accounts, quotes, library. Knows nothing of HTTP.
+        .target(name: "QuoteVault", dependencies: [
+            "PGClient", "AuthJWT", .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The /v1 REST API (and operations routes) mounted on the QuoteVault services.
+        .target(name: "QuoteAPI", dependencies: [
+            "QuoteVault", "HTTPServer", "PGClient", "AuthJWT",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "QuoteServer", dependencies: [
+            "QuoteAPI", "QuoteVault", "EmbeddedPostgres", "PGClient",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        // Test helpers: a test database (embedded when none is configured) and a raw HTTP/1.1 client.
+        .target(name: "TestSupport", dependencies: [
+            "EmbeddedPostgres", "PGClient", "QuoteVault", "QuoteAPI", "HTTPServer",
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/TestSupport"),
+        .testTarget(name: "PGClientTests", dependencies: ["PGClient", "TestSupport"]),
+        .testTarget(name: "AuthJWTTests", dependencies: ["AuthJWT"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(name: "QuoteAPITests", dependencies: ["QuoteAPI", "QuoteVault", "TestSupport", "PGClient"]),
+    ]
+)

@@ -1,0 +1,1 @@
+// AuthJWT module: see the files beside this one.

@@ -1,0 +1,1 @@
+// EmbeddedPostgres module: see the files beside this one.

@@ -1,0 +1,1 @@
+// HTTPServer module: see the files beside this one.

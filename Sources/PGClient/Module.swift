@@ -1,0 +1,1 @@
+// PGClient module: see the files beside this one.

@@ -1,0 +1,1 @@
+// QuoteAPI module: see the files beside this one.

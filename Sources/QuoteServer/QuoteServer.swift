@@ -1,0 +1,1 @@
+@main struct QuoteServerMain { static func main() {} }

@@ -1,0 +1,1 @@
+// QuoteVault module: see the files beside this one.
