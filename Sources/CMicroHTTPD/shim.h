@@ -1,7 +1,68 @@
 #ifndef CMICROHTTPD_SHIM_H
 #define CMICROHTTPD_SHIM_H
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <microhttpd.h>
+
+// Swift cannot call C variadic functions, and MHD_start_daemon takes its options as varargs.
+// This shim passes the fixed set of options the server uses. Delete it if MHD gains a
+// non-variadic start function (MHD 2 has one).
+static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags,
+                                                  const struct sockaddr_in *bind_address,
+                                                  MHD_AccessHandlerCallback handler,
+                                                  void *handler_context,
+                                                  MHD_RequestCompletedCallback completed,
+                                                  void *completed_context,
+                                                  unsigned int thread_pool_size,
+                                                  unsigned int connection_timeout_seconds,
+                                                  size_t connection_memory_limit,
+                                                  unsigned int connection_limit,
+                                                  unsigned int listen_backlog) {
+  uint16_t port = ntohs(bind_address->sin_port);
+  if (thread_pool_size > 1) {
+    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_context,
+                            MHD_OPTION_SOCK_ADDR, bind_address,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                            MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+                            MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                            MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
+                            MHD_OPTION_END);
+  }
+  return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_context,
+                          MHD_OPTION_SOCK_ADDR, bind_address,
+                          MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                          MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+                          MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+                          MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                          MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
+                          MHD_OPTION_END);
+}
+
+// MHD_get_daemon_info is variadic. The bound port matters when the caller asked for port 0.
+static inline uint16_t cmhd_bound_port(struct MHD_Daemon *daemon) {
+  const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+  return info == NULL ? 0 : info->port;
+}
+
+// MHD_get_connection_info is variadic. Writes the client's IP address as text into `buffer`
+// (empty when unknown); used for per-address throttling and logs.
+static inline void cmhd_client_address(struct MHD_Connection *connection, char *buffer, size_t length) {
+  buffer[0] = '\0';
+  const union MHD_ConnectionInfo *info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (info == NULL || info->client_addr == NULL) return;
+  const struct sockaddr *address = info->client_addr;
+  if (address->sa_family == AF_INET) {
+    inet_ntop(AF_INET, &((const struct sockaddr_in *)address)->sin_addr, buffer, (socklen_t)length);
+  } else if (address->sa_family == AF_INET6) {
+    inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)address)->sin6_addr, buffer, (socklen_t)length);
+  }
+}
+
 #endif

@@ -1,0 +1,251 @@
+import Foundation
+import Logging
+
+/// How the server listens and how much it tolerates.
+public struct HTTPServerConfiguration: Sendable {
+    public var host: String
+    /// `0` picks a free port; read it back from `HTTPServer.port`.
+    public var port: Int
+    /// libmicrohttpd event threads (epoll). Handlers that block never run on them.
+    public var eventThreads: Int
+    /// An idle connection (no bytes in either direction) is closed after this many seconds.
+    public var connectionTimeoutSeconds: Int
+    /// Per-connection buffer for the request line and headers; larger headers get `431`/`413` from MHD.
+    public var connectionMemoryLimit: Int
+    public var connectionLimit: Int
+    /// On shutdown, requests in flight get this long to finish.
+    public var shutdownGracePeriod: Duration
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, eventThreads: Int = 2, connectionTimeoutSeconds: Int = 30,
+        connectionMemoryLimit: Int = 64 * 1024, connectionLimit: Int = 4096, shutdownGracePeriod: Duration = .seconds(10)
+    ) {
+        self.host = host
+        self.port = port
+        self.eventThreads = eventThreads
+        self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.connectionMemoryLimit = connectionMemoryLimit
+        self.connectionLimit = connectionLimit
+        self.shutdownGracePeriod = shutdownGracePeriod
+    }
+}
+
+/// What the server tells an observer (logs, metrics) about each answered request.
+public struct CompletedRequest: Sendable {
+    public let method: HTTPMethod
+    /// The matched route's pattern, or `unmatched`.
+    public let route: String
+    public let status: Int
+    public let duration: Duration
+    public let requestID: String
+}
+
+/// An HTTP/1.1 server over libmicrohttpd.
+///
+/// Requests are read on MHD's event threads. A route's async handler runs as a task while its connection is
+/// suspended; the response is queued when MHD calls back after the resume (queueing in the very first call
+/// would make MHD close keep-alive connections).
+///
+/// ```swift
+/// let server = HTTPServer(configuration: .init(port: 0), router: Router(routes: routes), logger: logger)
+/// try server.start()
+/// print(server.port)
+/// await server.shutdown()
+/// ```
+public final class HTTPServer: @unchecked Sendable {
+    // @unchecked: `daemon` is written by start/shutdown only; the in-flight table is guarded by `lock`.
+    public let configuration: HTTPServerConfiguration
+    public let router: Router
+    private let logger: Logger
+    private let observer: (@Sendable (CompletedRequest) -> Void)?
+
+    private var daemon: MicroHTTPDDaemon?
+    private let lock = NSLock()
+    private var suspended: [ObjectIdentifier: (RequestContext, ConnectionHandle)] = [:]
+
+    /// - Parameters:
+    ///   - observer: called once per answered request, on the thread that answered it; must be fast.
+    public init(
+        configuration: HTTPServerConfiguration, router: Router, logger: Logger,
+        observer: (@Sendable (CompletedRequest) -> Void)? = nil
+    ) {
+        self.configuration = configuration
+        self.router = router
+        self.logger = logger
+        self.observer = observer
+    }
+
+    /// The port the server listens on (useful after asking for port 0).
+    public var port: Int { daemon?.port ?? 0 }
+
+    /// Binds and starts serving.
+    public func start() throws {
+        precondition(daemon == nil, "server already started")
+        let settings = DaemonSettings(
+            host: configuration.host, port: configuration.port, threadPoolSize: configuration.eventThreads,
+            connectionTimeoutSeconds: configuration.connectionTimeoutSeconds,
+            connectionMemoryLimit: configuration.connectionMemoryLimit, connectionLimit: configuration.connectionLimit)
+        daemon = try MicroHTTPDDaemon(settings: settings, server: self)
+    }
+
+    /// Stops accepting connections, lets requests in flight finish (at most the grace period), then closes
+    /// everything. Requests still running after the grace period are answered `503`.
+    public func shutdown() async {
+        guard let daemon else { return }
+        daemon.quiesce()
+        let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
+        while inFlightCount > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        // MHD requires every suspended connection to be resumed before it stops.
+        let leftovers = lock.withLock { Array(suspended.values) }
+        for (state, connection) in leftovers where state.finish(with: HTTPError.serviceUnavailable("The server is shutting down").response) {
+            forget(state)
+            connection.resume()
+        }
+        // Give the event threads a moment to flush those answers.
+        if !leftovers.isEmpty { try? await Task.sleep(for: .milliseconds(100)) }
+        daemon.stop()
+        self.daemon = nil
+    }
+
+    /// Requests whose handlers are running.
+    public var inFlightCount: Int { lock.withLock { suspended.count } }
+
+    // MARK: - Called by the MHD trampolines, on event threads.
+
+    func begin(connection: ConnectionHandle, method: String, path: String) -> RequestContext {
+        let method = HTTPMethod(rawValue: method)
+        let lookup = router.lookup(method: method, path: path)
+        let requestID = connection.header("X-Request-Id").flatMap { RequestID.isAcceptable($0) ? $0 : nil } ?? RequestID.generate()
+        let limit: Int
+        if case .found(let route, _) = lookup { limit = route.maxBodySize } else { limit = Route.defaultMaxBodySize }
+        return RequestContext(method: method, path: path, requestID: requestID, lookup: lookup, bodyLimit: limit)
+    }
+
+    /// Refuses a declared oversized body before reading it (MHD closes the connection after that answer).
+    func afterHeaders(_ state: RequestContext, connection: ConnectionHandle) -> Bool {
+        if let declared = connection.header("Content-Length").flatMap(Int.init), declared > state.bodyLimit {
+            return send(HTTPError.payloadTooLarge(limit: state.bodyLimit).response, for: state, on: connection)
+        }
+        return true
+    }
+
+    /// Appends a body chunk; false closes the connection.
+    func receive(_ chunk: UnsafeRawBufferPointer, for state: RequestContext) -> Bool {
+        if state.responded { return true }
+        if state.earlyResponse != nil || state.body.count + chunk.count > state.bodyLimit {
+            if state.earlyResponse == nil {
+                state.earlyResponse = HTTPError.payloadTooLarge(limit: state.bodyLimit).response
+                state.body = []
+            }
+            // A chunked body with no declared length: drain a bounded amount so the 413 can be read, then give up.
+            state.discarded += chunk.count
+            return state.discarded <= 4 * state.bodyLimit
+        }
+        if case .found = state.lookup {
+            state.body.append(contentsOf: chunk)
+        }
+        return true
+    }
+
+    /// The whole request is in (or a handler finished and the connection was resumed).
+    func bodyComplete(_ state: RequestContext, connection: ConnectionHandle) -> Bool {
+        if state.responded { return true }
+        if let finished = state.takeFinishedResponse() {
+            return send(finished, for: state, on: connection)
+        }
+        if state.isRunning { return true }
+        if let early = state.earlyResponse {
+            return send(early, for: state, on: connection)
+        }
+        switch state.lookup {
+        case .notFound:
+            return send(HTTPError.notFound("No route for \(state.method) \(state.path)").response, for: state, on: connection)
+        case .methodNotAllowed(let allowed):
+            return send(HTTPError.methodNotAllowed(allowed: allowed).response, for: state, on: connection)
+        case .found(let route, let parameters):
+            let request = Request(
+                method: state.method, path: state.path, query: connection.queryArguments(), headers: connection.headers(),
+                body: state.body, pathParameters: parameters, routePattern: route.pattern, requestID: state.requestID,
+                clientAddress: connection.clientAddress())
+            state.body = []
+            if let immediate = route.handler.immediate {
+                do {
+                    if let response = try immediate(request) {
+                        return send(response, for: state, on: connection)
+                    }
+                } catch {
+                    return send(render(error, request: request), for: state, on: connection)
+                }
+            }
+            runDeferred(route.handler.deferred, request: request, state: state, connection: connection)
+            return true
+        }
+    }
+
+    private func runDeferred(
+        _ handler: @escaping Handler.Deferred, request: Request, state: RequestContext, connection: ConnectionHandle
+    ) {
+        state.markRunning()
+        lock.withLock { suspended[ObjectIdentifier(state)] = (state, connection) }
+        // Suspend before the task starts, so its resume can never come first.
+        connection.suspend()
+        Task {
+            let response: Response
+            do {
+                response = try await handler(request)
+            } catch {
+                response = self.render(error, request: request)
+            }
+            if state.finish(with: response) {
+                self.forget(state)
+                connection.resume()
+            }
+        }
+    }
+
+    private func forget(_ state: RequestContext) {
+        _ = lock.withLock { suspended.removeValue(forKey: ObjectIdentifier(state)) }
+    }
+
+    /// Turns any error into its problem+json answer; the one place where that happens.
+    private func render(_ error: any Error, request: Request) -> Response {
+        switch error {
+        case let error as HTTPError:
+            return error.response
+        case let error as any HTTPErrorConvertible:
+            let httpError = error.httpError
+            if httpError.status >= 500 {
+                logger.error("request failed", metadata: [
+                    "request_id": .string(request.requestID), "route": .string(request.routePattern),
+                    "error": .string(String(describing: error)),
+                ])
+            }
+            return httpError.response
+        default:
+            logger.error("unhandled error", metadata: [
+                "request_id": .string(request.requestID), "route": .string(request.routePattern),
+                "error": .string(String(describing: error)),
+            ])
+            return HTTPError.internalError.response
+        }
+    }
+
+    private func send(_ response: Response, for state: RequestContext, on connection: ConnectionHandle) -> Bool {
+        var response = response
+        response.headers.set("X-Request-Id", state.requestID)
+        state.responded = true
+        let queued = connection.queue(response)
+        let duration = ContinuousClock.now - state.startedAt
+        let route: String
+        if case .found(let matched, _) = state.lookup { route = matched.pattern } else { route = "unmatched" }
+        logger.info("request", metadata: [
+            "method": .string(state.method.rawValue), "route": .string(route), "status": .stringConvertible(response.status),
+            "duration_ms": .string(String(format: "%.3f", Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000)),
+            "request_id": .string(state.requestID),
+        ])
+        observer?(CompletedRequest(method: state.method, route: route, status: response.status, duration: duration, requestID: state.requestID))
+        return queued
+    }
+}

@@ -1,0 +1,157 @@
+internal import CMicroHTTPD
+import Foundation
+
+// The only file that touches libmicrohttpd. Everything here is internal: C types never reach the
+// module's public API.
+
+/// A connection as libmicrohttpd hands it to us. Valid from the access handler's first call until the
+/// request-completed callback; while suspended, MHD keeps it alive until we resume it.
+struct ConnectionHandle: @unchecked Sendable {
+    // @unchecked: a raw MHD pointer; MHD allows resume from any thread (the daemon runs with ITC),
+    // and the other calls happen on the event thread that called us.
+    let pointer: OpaquePointer
+
+    func header(_ name: String) -> String? {
+        MHD_lookup_connection_value(pointer, .HEADER_KIND, name).map { String(cString: $0) }
+    }
+
+    func headers() -> HTTPHeaders { HTTPHeaders(fieldsOf: self, kind: .HEADER_KIND) }
+
+    func queryArguments() -> [(name: String, value: String)] {
+        HTTPHeaders(fieldsOf: self, kind: .GET_ARGUMENT_KIND).fields
+    }
+
+    func clientAddress() -> String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+            cmhd_client_address(pointer, buffer.baseAddress!, buffer.count)
+            return String(cString: buffer.baseAddress!)
+        }
+    }
+
+    /// Queues `response`; false when MHD refused (the connection is then closed).
+    func queue(_ response: Response) -> Bool {
+        let mhdResponse = response.body.withUnsafeBytes { bytes -> OpaquePointer? in
+            // MUST_COPY: MHD copies the bytes before this closure returns, so the pointer does not escape.
+            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+        }
+        guard let mhdResponse else { return false }
+        defer { MHD_destroy_response(mhdResponse) }
+        for (name, value) in response.headers {
+            _ = MHD_add_response_header(mhdResponse, name, value)
+        }
+        return MHD_queue_response(pointer, UInt32(response.status), mhdResponse) == .YES
+    }
+
+    func suspend() { MHD_suspend_connection(pointer) }
+    func resume() { MHD_resume_connection(pointer) }
+}
+
+extension HTTPHeaders {
+    fileprivate init(fieldsOf connection: ConnectionHandle, kind: MHD_ValueKind) {
+        self.init()
+        // The iterator's context is `self`, borrowed for the duration of the synchronous call only.
+        withUnsafeMutablePointer(to: &self) { headers in
+            _ = MHD_get_connection_values(connection.pointer, kind, { context, _, key, value in
+                guard let context, let key else { return .YES }
+                let headers = context.assumingMemoryBound(to: HTTPHeaders.self)
+                headers.pointee.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+                return .YES
+            }, headers)
+        }
+    }
+}
+
+/// Settings of the libmicrohttpd daemon.
+struct DaemonSettings {
+    var host: String
+    var port: Int
+    var threadPoolSize: Int
+    var connectionTimeoutSeconds: Int
+    var connectionMemoryLimit: Int
+    var connectionLimit: Int
+}
+
+/// Owns one running MHD daemon. `stop()` (or deinit) stops it.
+final class MicroHTTPDDaemon: @unchecked Sendable {
+    // @unchecked: `daemon` is set once in init and cleared once in stop(), which the server serialises.
+    private var daemon: OpaquePointer?
+    let port: Int
+
+    /// Starts listening. `server` receives every callback; it is held unretained, so it must outlive the daemon
+    /// (HTTPServer stops the daemon before it goes away).
+    init(settings: DaemonSettings, server: HTTPServer) throws {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(settings.port).bigEndian)
+        let host = settings.host == "localhost" ? "127.0.0.1" : settings.host
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            throw HTTPServerError.invalidHost(settings.host)
+        }
+        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        let context = Unmanaged.passUnretained(server).toOpaque()
+        let started = withUnsafePointer(to: &address) { addressPointer in
+            cmhd_start_daemon(
+                flags, addressPointer, accessHandlerTrampoline, context, requestCompletedTrampoline, context,
+                UInt32(max(1, settings.threadPoolSize)), UInt32(settings.connectionTimeoutSeconds),
+                settings.connectionMemoryLimit, UInt32(settings.connectionLimit), 1024)
+        }
+        guard let started else { throw HTTPServerError.couldNotStart(host: settings.host, port: settings.port) }
+        daemon = started
+        port = Int(cmhd_bound_port(started))
+    }
+
+    /// Stops accepting new connections; connections already open are still served.
+    func quiesce() {
+        guard let daemon else { return }
+        let listenSocket = MHD_quiesce_daemon(daemon)
+        // MHD hands the listening socket back to us to close.
+        if listenSocket >= 0 { close(listenSocket) }
+    }
+
+    /// Closes every connection and joins MHD's threads. Every suspended connection must be resumed first.
+    func stop() {
+        guard let daemon else { return }
+        self.daemon = nil
+        MHD_stop_daemon(daemon)
+    }
+
+    deinit { stop() }
+}
+
+/// MHD's access handler: called when the headers are in, once per body chunk, and once more after the body
+/// (and again after a resume). The per-request `RequestContext` lives in `*requestContext`.
+private func accessHandlerTrampoline(
+    context: UnsafeMutableRawPointer?, connection: OpaquePointer?, url: UnsafePointer<CChar>?,
+    method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?, uploadData: UnsafePointer<CChar>?,
+    uploadDataSize: UnsafeMutablePointer<Int>?, requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
+    guard let context, let connection, let url, let method, let uploadDataSize, let requestContext else { return .NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    let handle = ConnectionHandle(pointer: connection)
+
+    guard let existing = requestContext.pointee else {
+        let state = server.begin(connection: handle, method: String(cString: method), path: String(cString: url))
+        // Retained here, released in requestCompletedTrampoline.
+        requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
+        return server.afterHeaders(state, connection: handle) ? .YES : .NO
+    }
+    let state = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
+    if uploadDataSize.pointee > 0 {
+        let chunk = UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee)
+        let keepGoing = server.receive(chunk, for: state)
+        uploadDataSize.pointee = 0
+        return keepGoing ? .YES : .NO
+    }
+    return server.bodyComplete(state, connection: handle) ? .YES : .NO
+}
+
+/// MHD calls this once per request when it is done with it, whatever happened.
+private func requestCompletedTrampoline(
+    context: UnsafeMutableRawPointer?, connection: OpaquePointer?,
+    requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, termination: MHD_RequestTerminationCode
+) {
+    guard let requestContext, let existing = requestContext.pointee else { return }
+    requestContext.pointee = nil
+    // Balances the passRetained in accessHandlerTrampoline.
+    Unmanaged<RequestContext>.fromOpaque(existing).release()
+}

@@ -1,1 +1,0 @@
-// HTTPServer module: see the files beside this one.

@@ -1,0 +1,73 @@
+import Foundation
+
+/// The state of one request between libmicrohttpd's callbacks.
+///
+/// Lifecycle: made on the access handler's first call (headers read) and kept in MHD's `req_cls`; the body
+/// accumulates on later calls (always on the connection's event thread); an async handler's response is handed
+/// over from its task under `lock`; released by the request-completed callback.
+final class RequestContext: @unchecked Sendable {
+    // @unchecked: fields other than `completion` are touched only on the connection's event thread;
+    // `completion` is guarded by `lock`.
+    let method: HTTPMethod
+    let path: String
+    let requestID: String
+    let startedAt: ContinuousClock.Instant
+    let lookup: RouteLookup
+    let bodyLimit: Int
+
+    var body: [UInt8] = []
+    /// A response decided before the body was read (e.g. `413`); sent when the body is complete.
+    var earlyResponse: Response?
+    /// Bytes thrown away after `earlyResponse` was decided; bounded, so a client can't stream forever.
+    var discarded = 0
+    var responded = false
+
+    private let lock = NSLock()
+    private var completion: Completion = .notStarted
+
+    private enum Completion {
+        case notStarted
+        case running
+        case finished(Response)
+        case delivered
+    }
+
+    init(method: HTTPMethod, path: String, requestID: String, lookup: RouteLookup, bodyLimit: Int) {
+        self.method = method
+        self.path = path
+        self.requestID = requestID
+        self.startedAt = .now
+        self.lookup = lookup
+        self.bodyLimit = bodyLimit
+    }
+
+    /// Marks the async handler as started (the connection is about to be suspended).
+    func markRunning() {
+        lock.withLock { completion = .running }
+    }
+
+    /// Hands over the handler's response. True for the first caller only: that caller must resume the connection.
+    func finish(with response: Response) -> Bool {
+        lock.withLock {
+            guard case .running = completion else { return false }
+            completion = .finished(response)
+            return true
+        }
+    }
+
+    /// The response to send after a resume, once.
+    func takeFinishedResponse() -> Response? {
+        lock.withLock {
+            guard case .finished(let response) = completion else { return nil }
+            completion = .delivered
+            return response
+        }
+    }
+
+    var isRunning: Bool {
+        lock.withLock {
+            if case .running = completion { return true }
+            return false
+        }
+    }
+}

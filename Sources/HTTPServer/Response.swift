@@ -1,0 +1,34 @@
+import Foundation
+
+/// An HTTP response: status, header fields and the whole body.
+public struct Response: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// `204 No Content`.
+    public static var noContent: Response { Response(status: 204) }
+
+    /// A JSON body encoded with the API's conventions (RFC 3339 dates with milliseconds).
+    /// - Parameters:
+    ///   - value: the value to encode.
+    ///   - status: the status code, `200` by default.
+    public static func json<T: Encodable>(_ value: T, status: Int = 200, headers: HTTPHeaders = [:]) throws -> Response {
+        var response = Response(status: status, headers: headers, body: try JSONCoding.encode(value))
+        response.headers.set("Content-Type", "application/json; charset=utf-8")
+        return response
+    }
+
+    /// Pre-encoded JSON bytes.
+    public static func json(bytes: [UInt8], status: Int = 200, headers: HTTPHeaders = [:]) -> Response {
+        var response = Response(status: status, headers: headers, body: bytes)
+        response.headers.set("Content-Type", "application/json; charset=utf-8")
+        return response
+    }
+}

@@ -1,0 +1,122 @@
+/// What a route does with a request.
+///
+/// Most handlers are `async`: they run as a task while the connection is suspended, so that slow work
+/// (database, password hashing) never holds libmicrohttpd's event threads. A handler that can often answer
+/// from memory (health, a cached quote of the day) may also give `immediate`, which runs on the event
+/// thread and returns `nil` when it has to fall back to the async path.
+public struct Handler: Sendable {
+    public typealias Immediate = @Sendable (Request) throws -> Response?
+    public typealias Deferred = @Sendable (Request) async throws -> Response
+
+    public let immediate: Immediate?
+    public let deferred: Deferred
+
+    public init(immediate: Immediate? = nil, _ deferred: @escaping Deferred) {
+        self.immediate = immediate
+        self.deferred = deferred
+    }
+
+    /// A handler that always answers on the event thread; it must not block.
+    public static func immediate(_ body: @escaping @Sendable (Request) throws -> Response) -> Handler {
+        Handler(immediate: { try body($0) }, { try body($0) })
+    }
+}
+
+/// One route: method, a pattern with `{name}` segments, the handler and the body size it accepts.
+public struct Route: Sendable {
+    public let method: HTTPMethod
+    public let pattern: String
+    public let handler: Handler
+    public let maxBodySize: Int
+
+    /// - Parameters:
+    ///   - pattern: literal segments and `{name}` parameters, e.g. `/v1/collections/{id}/quotes/{quote_id}`.
+    ///   - maxBodySize: larger bodies are refused with `413` while they are read.
+    public init(_ method: HTTPMethod, _ pattern: String, maxBodySize: Int = Route.defaultMaxBodySize, handler: Handler) {
+        self.method = method
+        self.pattern = pattern
+        self.handler = handler
+        self.maxBodySize = maxBodySize
+    }
+
+    /// 1 MiB, the contract's limit for JSON bodies.
+    public static let defaultMaxBodySize = 1 << 20
+}
+
+/// The outcome of looking a request up.
+public enum RouteLookup: Sendable {
+    case found(Route, parameters: [String: String])
+    case notFound
+    case methodNotAllowed(allowed: [HTTPMethod])
+}
+
+/// Matches paths segment by segment in a tree: literal segments win over parameters.
+public final class Router: Sendable {
+    private final class Node: @unchecked Sendable {
+        // Built once in `init`, then only read: safe to share across threads.
+        var literals: [Substring: Node] = [:]
+        var parameter: (name: String, node: Node)?
+        var routes: [HTTPMethod: Route] = [:]
+    }
+
+    private let root = Node()
+    /// Every route, in registration order (for documentation and tests).
+    public let routes: [Route]
+
+    /// - Parameter routes: the table of routes. Two routes with the same method and shape are a programming error.
+    public init(routes: [Route]) {
+        self.routes = routes
+        for route in routes {
+            var node = root
+            for segment in route.pattern.split(separator: "/") {
+                if segment.hasPrefix("{") && segment.hasSuffix("}") {
+                    let name = String(segment.dropFirst().dropLast())
+                    if let existing = node.parameter {
+                        precondition(existing.name == name, "conflicting parameter names in \(route.pattern)")
+                        node = existing.node
+                    } else {
+                        let child = Node()
+                        node.parameter = (name, child)
+                        node = child
+                    }
+                } else if let child = node.literals[segment] {
+                    node = child
+                } else {
+                    let child = Node()
+                    node.literals[segment] = child
+                    node = child
+                }
+            }
+            precondition(node.routes[route.method] == nil, "duplicate route \(route.method) \(route.pattern)")
+            node.routes[route.method] = route
+        }
+    }
+
+    /// Finds the route for `method` and `path`. `HEAD` falls back to `GET`.
+    public func lookup(method: HTTPMethod, path: String) -> RouteLookup {
+        var parameters: [String: String] = [:]
+        guard let node = find(path.split(separator: "/", omittingEmptySubsequences: true)[...], from: root, &parameters),
+            !node.routes.isEmpty
+        else { return .notFound }
+        if let route = node.routes[method] ?? (method == .head ? node.routes[.get] : nil) {
+            return .found(route, parameters: parameters)
+        }
+        let order: [HTTPMethod] = [.get, .head, .post, .put, .patch, .delete]
+        var allowed = order.filter { node.routes[$0] != nil || ($0 == .head && node.routes[.get] != nil) }
+        allowed += node.routes.keys.filter { !order.contains($0) }.sorted { $0.rawValue < $1.rawValue }
+        return .methodNotAllowed(allowed: allowed)
+    }
+
+    private func find(_ segments: ArraySlice<Substring>, from node: Node, _ parameters: inout [String: String]) -> Node? {
+        guard let segment = segments.first else { return node }
+        let rest = segments.dropFirst()
+        if let child = node.literals[segment], let found = find(rest, from: child, &parameters), !found.routes.isEmpty {
+            return found
+        }
+        if let (name, child) = node.parameter, let found = find(rest, from: child, &parameters), !found.routes.isEmpty {
+            parameters[name] = String(segment)
+            return found
+        }
+        return nil
+    }
+}
