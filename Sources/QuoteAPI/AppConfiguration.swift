@@ -1,0 +1,26 @@
+import Foundation
+
+/// Everything the running API needs, resolved from flags and environment by the `quote-server` command.
+public struct AppConfiguration: Sendable {
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8080
+    /// A libpq URI or keyword string; the command starts an embedded cluster when none is configured.
+    public var databaseURL: String
+    public var databasePoolSize: Int = 2 * ProcessInfo.processInfo.activeProcessorCount
+    /// HS256 key, at least 32 bytes.
+    public var jwtSecret: [UInt8]
+    public var accessTokenTTL: Int = 900
+    public var refreshTokenTTL: Int = 2_592_000
+    public var smtpURL: String?
+    public var mailFrom: String = "QuoteVault <no-reply@quotevault.local>"
+    public var rateLimitsEnabled: Bool = true
+    /// libmicrohttpd event threads; measured best on 2 cores with 2 (see bench/README.md).
+    public var eventThreads: Int = 2
+    public var migrationsDirectory: URL
+
+    public init(databaseURL: String, jwtSecret: [UInt8], migrationsDirectory: URL) {
+        self.databaseURL = databaseURL
+        self.jwtSecret = jwtSecret
+        self.migrationsDirectory = migrationsDirectory
+    }
+}

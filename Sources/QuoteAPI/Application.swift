@@ -1,0 +1,51 @@
+import Foundation
+import HTTPServer
+import Logging
+import PGClient
+import QuoteVault
+
+/// The assembled server: database pool, services, routes and HTTP listener. `main` and the tests both build
+/// it through `Application.build`, so tests run exactly what production runs.
+public final class Application: Sendable {
+    public let context: AppContext
+    public let server: HTTPServer
+
+    private init(context: AppContext, server: HTTPServer) {
+        self.context = context
+        self.server = server
+    }
+
+    /// Builds the application. Nothing listens or connects until `start()`.
+    public static func build(configuration: AppConfiguration, logger: Logger) throws -> Application {
+        let pool = PGPool(connectionString: configuration.databaseURL, size: configuration.databasePoolSize, logger: logger)
+        let migrator = Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), logger: logger)
+        let context = AppContext(configuration: configuration, pool: pool, migrator: migrator, logger: logger)
+        let router = Router(routes: RouteTable.routes(context))
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(
+                host: configuration.host, port: configuration.port, eventThreads: configuration.eventThreads),
+            router: router, logger: logger)
+        return Application(context: context, server: server)
+    }
+
+    /// Applies pending migrations (safe when several instances start at once).
+    public func migrate() async throws {
+        try await context.migrator.migrate(using: context.pool)
+    }
+
+    /// Starts listening.
+    public func start() throws {
+        try server.start()
+        context.logger.info("listening", metadata: [
+            "host": .string(server.configuration.host), "port": .stringConvertible(server.port),
+        ])
+    }
+
+    public var port: Int { server.port }
+
+    /// Graceful stop: no new connections, requests in flight finish (≤ 10 s), then the pool closes.
+    public func shutdown() async {
+        await server.shutdown()
+        context.pool.shutdown()
+    }
+}

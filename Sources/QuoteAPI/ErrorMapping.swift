@@ -1,0 +1,48 @@
+import HTTPServer
+import PGClient
+import QuoteVault
+
+// The one place where service and database errors become HTTP problems.
+
+extension QuoteVaultError: HTTPErrorConvertible {
+    public var httpError: HTTPError {
+        switch self {
+        case .validation(let fields):
+            return .validation(fields.map { HTTPError.FieldError(field: $0.field, message: $0.message) })
+        case .notFound:
+            return .notFound()
+        case .emailExists:
+            return HTTPError(status: 409, code: "email_exists", title: "Email already registered",
+                             detail: "An account with this email already exists")
+        case .invalidCredentials:
+            return HTTPError(status: 401, code: "invalid_credentials", title: "Invalid credentials",
+                             detail: "The email or password is wrong")
+        case .unauthorized:
+            return .unauthorized()
+        case .refreshTokenInvalid:
+            return HTTPError(status: 401, code: "refresh_token_invalid", title: "Invalid refresh token",
+                             detail: "The refresh token is unknown, expired or revoked")
+        case .refreshTokenReused:
+            return HTTPError(status: 401, code: "refresh_token_reused", title: "Refresh token reused",
+                             detail: "This refresh token was already used; the session has been revoked")
+        case .resetTokenInvalid:
+            return HTTPError(status: 400, code: "reset_token_invalid", title: "Invalid reset token",
+                             detail: "The reset token is unknown, used or expired")
+        case .unsupportedMediaType(let detail):
+            return .unsupportedMediaType(detail)
+        case .rateLimited(let retryAfter):
+            return HTTPError(status: 429, code: "rate_limited", title: "Too many requests",
+                             detail: "Too many attempts; try again later", headers: ["Retry-After": String(retryAfter)])
+        case .busy(let retryAfter):
+            return .serviceUnavailable("The server is busy; try again shortly", retryAfter: retryAfter)
+        }
+    }
+}
+
+extension PGError: HTTPErrorConvertible {
+    /// A database that cannot be reached (or a pool with no free connection) is `503`; anything else
+    /// is a bug or an unexpected state, `500`. Neither leaks SQL.
+    public var httpError: HTTPError {
+        isConnectionFailure ? .serviceUnavailable("The database is unavailable") : .internalError
+    }
+}

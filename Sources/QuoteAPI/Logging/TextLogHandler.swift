@@ -1,0 +1,33 @@
+import Foundation
+import HTTPServer
+import Logging
+
+/// `LOG_FORMAT=text`: one readable line per event, for people at a terminal.
+public struct TextLogHandler: LogHandler {
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+    public var logLevel: Logger.Level
+
+    public init(label: String, level: Logger.Level) { self.logLevel = level }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var merged = metadata
+        if let extra = event.metadata { merged.merge(extra) { $1 } }
+        let fields = merged.keys.sorted().map { "\($0)=\(merged[$0]!)" }.joined(separator: " ")
+        StandardError.write("\(Timestamp.format(Date())) \(event.level.rawValue.uppercased()) \(event.message) \(fields)\n")
+    }
+}
+
+/// Installs the process-wide logging backend once.
+public enum LoggingSetup {
+    public static func bootstrap(level: Logger.Level, format: String) {
+        LoggingSystem.bootstrap { label in
+            format == "text" ? TextLogHandler(label: label, level: level) : JSONLogHandler(label: label, level: level)
+        }
+    }
+}

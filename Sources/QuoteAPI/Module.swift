@@ -1,1 +1,0 @@
-// QuoteAPI module: see the files beside this one.

@@ -1,0 +1,28 @@
+extension OpenAPIDocument {
+    static let operationsFragment = #"""
+    {
+      "paths": {
+        "/health": {"get": {"operationId": "health", "summary": "Liveness: the process serves HTTP (does not touch the database)",
+          "responses": {"200": {"description": "Serving", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Status"}}}}}}},
+        "/ready": {"get": {"operationId": "ready", "summary": "Readiness: the database answers and migrations are current",
+          "responses": {"200": {"description": "Ready", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Status"}}}},
+                        "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
+        "/openapi.json": {"get": {"operationId": "openapi", "summary": "This document",
+          "responses": {"200": {"description": "OpenAPI 3.1 document", "content": {"application/json": {"schema": {"type": "object"}}}}}}}
+      },
+      "responses": {
+        "ServiceUnavailable": {"description": "The database is unavailable or the server is busy",
+          "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+          "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
+      },
+      "schemas": {
+        "Status": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}}},
+        "Problem": {"type": "object", "required": ["status", "code", "title"],
+          "properties": {"status": {"type": "integer"}, "code": {"type": "string"}, "title": {"type": "string"},
+            "detail": {"type": "string"},
+            "errors": {"type": "array", "items": {"type": "object", "required": ["field", "message"],
+              "properties": {"field": {"type": "string"}, "message": {"type": "string"}}}}}}
+      }
+    }
+    """#
+}

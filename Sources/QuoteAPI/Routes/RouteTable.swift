@@ -1,0 +1,8 @@
+import HTTPServer
+
+/// Every route of the server on one screen; each resource's handlers live in their own file.
+enum RouteTable {
+    static func routes(_ context: AppContext) -> [Route] {
+        OperationsRoutes(context: context).routes
+    }
+}

@@ -1,0 +1,32 @@
+import ArgumentParser
+import Foundation
+import QuoteAPI
+import QuoteVault
+
+/// Turns flags and environment into the application's configuration, validating each value.
+enum AppConfigurationBuilder {
+    static func build(_ options: ServerOptions, database: Database) throws -> AppConfiguration {
+        let migrations = try Migration.locateDirectory(explicit: options.value(options.migrationsDir, "MIGRATIONS_DIR"))
+        var configuration = AppConfiguration(
+            databaseURL: database.url, jwtSecret: try database.jwtSecret(options), migrationsDirectory: migrations)
+        configuration.host = options.value(options.host, "HOST") ?? "127.0.0.1"
+        configuration.port = try options.intValue(options.port, "PORT", default: 8080)
+        guard (0...65535).contains(configuration.port) else { throw ValidationError("PORT must be 0...65535") }
+        configuration.accessTokenTTL = try options.intValue(options.accessTokenTTL, "ACCESS_TOKEN_TTL", default: 900)
+        configuration.refreshTokenTTL = try options.intValue(options.refreshTokenTTL, "REFRESH_TOKEN_TTL", default: 2_592_000)
+        guard configuration.accessTokenTTL > 0, configuration.refreshTokenTTL > 0 else {
+            throw ValidationError("token lifetimes must be positive")
+        }
+        configuration.smtpURL = options.value(options.smtpURL, "SMTP_URL")
+        if let from = options.value(options.mailFrom, "MAIL_FROM") { configuration.mailFrom = from }
+        switch (options.value(options.rateLimits, "RATE_LIMITS") ?? "on").lowercased() {
+        case "on": configuration.rateLimitsEnabled = true
+        case "off": configuration.rateLimitsEnabled = false
+        default: throw ValidationError("RATE_LIMITS must be on or off")
+        }
+        configuration.databasePoolSize = try options.intValue(
+            options.dbPoolSize, "DB_POOL_SIZE", default: 2 * ProcessInfo.processInfo.activeProcessorCount)
+        guard configuration.databasePoolSize >= 1 else { throw ValidationError("DB_POOL_SIZE must be at least 1") }
+        return configuration
+    }
+}

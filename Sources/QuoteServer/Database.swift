@@ -1,0 +1,46 @@
+import ArgumentParser
+import EmbeddedPostgres
+import Foundation
+import Logging
+
+/// The database a command works on: the configured one, or an embedded cluster under QUOTEVAULT_DATA.
+struct Database {
+    let url: String
+    let embedded: EmbeddedPostgres?
+    /// Embedded mode keeps a generated JWT secret beside the cluster; configured mode requires JWT_SECRET.
+    let isEmbedded: Bool
+
+    static func open(_ options: ServerOptions, logger: Logger) throws -> Database {
+        if let url = options.value(options.databaseURL, "DATABASE_URL") {
+            return Database(url: url, embedded: nil, isEmbedded: false)
+        }
+        let directory = options.resolvedDataDirectory
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let embedded = EmbeddedPostgres(dataDirectory: directory.appendingPathComponent("postgres"), logger: logger)
+        let url = try embedded.start()
+        logger.info("embedded PostgreSQL started", metadata: ["data": .string(directory.path)])
+        return Database(url: url, embedded: embedded, isEmbedded: true)
+    }
+
+    func close(logger: Logger) {
+        guard let embedded else { return }
+        do { try embedded.stop() } catch { logger.error("could not stop embedded PostgreSQL", metadata: ["error": "\(error)"]) }
+    }
+
+    /// JWT_SECRET (at least 32 bytes), or in embedded mode a random one generated once and kept (0600).
+    func jwtSecret(_ options: ServerOptions) throws -> [UInt8] {
+        if let secret = options.value(options.jwtSecret, "JWT_SECRET") {
+            guard secret.utf8.count >= 32 else { throw ValidationError("JWT_SECRET must be at least 32 bytes") }
+            return Array(secret.utf8)
+        }
+        guard isEmbedded else { throw ValidationError("JWT_SECRET is required when DATABASE_URL is set") }
+        let file = options.resolvedDataDirectory.appendingPathComponent("jwt-secret")
+        if let existing = try? String(contentsOf: file, encoding: .utf8), existing.utf8.count >= 32 {
+            return Array(existing.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        }
+        var generator = SystemRandomNumberGenerator()  // getrandom(2) on Linux: cryptographically secure
+        let secret = (0..<48).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        FileManager.default.createFile(atPath: file.path, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o600])
+        return Array(secret.utf8)
+    }
+}

@@ -1,1 +1,0 @@
-@main struct QuoteServerMain { static func main() {} }

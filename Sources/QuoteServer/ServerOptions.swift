@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// Flags shared by every command. Each falls back to the environment variable of the same name, then to the
+/// contract's default.
+struct ServerOptions: ParsableArguments {
+    @Option(help: "libpq URI or keyword string (env DATABASE_URL); unset starts an embedded PostgreSQL.")
+    var databaseURL: String?
+    @Option(name: .customLong("quotevault-data"), help: "Embedded database and dev secrets (env QUOTEVAULT_DATA, default ./.quotevault).")
+    var dataDirectory: String?
+    @Option(help: "Listen address (env HOST, default 127.0.0.1).")
+    var host: String?
+    @Option(help: "Listen port; 0 picks a free one (env PORT, default 8080).")
+    var port: Int?
+    @Option(help: "HS256 key of at least 32 bytes (env JWT_SECRET); required with DATABASE_URL.")
+    var jwtSecret: String?
+    @Option(help: "Access token lifetime in seconds (env ACCESS_TOKEN_TTL, default 900).")
+    var accessTokenTTL: Int?
+    @Option(help: "Refresh token lifetime in seconds (env REFRESH_TOKEN_TTL, default 2592000).")
+    var refreshTokenTTL: Int?
+    @Option(help: "SMTP server for mail, e.g. smtp://127.0.0.1:2525 (env SMTP_URL); unset writes mail to the log.")
+    var smtpURL: String?
+    @Option(help: "Sender address (env MAIL_FROM).")
+    var mailFrom: String?
+    @Option(help: "on or off (env RATE_LIMITS, default on).")
+    var rateLimits: String?
+    @Option(help: "Connections per instance (env DB_POOL_SIZE, default 2 x cores).")
+    var dbPoolSize: Int?
+    @Option(help: "trace, debug, info, notice, warning, error, critical (env LOG_LEVEL, default info).")
+    var logLevel: String?
+    @Option(help: "json or text (env LOG_FORMAT, default json).")
+    var logFormat: String?
+    @Option(help: "Directory of NNNN_name.sql files (env MIGRATIONS_DIR; default: found beside the program).")
+    var migrationsDir: String?
+
+    /// The flag if given, else the environment variable, else nil. Empty variables count as unset.
+    func value(_ flag: String?, _ variable: String) -> String? {
+        if let flag { return flag }
+        guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else { return nil }
+        return value
+    }
+
+    func intValue(_ flag: Int?, _ variable: String, default fallback: Int) throws -> Int {
+        if let flag { return flag }
+        guard let text = value(nil, variable) else { return fallback }
+        guard let number = Int(text) else { throw ValidationError("\(variable) must be a whole number, got \(text)") }
+        return number
+    }
+
+    var resolvedDataDirectory: URL {
+        URL(fileURLWithPath: value(dataDirectory, "QUOTEVAULT_DATA") ?? "./.quotevault").standardizedFileURL
+    }
+
+    func makeLogger(label: String = "quote-server") throws -> Logger {
+        let levelText = value(logLevel, "LOG_LEVEL") ?? "info"
+        guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
+            throw ValidationError("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        let format = value(logFormat, "LOG_FORMAT") ?? "json"
+        guard ["json", "text"].contains(format) else { throw ValidationError("LOG_FORMAT must be json or text") }
+        LoggingBootstrap.once(level: level, format: format)
+        return Logger(label: label)
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Logging
+import PGClient
+
+/// Applies pending migrations, each in its own transaction, recorded with a checksum in `schema_migrations`.
+///
+/// Several instances may start at once: a session-level advisory lock makes them take turns, so each
+/// migration is applied exactly once and the others find it recorded.
+public struct Migrator: Sendable {
+    public let migrations: [Migration]
+    private let logger: Logger
+
+    /// An arbitrary constant that names "the QuoteVault schema" among advisory locks.
+    static let advisoryLockKey: Int64 = 0x5156_4D49_4752_4154
+
+    public init(migrations: [Migration], logger: Logger) {
+        self.migrations = migrations
+        self.logger = logger
+    }
+
+    /// Applies what is pending; returns the versions it applied.
+    @discardableResult
+    public func migrate(using pool: PGPool) async throws -> [String] {
+        let migrations = self.migrations
+        let logger = self.logger
+        return try await pool.withConnection { connection in
+            try connection.query("SELECT pg_advisory_lock(\(Self.advisoryLockKey))")
+            defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))") }
+            try connection.execute(unsafeSQL: """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version    text PRIMARY KEY,
+                    name       text NOT NULL,
+                    checksum   text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                )
+                """)
+            let applied = try Self.appliedChecksums(connection)
+            var appliedNow: [String] = []
+            for migration in migrations {
+                let checksum = try Self.checksum(of: migration, connection)
+                if let recorded = applied[migration.version] {
+                    guard recorded == checksum else {
+                        throw MigrationError.checksumMismatch(version: migration.version, name: migration.name)
+                    }
+                    continue
+                }
+                try connection.transaction { connection in
+                    try connection.execute(unsafeSQL: migration.sql)
+                    try connection.query("""
+                        INSERT INTO schema_migrations (version, name, checksum)
+                        VALUES (\(migration.version), \(migration.name), \(checksum))
+                        """)
+                }
+                logger.info("applied migration", metadata: ["version": .string(migration.version), "name": .string(migration.name)])
+                appliedNow.append(migration.version)
+            }
+            return appliedNow
+        }
+    }
+
+    /// True when every known migration is recorded with the same content (used by `/ready`).
+    public func isCurrent(using pool: PGPool) async throws -> Bool {
+        let migrations = self.migrations
+        return try await pool.withConnection { connection in
+            let exists = try connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS present")
+            guard try exists.first?.decode("present", as: Bool.self) == true else { return false }
+            let applied = try Self.appliedChecksums(connection)
+            return migrations.allSatisfy { applied[$0.version] != nil }
+        }
+    }
+
+    private static func appliedChecksums(_ connection: PGConnection) throws -> [String: String] {
+        var applied: [String: String] = [:]
+        for row in try connection.query("SELECT version, checksum FROM schema_migrations") {
+            applied[try row.decode("version", as: String.self)] = try row.decode("checksum", as: String.self)
+        }
+        return applied
+    }
+
+    /// SHA-256 of the file's text, computed by PostgreSQL so no other hashing code is needed here.
+    private static func checksum(of migration: Migration, _ connection: PGConnection) throws -> String {
+        let rows = try connection.query("SELECT encode(sha256(convert_to(\(migration.sql), 'UTF8')), 'hex') AS checksum")
+        return try rows[rows.startIndex].decode("checksum", as: String.self)
+    }
+}

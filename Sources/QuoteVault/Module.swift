@@ -1,1 +1,0 @@
-// QuoteVault module: see the files beside this one.

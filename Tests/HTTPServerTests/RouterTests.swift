@@ -1,0 +1,47 @@
+import HTTPServer
+import XCTest
+
+/// Route lookup without sockets.
+final class RouterTests: XCTestCase {
+    private let router = Router(routes: [
+        Route(.get, "/v1/collections", handler: .immediate { _ in .noContent }),
+        Route(.post, "/v1/collections", handler: .immediate { _ in .noContent }),
+        Route(.get, "/v1/collections/{id}/quotes", handler: .immediate { _ in .noContent }),
+        Route(.put, "/v1/collections/{id}/quotes/{quote_id}", handler: .immediate { _ in .noContent }),
+        Route(.get, "/v1/quotes/search", handler: .immediate { _ in .noContent }),
+        Route(.get, "/v1/quotes/{id}", handler: .immediate { _ in .noContent }),
+    ])
+
+    func testParametersAreCaptured() {
+        guard case .found(let route, let parameters) = router.lookup(method: .put, path: "/v1/collections/c1/quotes/q2") else {
+            return XCTFail("no match")
+        }
+        XCTAssertEqual(route.pattern, "/v1/collections/{id}/quotes/{quote_id}")
+        XCTAssertEqual(parameters, ["id": "c1", "quote_id": "q2"])
+    }
+
+    func testLiteralBeatsParameter() {
+        guard case .found(let route, _) = router.lookup(method: .get, path: "/v1/quotes/search") else { return XCTFail() }
+        XCTAssertEqual(route.pattern, "/v1/quotes/search")
+        guard case .found(let other, let parameters) = router.lookup(method: .get, path: "/v1/quotes/123") else { return XCTFail() }
+        XCTAssertEqual(other.pattern, "/v1/quotes/{id}")
+        XCTAssertEqual(parameters["id"], "123")
+    }
+
+    func testMethodNotAllowedListsMethods() {
+        guard case .methodNotAllowed(let allowed) = router.lookup(method: .delete, path: "/v1/collections") else {
+            return XCTFail()
+        }
+        XCTAssertEqual(allowed, [.get, .head, .post])
+    }
+
+    func testNotFound() {
+        guard case .notFound = router.lookup(method: .get, path: "/v1/collections/a/b/c/d") else { return XCTFail() }
+        guard case .notFound = router.lookup(method: .get, path: "/v2/collections") else { return XCTFail() }
+    }
+
+    func testHeadFallsBackToGet() {
+        guard case .found(let route, _) = router.lookup(method: .head, path: "/v1/collections") else { return XCTFail() }
+        XCTAssertEqual(route.method, .get)
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+
+/// A response as read off the wire by `HTTPTestClient`.
+public struct HTTPTestResponse: Sendable {
+    public let status: Int
+    public let headers: [(name: String, value: String)]
+    public let body: [UInt8]
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    public var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The body as a JSON object (fails the caller's expectation by throwing when it is not one).
+    public func jsonObject() throws -> [String: Any] {
+        guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+            throw HTTPTestError.notAnObject(text)
+        }
+        return object
+    }
+
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(body))
+    }
+}
+
+public enum HTTPTestError: Error {
+    case connectFailed(Int32)
+    case timedOut
+    case malformedResponse(String)
+    case notAnObject(String)
+}
+
+/// A deliberately plain HTTP/1.1 client over a POSIX socket, so tests control every byte they send
+/// (including malformed requests) and talk to the real server over loopback.
+public struct HTTPTestClient: Sendable {
+    public let host: String
+    public let port: Int
+
+    public init(host: String = "127.0.0.1", port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Sends one request on a new connection and reads the response.
+    public func send(
+        _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8]? = nil
+    ) throws -> HTTPTestResponse {
+        let connection = try HTTPTestConnection(host: host, port: port)
+        defer { connection.close() }
+        return try connection.send(method, path, headers: headers, body: body)
+    }
+
+    /// Sends a JSON body (`Content-Type: application/json`).
+    public func send(
+        _ method: String, _ path: String, json: [String: Any], headers: [String: String] = [:]
+    ) throws -> HTTPTestResponse {
+        var headers = headers
+        headers["Content-Type"] = headers["Content-Type"] ?? "application/json"
+        return try send(method, path, headers: headers, body: Array(try JSONSerialization.data(withJSONObject: json)))
+    }
+
+    public func get(_ path: String, headers: [String: String] = [:]) throws -> HTTPTestResponse {
+        try send("GET", path, headers: headers)
+    }
+}
+
+/// One TCP connection; several requests may be sent on it in turn (keep-alive).
+public final class HTTPTestConnection: @unchecked Sendable {
+    // @unchecked: used by one test thread at a time.
+    private let socket: Int32
+    private var buffer: [UInt8] = []
+
+    public init(host: String = "127.0.0.1", port: Int, timeoutSeconds: Int = 15) throws {
+        socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw HTTPTestError.connectFailed(errno) }
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, host, &address.sin_addr)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            let error = errno
+            Foundation.close(socket)
+            throw HTTPTestError.connectFailed(error)
+        }
+    }
+
+    public func close() { Foundation.close(socket) }
+
+    /// Writes raw bytes; false when the peer closed.
+    @discardableResult
+    public func write(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Foundation.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { return false }
+            offset += sent
+        }
+        return true
+    }
+
+    public func send(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8]? = nil) throws
+        -> HTTPTestResponse
+    {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if let body, headers.keys.first(where: { $0.lowercased() == "content-length" }) == nil {
+            head += "Content-Length: \(body.count)\r\n"
+        }
+        head += "\r\n"
+        write(Array(head.utf8) + (body ?? []))
+        return try readResponse(method: method)
+    }
+
+    /// Reads everything until the server closes the connection (or the timeout).
+    public func readToEnd() -> [UInt8] {
+        var all = buffer
+        buffer = []
+        while let chunk = try? receive(), !chunk.isEmpty { all += chunk }
+        return all
+    }
+
+    /// Reads one response (status line, headers, Content-Length or close-delimited body).
+    public func readResponse(method: String = "GET") throws -> HTTPTestResponse {
+        let separator: [UInt8] = Array("\r\n\r\n".utf8)
+        var headerEnd: Int?
+        while headerEnd == nil {
+            headerEnd = buffer.firstRange(of: separator)?.lowerBound
+            if headerEnd == nil {
+                let chunk = try receive()
+                if chunk.isEmpty { throw HTTPTestError.malformedResponse("closed before headers: \(String(decoding: buffer, as: UTF8.self))") }
+                buffer += chunk
+            }
+        }
+        let head = String(decoding: buffer[..<headerEnd!], as: UTF8.self)
+        buffer.removeFirst(headerEnd! + 4)
+        var lines = head.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw HTTPTestError.malformedResponse(head) }
+        let headers = lines.compactMap { line -> (name: String, value: String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        let length = headers.first { $0.name.lowercased() == "content-length" }.flatMap { Int($0.value) }
+        var body: [UInt8]
+        if method == "HEAD" || status == 204 || status == 304 {
+            body = []
+        } else if let length {
+            while buffer.count < length {
+                let chunk = try receive()
+                if chunk.isEmpty { throw HTTPTestError.malformedResponse("body shorter than Content-Length") }
+                buffer += chunk
+            }
+            body = Array(buffer[..<length])
+            buffer.removeFirst(length)
+        } else {
+            body = readToEnd()
+        }
+        return HTTPTestResponse(status: status, headers: headers, body: body)
+    }
+
+    private func receive() throws -> [UInt8] {
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+        if count < 0 {
+            if errno == EAGAIN || errno == EWOULDBLOCK { throw HTTPTestError.timedOut }
+            return []
+        }
+        return Array(chunk[..<count])
+    }
+}
