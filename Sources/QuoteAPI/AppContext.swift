@@ -1,3 +1,5 @@
+import AuthJWT
+import HTTPServer
 import Logging
 import PGClient
 import QuoteVault
@@ -7,5 +9,12 @@ public struct AppContext: Sendable {
     public let configuration: AppConfiguration
     public let pool: PGPool
     public let migrator: Migrator
+    public let signer: JWTSigner
+    public let authenticator: Authenticator
     public let logger: Logger
+
+    /// The caller of an authenticated route; `401 unauthorized` otherwise.
+    public func authenticate(_ request: Request) async throws -> AuthenticatedUser {
+        try await authenticator.authenticate(request.bearerToken)
+    }
 }

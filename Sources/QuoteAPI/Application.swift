@@ -1,3 +1,4 @@
+import AuthJWT
 import Foundation
 import HTTPServer
 import Logging
@@ -19,7 +20,10 @@ public final class Application: Sendable {
     public static func build(configuration: AppConfiguration, logger: Logger) throws -> Application {
         let pool = PGPool(connectionString: configuration.databaseURL, size: configuration.databasePoolSize, logger: logger)
         let migrator = Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), logger: logger)
-        let context = AppContext(configuration: configuration, pool: pool, migrator: migrator, logger: logger)
+        let signer = JWTSigner(secret: configuration.jwtSecret)
+        let context = AppContext(
+            configuration: configuration, pool: pool, migrator: migrator, signer: signer,
+            authenticator: Authenticator(signer: signer, pool: pool), logger: logger)
         let router = Router(routes: RouteTable.routes(context))
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(

@@ -1,0 +1,47 @@
+import AuthJWT
+import Foundation
+import PGClient
+
+/// The caller of an authenticated request, as proven by a valid access token of a live session.
+public struct AuthenticatedUser: Sendable, Equatable {
+    public let userID: UUID
+    public let sessionID: UUID
+    public let email: String
+}
+
+/// Verifies bearer tokens: the signature and claims (no database), then that the session is still live
+/// (one primary-key lookup), so a logout or a password reset refuses the session's tokens at once on every
+/// server instance.
+public struct Authenticator: Sendable {
+    private let signer: JWTSigner
+    private let pool: PGPool
+
+    public init(signer: JWTSigner, pool: PGPool) {
+        self.signer = signer
+        self.pool = pool
+    }
+
+    /// - Parameter token: the bearer token, or nil when the request had none.
+    /// - Throws: `QuoteVaultError.unauthorized` for any token that is missing, malformed, forged, expired
+    ///   or whose session was revoked; `PGError` when the database cannot answer.
+    public func authenticate(_ token: String?, now: Date = Date()) async throws -> AuthenticatedUser {
+        guard let token else { throw QuoteVaultError.unauthorized }
+        let claims: AccessTokenClaims
+        do {
+            claims = try signer.verify(token, audience: "authenticated", now: now)
+        } catch {
+            throw QuoteVaultError.unauthorized
+        }
+        guard let userID = UUID(uuidString: claims.sub), let sessionID = UUID(uuidString: claims.sid) else {
+            throw QuoteVaultError.unauthorized
+        }
+        let live = try await pool.withConnection { connection in
+            try connection.query("""
+                SELECT 1 AS live FROM sessions
+                WHERE id = \(sessionID) AND user_id = \(userID) AND revoked_at IS NULL
+                """).count == 1
+        }
+        guard live else { throw QuoteVaultError.unauthorized }
+        return AuthenticatedUser(userID: userID, sessionID: sessionID, email: claims.email ?? "")
+    }
+}
