@@ -1,1 +1,0 @@
-// AuthJWT module: see the files beside this one.
