@@ -35,8 +35,9 @@ struct Database {
         }
         guard isEmbedded else { throw ValidationError("JWT_SECRET is required when DATABASE_URL is set") }
         let file = options.resolvedDataDirectory.appendingPathComponent("jwt-secret")
-        if let existing = try? String(contentsOf: file, encoding: .utf8), existing.utf8.count >= 32 {
-            return Array(existing.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        if let stored = try? String(contentsOf: file, encoding: .utf8) {
+            let existing = stored.trimmingCharacters(in: .whitespacesAndNewlines)
+            if existing.utf8.count >= 32 { return Array(existing.utf8) }
         }
         var generator = SystemRandomNumberGenerator()  // getrandom(2) on Linux: cryptographically secure
         let secret = (0..<48).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()

@@ -27,7 +27,8 @@ public struct TextLogHandler: LogHandler {
 public enum LoggingSetup {
     public static func bootstrap(level: Logger.Level, format: String) {
         LoggingSystem.bootstrap { label in
-            format == "text" ? TextLogHandler(label: label, level: level) : JSONLogHandler(label: label, level: level)
+            if format == "text" { return TextLogHandler(label: label, level: level) }
+            return JSONLogHandler(label: label, level: level)
         }
     }
 }
