@@ -41,7 +41,7 @@ struct Database {
         }
         var generator = SystemRandomNumberGenerator()  // getrandom(2) on Linux: cryptographically secure
         let secret = (0..<48).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
-        FileManager.default.createFile(atPath: file.path, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: file.path, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o600])
         return Array(secret.utf8)
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 
 /// Turns SIGINT/SIGTERM into an awaitable event. The default actions are ignored so that the process can
 /// finish requests in flight before it exits.
-final class SignalWatcher: Sendable {
+final class SignalWatcher: @unchecked Sendable {
+    // @unchecked: `sources` is written once in init and only kept alive afterwards.
     private let stream: AsyncStream<Int32>
     private let sources: [DispatchSourceSignal]
 

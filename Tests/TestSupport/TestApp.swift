@@ -45,7 +45,7 @@ public final class TestApp: Sendable {
         configuration.databasePoolSize = 4
         configure(&configuration)
         var logger = Logger(label: "test")
-        logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap(Logger.Level.init) ?? .critical
+        logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
         let application = try Application.build(configuration: configuration, logger: logger)
         try await application.migrate()
         try application.start()
