@@ -1,0 +1,78 @@
+import Foundation
+
+/// The outcome of a finished command.
+struct CommandResult {
+    var status: Int32
+    var output: String
+}
+
+/// Whom to run PostgreSQL's tools as: initdb, pg_ctl and postgres refuse to run as root.
+struct RunAs: Sendable {
+    let name: String
+    let uid: uid_t
+    let gid: gid_t
+}
+
+/// Runs tools with Foundation `Process`, optionally as another user.
+struct CommandRunner: Sendable {
+    /// Set when running as root: commands are wrapped in setpriv (or runuser).
+    let runAs: RunAs?
+    /// Prepended to PATH so the tools find each other.
+    let binDirectory: URL
+
+    /// Runs `executable` with `arguments` and waits for it. Output (stdout and stderr) goes
+    /// to a temporary file rather than a pipe: pg_ctl starts a daemon, and a pipe inherited
+    /// by a daemon would never reach end-of-file.
+    func run(_ executable: URL, _ arguments: [String], asPostgresUser: Bool = true) throws -> CommandResult {
+        var launchPath = executable.path
+        var launchArguments = arguments
+        if asPostgresUser, let runAs {
+            if let setpriv = findExecutable("setpriv") {
+                launchArguments = ["--reuid=\(runAs.uid)", "--regid=\(runAs.gid)", "--init-groups", "--", launchPath]
+                    + arguments
+                launchPath = setpriv
+            } else if let runuser = findExecutable("runuser") {
+                launchArguments = ["-u", runAs.name, "--", launchPath] + arguments
+                launchPath = runuser
+            } else {
+                throw EmbeddedPostgresError(
+                    "running as root, but neither setpriv nor runuser is installed to run PostgreSQL as '\(runAs.name)'")
+            }
+        }
+
+        let outputURL = FileManager.default.temporaryDirectory
+            .appendingPathComponent("embedded-postgres-\(UUID().uuidString).out")
+        defer { try? FileManager.default.removeItem(at: outputURL) }
+        // A fixed environment: no PGDATA/PGPORT/PGHOST from the caller's shell leaks in,
+        // and the C locale keeps messages and initdb's defaults predictable.
+        let environment = [
+            "PATH=" + binDirectory.path + ":/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+            "LC_ALL=C", "LANG=C", "PGCONNECT_TIMEOUT=10",
+        ]
+        let status = try Spawn.runAndWait(
+            launchPath, arguments: launchArguments, environment: environment, outputPath: outputURL.path)
+        let output = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
+        return CommandResult(status: status, output: output)
+    }
+
+    /// Runs and throws with `failure` and the output unless the command exits 0.
+    @discardableResult
+    func check(_ executable: URL, _ arguments: [String], asPostgresUser: Bool = true, failure: String) throws -> String {
+        let result = try run(executable, arguments, asPostgresUser: asPostgresUser)
+        guard result.status == 0 else {
+            throw EmbeddedPostgresError("\(failure) (exit status \(result.status))", output: result.output)
+        }
+        return result.output
+    }
+}
+
+/// The first executable named `name` in the usual system directories or PATH.
+func findExecutable(_ name: String) -> String? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+    let directories = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"] + path.split(separator: ":").map(String.init)
+    for directory in directories where !directory.isEmpty {
+        let candidate = directory + "/" + name
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+    }
+    return nil
+}

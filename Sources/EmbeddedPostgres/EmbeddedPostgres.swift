@@ -1,0 +1,331 @@
+import Foundation
+import Logging
+
+/// A local PostgreSQL cluster in a directory of our own, driven by initdb and pg_ctl:
+/// a persistent data store for a single-host deployment, or a throwaway one for tests.
+///
+/// The server listens on 127.0.0.1 only, with no Unix socket, and trusts local TCP
+/// connections as superuser `quotevault`. When the process runs as root, the PostgreSQL
+/// tools run as the `postgres` user (they refuse to run as root) and the data directory
+/// belongs to that user.
+public final class EmbeddedPostgres: Sendable {
+    /// The cluster's superuser and the database `start()` creates.
+    public static let user = "quotevault"
+    public static let database = "quotevault"
+
+    public let dataDirectory: URL
+    private let requestedPort: Int?
+    private let settings: [String: String]
+    private let logger: Logger
+    /// Serialises start/stop; holds the port of the running server.
+    private let state = Locked<Int?>(nil)
+
+    /// - Parameters:
+    ///   - dataDirectory: the cluster's directory; created and initialised on first start.
+    ///   - port: the TCP port; nil picks a free one on first start and reuses it afterwards
+    ///     (it is remembered in the data directory) unless it has been taken meanwhile.
+    ///   - settings: extra server settings (postgresql.conf names and values) applied at every
+    ///     start, e.g. `["fsync": "off"]` for a throwaway test cluster.
+    public init(dataDirectory: URL, port: Int? = nil, settings: [String: String] = [:], logger: Logger) {
+        self.dataDirectory = dataDirectory.standardizedFileURL
+        self.requestedPort = port
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// The server's log (written by pg_ctl).
+    public var logFile: URL { dataDirectory.appendingPathComponent("server.log") }
+
+    /// Creates the cluster if needed, starts the server (waiting until it accepts
+    /// connections) and creates database `quotevault` if missing. Returns a libpq URI such
+    /// as `postgresql://quotevault@127.0.0.1:5433/quotevault`. If the server is already
+    /// running (e.g. left behind by an earlier process), it is reused.
+    public func start() throws -> String {
+        try state.withLock { port in
+            let tools = try Tools.prepare()
+            try prepareDataDirectory(tools)
+            if !FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) {
+                try initialise(tools)
+            }
+            let runningPort: Int
+            if let adopted = try runningServerPort(tools) {
+                logger.info("PostgreSQL is already running", metadata: ["port": "\(adopted)"])
+                runningPort = adopted
+            } else {
+                runningPort = try startServer(tools)
+            }
+            try ensureDatabase(tools, port: runningPort)
+            port = runningPort
+            return Self.url(port: runningPort)
+        }
+    }
+
+    /// Stops the server (`pg_ctl stop -m fast`: open sessions are disconnected). Does nothing
+    /// if it is not running.
+    public func stop() throws {
+        try state.withLock { port in
+            let tools = try Tools.prepare()
+            guard try runningServerPort(tools) != nil else {
+                port = nil
+                return
+            }
+            try tools.runner.check(tools.pgCtl, ["stop", "-D", dataDirectory.path, "-m", "fast", "-w", "-t", "60", "-s"],
+                                   failure: "pg_ctl stop failed for \(dataDirectory.path)")
+            logger.info("PostgreSQL stopped", metadata: ["dataDirectory": "\(dataDirectory.path)"])
+            port = nil
+        }
+    }
+
+    /// Whether a server is running on this data directory.
+    public var isRunning: Bool {
+        state.withLock { _ in
+            guard let tools = try? Tools.prepare() else { return false }
+            return (try? runningServerPort(tools)) != nil
+        }
+    }
+
+    /// The port of the server started by this instance, if running.
+    public var port: Int? { state.withLock { $0 } }
+
+    /// The URI for the `quotevault` database on `port`.
+    public static func url(port: Int) -> String {
+        "postgresql://\(user)@127.0.0.1:\(port)/\(database)"
+    }
+
+    /// The directory holding initdb and pg_ctl: the newest `/usr/lib/postgresql/*/bin`,
+    /// else the first PATH entry with both, else `pg_config --bindir`.
+    public static func findBinaries() throws -> URL {
+        let fileManager = FileManager.default
+        func hasTools(_ directory: String) -> Bool {
+            ["initdb", "pg_ctl", "postgres"].allSatisfy { fileManager.isExecutableFile(atPath: directory + "/" + $0) }
+        }
+        let debianRoot = "/usr/lib/postgresql"
+        let versions = ((try? fileManager.contentsOfDirectory(atPath: debianRoot)) ?? [])
+            .compactMap { name in Double(name).map { (version: $0, name: name) } }
+            .sorted { $0.version > $1.version }
+        for version in versions where hasTools("\(debianRoot)/\(version.name)/bin") {
+            return URL(fileURLWithPath: "\(debianRoot)/\(version.name)/bin")
+        }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        for directory in path.split(separator: ":").map(String.init) where !directory.isEmpty && hasTools(directory) {
+            return URL(fileURLWithPath: directory)
+        }
+        if let pgConfig = findExecutable("pg_config") {
+            let process = Process()
+            let pipe = Pipe()
+            process.executableURL = URL(fileURLWithPath: pgConfig)
+            process.arguments = ["--bindir"]
+            process.standardOutput = pipe
+            process.standardError = FileHandle.nullDevice
+            if (try? process.run()) != nil {
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                let directory = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                if process.terminationStatus == 0, hasTools(directory) { return URL(fileURLWithPath: directory) }
+            }
+        }
+        throw EmbeddedPostgresError(
+            "PostgreSQL server binaries (initdb, pg_ctl) not found in /usr/lib/postgresql/*/bin, PATH or pg_config --bindir; install the postgresql package")
+    }
+
+    // MARK: Steps
+
+    /// Creates the directory and, when running as root, hands it to the postgres user and
+    /// checks that user can reach it through every parent directory.
+    private func prepareDataDirectory(_ tools: Tools) throws {
+        let fileManager = FileManager.default
+        let path = dataDirectory.path
+        if !fileManager.fileExists(atPath: path) {
+            try fileManager.createDirectory(at: dataDirectory, withIntermediateDirectories: true,
+                                            attributes: [.posixPermissions: 0o700])
+        }
+        guard let runAs = tools.runner.runAs else { return }
+        let attributes = try fileManager.attributesOfItem(atPath: path)
+        if (attributes[.ownerAccountID] as? NSNumber)?.uint32Value != runAs.uid {
+            try chownRecursively(dataDirectory, to: runAs)
+        }
+        let test = URL(fileURLWithPath: findExecutable("test") ?? "/usr/bin/test")
+        let reachable = try tools.runner.run(test, ["-w", path, "-a", "-x", path])
+        guard reachable.status == 0 else {
+            // Name the first parent the user cannot pass through.
+            var blocked = dataDirectory.deletingLastPathComponent()
+            var ancestors = [URL]()
+            while blocked.path != "/" && ancestors.count < 64 {
+                ancestors.insert(blocked, at: 0)
+                blocked = blocked.deletingLastPathComponent()
+            }
+            let firstBlocked = try ancestors.first { try tools.runner.run(test, ["-x", $0.path]).status != 0 }
+            throw EmbeddedPostgresError(
+                "user '\(runAs.name)' (which runs PostgreSQL because this process is root) cannot reach \(path)"
+                    + (firstBlocked.map { ": \($0.path) is not traversable; use a directory like /var/lib/quotevault or run chmod o+x \($0.path)" } ?? ""))
+        }
+    }
+
+    private func initialise(_ tools: Tools) throws {
+        logger.info("initialising a PostgreSQL cluster", metadata: ["dataDirectory": "\(dataDirectory.path)"])
+        try tools.runner.check(
+            tools.initdb,
+            ["-D", dataDirectory.path, "-U", Self.user, "--auth=trust", "--encoding=UTF8", "--locale=C"],
+            failure: "initdb failed for \(dataDirectory.path)")
+        // Only TCP from 127.0.0.1 is accepted (and trusted); no Unix socket is opened.
+        try writeOwnedFile("pg_hba.conf", tools: tools, contents: """
+            # Written by EmbeddedPostgres: trust local TCP connections, nothing else.
+            host all all 127.0.0.1/32 trust
+
+            """)
+        // Settings that change per start (the port) live in embedded.conf, rewritten each time.
+        let configuration = dataDirectory.appendingPathComponent("postgresql.conf")
+        let existing = try String(contentsOf: configuration, encoding: .utf8)
+        try writeOwnedFile("postgresql.conf", tools: tools, contents: existing + """
+
+            # Added by EmbeddedPostgres.
+            include_if_exists = 'embedded.conf'
+
+            """)
+    }
+
+    /// Starts the server on the requested, remembered or a fresh port; returns the port.
+    private func startServer(_ tools: Tools) throws -> Int {
+        let pidFile = dataDirectory.appendingPathComponent("postmaster.pid")
+        if FileManager.default.fileExists(atPath: pidFile.path) {
+            // Left by a crash (runningServerPort found no live postmaster for it). PostgreSQL
+            // usually copes, but not if the PID now belongs to another postgres-owned process.
+            logger.info("removing a stale postmaster.pid", metadata: ["dataDirectory": "\(dataDirectory.path)"])
+            try FileManager.default.removeItem(at: pidFile)
+        }
+        var lastError: EmbeddedPostgresError?
+        for attempt in 0..<3 {
+            let port = try choosePort(fresh: attempt > 0)
+            try writeOwnedFile("embedded.conf", tools: tools, contents: try configuration(port: port))
+            let result = try tools.runner.run(tools.pgCtl, [
+                "start", "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-s",
+            ])
+            if result.status == 0 {
+                try? String(port).write(to: portFile, atomically: true, encoding: .utf8)
+                logger.info("PostgreSQL started", metadata: ["port": "\(port)", "dataDirectory": "\(dataDirectory.path)"])
+                return port
+            }
+            let log = (try? String(contentsOf: logFile, encoding: .utf8)).map { String($0.suffix(2000)) } ?? ""
+            lastError = EmbeddedPostgresError(
+                "pg_ctl start failed for \(dataDirectory.path) on port \(port); see \(logFile.path)",
+                output: result.output + log)
+            // Only a port lost to another process is worth another try, and only if we chose it.
+            guard requestedPort == nil, log.contains("could not bind") || log.contains("already in use") else { break }
+        }
+        throw lastError ?? EmbeddedPostgresError("pg_ctl start failed for \(dataDirectory.path)")
+    }
+
+    /// embedded.conf: where to listen, plus the caller's settings, quoted for postgresql.conf.
+    private func configuration(port: Int) throws -> String {
+        var lines = [
+            "# Rewritten by EmbeddedPostgres at every start.",
+            "listen_addresses = '127.0.0.1'",
+            "unix_socket_directories = ''",
+            "port = \(port)",
+        ]
+        for (name, value) in settings.sorted(by: { $0.key < $1.key }) {
+            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." }),
+                  !value.contains("\n") else {
+                throw EmbeddedPostgresError("invalid PostgreSQL setting \(name)")
+            }
+            let quoted = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''")
+            lines.append("\(name) = '\(quoted)'")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private var portFile: URL { dataDirectory.appendingPathComponent("embedded.port") }
+
+    private func choosePort(fresh: Bool) throws -> Int {
+        if let requestedPort { return requestedPort }
+        if !fresh, let text = try? String(contentsOf: portFile, encoding: .utf8),
+           let remembered = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), isPortFree(remembered) {
+            return remembered
+        }
+        guard let port = findFreePort() else { throw EmbeddedPostgresError("no free TCP port on 127.0.0.1") }
+        return port
+    }
+
+    /// The port of a live postmaster for this data directory, or nil.
+    private func runningServerPort(_ tools: Tools) throws -> Int? {
+        let status = try tools.runner.run(tools.pgCtl, ["status", "-D", dataDirectory.path])
+        guard status.status == 0 else { return nil }
+        // postmaster.pid: line 1 is the PID, line 4 the port.
+        let pidFile = dataDirectory.appendingPathComponent("postmaster.pid")
+        let lines = ((try? String(contentsOf: pidFile, encoding: .utf8)) ?? "").split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count > 3, let pid = Int(lines[0]), let port = Int(lines[3]) else { return nil }
+        // A reused PID can make pg_ctl believe a crashed server still runs.
+        #if os(Linux)
+        let command = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""
+        guard command.hasPrefix("postgres") else { return nil }
+        #endif
+        return port
+    }
+
+    private func ensureDatabase(_ tools: Tools, port: Int) throws {
+        let common = ["-X", "-q", "-t", "-A", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user, "-d", "postgres"]
+        let exists = try tools.runner.check(
+            tools.psql, common + ["-c", "SELECT 1 FROM pg_database WHERE datname = '\(Self.database)'"],
+            asPostgresUser: false, failure: "cannot query the embedded PostgreSQL on port \(port)")
+        if exists.trimmingCharacters(in: .whitespacesAndNewlines) != "1" {
+            try tools.runner.check(tools.psql, common + ["-c", "CREATE DATABASE \(Self.database)"],
+                                   asPostgresUser: false, failure: "cannot create database \(Self.database)")
+        }
+    }
+
+    /// Writes a file in the data directory, owned by the user running PostgreSQL.
+    private func writeOwnedFile(_ name: String, tools: Tools, contents: String) throws {
+        let url = dataDirectory.appendingPathComponent(name)
+        try contents.write(to: url, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        if let runAs = tools.runner.runAs {
+            guard chown(url.path, runAs.uid, runAs.gid) == 0 else {
+                throw EmbeddedPostgresError("cannot chown \(url.path) to \(runAs.name)")
+            }
+        }
+    }
+
+    private func chownRecursively(_ directory: URL, to user: RunAs) throws {
+        guard chown(directory.path, user.uid, user.gid) == 0 else {
+            throw EmbeddedPostgresError("cannot chown \(directory.path) to \(user.name)")
+        }
+        let enumerator = FileManager.default.enumerator(atPath: directory.path)
+        while let relative = enumerator?.nextObject() as? String {
+            let path = directory.path + "/" + relative
+            guard lchown(path, user.uid, user.gid) == 0 else {
+                throw EmbeddedPostgresError("cannot chown \(path) to \(user.name)")
+            }
+        }
+    }
+}
+
+/// The PostgreSQL tools and how to run them.
+private struct Tools {
+    let initdb: URL
+    let pgCtl: URL
+    let psql: URL
+    let runner: CommandRunner
+
+    static func prepare() throws -> Tools {
+        let bin = try EmbeddedPostgres.findBinaries()
+        var psql = bin.appendingPathComponent("psql")
+        if !FileManager.default.isExecutableFile(atPath: psql.path) {
+            guard let found = findExecutable("psql") else {
+                throw EmbeddedPostgresError("psql not found next to \(bin.path) or in PATH; install the PostgreSQL client")
+            }
+            psql = URL(fileURLWithPath: found)
+        }
+        return Tools(initdb: bin.appendingPathComponent("initdb"), pgCtl: bin.appendingPathComponent("pg_ctl"),
+                     psql: psql, runner: CommandRunner(runAs: try postgresUserIfRoot(), binDirectory: bin))
+    }
+
+    /// initdb, pg_ctl and postgres refuse to run as root; as root, use the `postgres` user.
+    private static func postgresUserIfRoot() throws -> RunAs? {
+        guard geteuid() == 0 else { return nil }
+        guard let entry = getpwnam("postgres") else {
+            throw EmbeddedPostgresError(
+                "running as root, and PostgreSQL refuses to; there is no 'postgres' user to run it as. Create one (useradd --system --user-group postgres) or run as an unprivileged user")
+        }
+        return RunAs(name: "postgres", uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
+    }
+}

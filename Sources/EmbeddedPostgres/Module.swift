@@ -1,1 +1,0 @@
-// EmbeddedPostgres module: see the files beside this one.

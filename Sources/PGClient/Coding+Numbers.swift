@@ -1,0 +1,78 @@
+// Integers and floating point numbers in PostgreSQL's text format.
+
+extension Int: PGEncodable, PGDecodable {
+    public static var pgType: PGType { .int8 }
+    public func pgEncode() -> PGBind.Value { .text(String(self)) }
+    public init(pgText text: String) throws(PGError) {
+        guard let value = Int(text) else { throw .decodingFailure(Int.self, text) }
+        self = value
+    }
+}
+
+extension Int64: PGEncodable, PGDecodable {
+    public static var pgType: PGType { .int8 }
+    public func pgEncode() -> PGBind.Value { .text(String(self)) }
+    public init(pgText text: String) throws(PGError) {
+        guard let value = Int64(text) else { throw .decodingFailure(Int64.self, text) }
+        self = value
+    }
+}
+
+extension Int32: PGEncodable, PGDecodable {
+    public static var pgType: PGType { .int4 }
+    public func pgEncode() -> PGBind.Value { .text(String(self)) }
+    public init(pgText text: String) throws(PGError) {
+        guard let value = Int32(text) else { throw .decodingFailure(Int32.self, text) }
+        self = value
+    }
+}
+
+extension Int16: PGEncodable, PGDecodable {
+    public static var pgType: PGType { .int2 }
+    public func pgEncode() -> PGBind.Value { .text(String(self)) }
+    public init(pgText text: String) throws(PGError) {
+        guard let value = Int16(text) else { throw .decodingFailure(Int16.self, text) }
+        self = value
+    }
+}
+
+extension Double: PGEncodable, PGDecodable {
+    public static var pgType: PGType { .float8 }
+    public func pgEncode() -> PGBind.Value { .text(pgFloatText(self)) }
+    public init(pgText text: String) throws(PGError) {
+        guard let value = pgParseFloat(text) ?? Double(text) else {
+            throw .decodingFailure(Double.self, text)
+        }
+        self = value
+    }
+}
+
+extension Float: PGEncodable, PGDecodable {
+    public static var pgType: PGType { .float4 }
+    public func pgEncode() -> PGBind.Value { .text(pgFloatText(Double(self))) }
+    public init(pgText text: String) throws(PGError) {
+        guard let value = pgParseFloat(text).map({ Float($0) }) ?? Float(text) else {
+            throw .decodingFailure(Float.self, text)
+        }
+        self = value
+    }
+}
+
+/// Swift prints "inf"/"nan", which not every server version reads; spell them PostgreSQL's way.
+/// Finite values use Swift's shortest round-tripping form ("0.1", "1e-05").
+private func pgFloatText(_ value: Double) -> String {
+    if value.isNaN { return "NaN" }
+    if value == .infinity { return "Infinity" }
+    if value == -.infinity { return "-Infinity" }
+    return String(value)
+}
+
+/// PostgreSQL's spellings of the special values.
+private func pgParseFloat(_ text: String) -> Double? {
+    switch text {
+    case "NaN": .nan
+    case "Infinity": .infinity
+    case "-Infinity": -.infinity
+    default: nil
+    }
+}

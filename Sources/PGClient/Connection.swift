@@ -1,0 +1,226 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+internal import CLibPQ
+import Logging
+
+/// One libpq connection. Calls block the calling thread until the server answers.
+///
+/// Not `Sendable`: a connection serves one thread at a time. Use `PGPool` from async code;
+/// use a `PGConnection` directly for scripts and migrations.
+public final class PGConnection {
+    /// The only owner of the `PGconn*`; `PQfinish` runs exactly once, in deinit.
+    private let handle: OpaquePointer
+    private let noticeSink: NoticeSink
+    /// Nesting depth of `transaction` calls that use savepoints.
+    var savepointDepth = 0
+
+    /// How long a connection attempt may take before failing, unless the connection
+    /// string says otherwise: a dead server should fail a request, not hang it.
+    public static let defaultConnectTimeoutSeconds = 3
+
+    /// Connects to `connectionString`, a URI (`postgresql://user@host:5432/db`) or a
+    /// keyword string (`host=... dbname=...`).
+    ///
+    /// The session is set to TimeZone=UTC, DateStyle=ISO and client_encoding=UTF8, which
+    /// the decoders rely on. `application_name` defaults to `quote-server`, the connect
+    /// timeout to 3 s, and TCP keepalives are on; the connection string can override those.
+    public init(connectionString: String, logger: Logger = Logger(label: "PGClient")) throws(PGError) {
+        // Earlier entries are defaults the expanded connection string overrides; later
+        // entries win over it. The string itself is passed whole as `dbname` with
+        // expand_dbname=1, so it is never concatenated or re-quoted.
+        let parameters: [(String, String)] = [
+            ("connect_timeout", String(Self.defaultConnectTimeoutSeconds)),
+            ("application_name", "quote-server"),
+            ("keepalives", "1"),
+            ("keepalives_idle", "30"),
+            ("keepalives_interval", "10"),
+            ("keepalives_count", "3"),
+            ("dbname", connectionString),
+            ("client_encoding", "UTF8"),
+        ]
+        let pointer = withCStringArray(parameters.map(\.0)) { keywords in
+            withCStringArray(parameters.map(\.1)) { values in
+                PQconnectdbParams(keywords, values, 1)
+            }
+        }
+        guard let pointer else {
+            throw PGError(kind: .connection, message: "libpq could not allocate a connection")
+        }
+        self.handle = pointer
+        self.noticeSink = NoticeSink(logger: logger)
+        // From here on deinit owns the handle, also when this init throws below.
+        guard PQstatus(handle) == CONNECTION_OK else {
+            throw PGError(kind: .connection, message: lastErrorMessage)
+        }
+        PQsetNoticeReceiver(handle, { context, result in
+            // libpq keeps ownership of `result`; it is only read here.
+            guard let context, let result else { return }
+            Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue().receive(noticeMessage(of: result))
+        }, Unmanaged.passUnretained(noticeSink).toOpaque())
+        // SET rather than the `options` keyword, so a user's own `options` in the URI survive.
+        try execute(unsafeSQL: "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, MDY'; SET bytea_output = 'hex'")
+    }
+
+    deinit {
+        PQfinish(handle)
+    }
+
+    /// Whether the connection is unusable (`PQstatus` is not `CONNECTION_OK`).
+    public var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+
+    /// The server's version as an integer, e.g. 150004 for 15.4.
+    public var serverVersion: Int { Int(PQserverVersion(handle)) }
+
+    /// Runs one statement with its parameters (PQexecParams) and returns all rows as text.
+    @discardableResult
+    public func query(_ query: PGQuery) throws(PGError) -> PGRows {
+        let binds = query.binds
+        guard binds.count <= 65_535 else {
+            throw PGError(kind: .invalidQuery, message: "\(binds.count) parameters; PostgreSQL allows 65535",
+                          query: query.description)
+        }
+        let sql = query.sql
+        guard !sql.utf8.contains(0) else {
+            throw PGError(kind: .invalidQuery, message: "the SQL text contains a NUL byte", query: query.description)
+        }
+
+        // All parameter values live in one buffer; each parameter is an offset into it.
+        var storage = [UInt8]()
+        var offsets = [Int?]()
+        var lengths = [Int32]()
+        var formats = [Int32]()
+        for (index, bind) in binds.enumerated() {
+            switch bind.value {
+            case .null:
+                offsets.append(nil)
+                lengths.append(0)
+                formats.append(0)
+            case .text(let text):
+                // libpq reads text parameters as C strings: a NUL would silently truncate.
+                guard !text.utf8.contains(0) else {
+                    throw PGError(kind: .invalidQuery, message: "text parameter $\(index + 1) contains a NUL byte",
+                                  query: query.description)
+                }
+                offsets.append(storage.count)
+                storage.append(contentsOf: text.utf8)
+                storage.append(0)
+                lengths.append(0)
+                formats.append(0)
+            case .binary(let bytes):
+                guard bytes.count <= Int32.max else {
+                    throw PGError(kind: .invalidQuery, message: "binary parameter $\(index + 1) is too large",
+                                  query: query.description)
+                }
+                offsets.append(storage.count)
+                storage.append(contentsOf: bytes)
+                lengths.append(Int32(bytes.count))
+                formats.append(1)
+            }
+        }
+        storage.append(0)  // never empty, so the buffer has a base address
+        let types = binds.map { Oid($0.type.rawValue) }
+
+        let result = storage.withUnsafeBufferPointer { buffer in
+            let base = UnsafeRawPointer(buffer.baseAddress!)
+            let values = offsets.map { offset in
+                offset.map { UnsafePointer<CChar>(base.advanced(by: $0).assumingMemoryBound(to: CChar.self)) }
+            }
+            return values.withUnsafeBufferPointer { values in
+                types.withUnsafeBufferPointer { types in
+                    lengths.withUnsafeBufferPointer { lengths in
+                        formats.withUnsafeBufferPointer { formats in
+                            sql.withCString { sql in
+                                PQexecParams(handle, sql, Int32(binds.count), types.baseAddress, values.baseAddress,
+                                             lengths.baseAddress, formats.baseAddress, 0)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return try rows(of: result, query: query.description)
+    }
+
+    /// Runs one or more `;`-separated statements without parameters (PQexec), e.g. a
+    /// migration file. Unless the text has its own BEGIN/COMMIT, the statements run as one
+    /// implicit transaction: all or nothing.
+    public func execute(unsafeSQL sql: String) throws(PGError) {
+        guard !sql.utf8.contains(0) else {
+            throw PGError(kind: .invalidQuery, message: "the SQL text contains a NUL byte")
+        }
+        let result = sql.withCString { PQexec(handle, $0) }
+        _ = try rows(of: result, query: nil)
+    }
+
+    private func rows(of pointer: OpaquePointer?, query: String?) throws(PGError) -> PGRows {
+        guard let result = PGResultHandle(taking: pointer) else {
+            throw PGError(kind: isBroken ? .connection : .server, message: lastErrorMessage, query: query)
+        }
+        guard result.succeeded else {
+            throw result.error(connectionBroken: isBroken, query: query)
+        }
+        return result.rows()
+    }
+
+    private var lastErrorMessage: String {
+        let message = PQerrorMessage(handle).map { trimmedLibpqMessage(String(cString: $0)) } ?? ""
+        return message.isEmpty ? "connection failed" : message
+    }
+
+    /// Where the session stands with respect to transactions.
+    enum TransactionState {
+        case idle, active, inTransaction, failedTransaction, unknown
+    }
+
+    var transactionState: TransactionState {
+        switch PQtransactionStatus(handle) {
+        case PQTRANS_IDLE: .idle
+        case PQTRANS_ACTIVE: .active
+        case PQTRANS_INTRANS: .inTransaction
+        case PQTRANS_INERROR: .failedTransaction
+        default: .unknown
+        }
+    }
+
+    /// Whether an idle connection can take the next job: still connected and nothing waiting
+    /// on the socket. A server that shut down or restarted leaves an idle connection with a
+    /// FATAL message and EOF to read; such a connection is replaced instead of failing a query.
+    var isIdleAndHealthy: Bool {
+        guard !isBroken, transactionState == .idle else { return false }
+        let socket = PQsocket(handle)
+        guard socket >= 0 else { return false }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, 0)
+        // Idle sessions receive nothing unsolicited that we use (no LISTEN), so any readable
+        // data or hang-up means the server has gone away or is about to.
+        return ready == 0
+    }
+}
+
+/// Routes server notices ("relation already exists, skipping") to the logger instead of
+/// libpq's default of printing them on stderr.
+private final class NoticeSink {
+    let logger: Logger
+    init(logger: Logger) { self.logger = logger }
+    func receive(_ message: String) {
+        logger.debug("PostgreSQL notice: \(message)")
+    }
+}
+
+/// Calls `body` with a NULL-terminated array of C strings, valid only inside `body`.
+private func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    var storage = [CChar]()
+    var offsets = [Int]()
+    for string in strings {
+        offsets.append(storage.count)
+        storage.append(contentsOf: string.utf8CString)
+    }
+    return storage.withUnsafeBufferPointer { buffer in
+        var pointers: [UnsafePointer<CChar>?] = offsets.map { buffer.baseAddress! + $0 }
+        pointers.append(nil)
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+}

@@ -1,1 +1,0 @@
-// PGClient module: see the files beside this one.

@@ -1,0 +1,124 @@
+import Foundation
+import Logging
+
+/// A snapshot of the pool's load.
+public struct PGPoolStats: Sendable, Hashable {
+    /// Maximum number of connections (and worker threads).
+    public var size: Int
+    /// Jobs currently running on a connection.
+    public var inUse: Int
+    /// Jobs queued for a free connection.
+    public var waiting: Int
+    /// Connections currently open.
+    public var open: Int
+}
+
+/// A fixed-size pool of PostgreSQL connections for async code.
+///
+/// Each connection belongs to its own worker thread; `withConnection` queues the body for
+/// the next free worker and suspends until it is done, so blocking libpq calls never occupy
+/// Swift's cooperative thread pool. Connections open lazily, are checked before each job,
+/// and are replaced when broken: after a database restart the pool recovers by itself.
+public final class PGPool: Sendable {
+    private let core: PoolCore
+
+    /// - Parameters:
+    ///   - connectionString: a libpq URI or keyword string.
+    ///   - size: number of connections (and threads), at least 1.
+    ///   - acquireTimeout: how long a job may wait for a free connection before failing
+    ///     with `PGError` kind `.poolExhausted`.
+    public init(connectionString: String, size: Int, acquireTimeout: Duration = .seconds(5), logger: Logger) {
+        core = PoolCore(connectionString: connectionString, size: max(1, size),
+                        acquireTimeout: acquireTimeout, logger: logger)
+        core.startWorkers()
+    }
+
+    deinit {
+        // Workers hold only the core; without this they would wait for jobs forever.
+        core.shutdown()
+    }
+
+    /// Runs `body` on a worker thread with a leased connection and returns its result.
+    ///
+    /// Throws `PGError` `.poolExhausted` if no connection is free within `acquireTimeout`,
+    /// a connection error (quickly, thanks to the connect timeout) if the database is down,
+    /// `.poolShutdown` after `shutdown()`, and `CancellationError` if the task is cancelled
+    /// while waiting. Errors thrown by `body` are rethrown unchanged.
+    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
+        let core = self.core
+        let id = core.makeJobID()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                let job = PoolJob(
+                    id: id, deadline: .now + core.acquireTimeout,
+                    run: { connection in continuation.resume(with: Result { try body(connection) }) },
+                    fail: { error in continuation.resume(throwing: error) })
+                if Task.isCancelled {
+                    job.fail(CancellationError())
+                } else {
+                    core.submit(job)
+                }
+            }
+        } onCancel: {
+            core.cancel(jobID: id)
+        }
+    }
+
+    /// Runs `body` inside a transaction on a leased connection (see `PGConnection.transaction`):
+    /// COMMIT when it returns, ROLLBACK when it throws. Throw `PGCommitThenThrow(error)` to
+    /// commit and still fail.
+    public func withTransaction<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
+        try await withConnection { connection in try connection.transaction(body) }
+    }
+
+    /// Runs one query on a leased connection.
+    @discardableResult
+    public func query(_ query: PGQuery) async throws -> PGRows {
+        try await withConnection { connection in try connection.query(query) }
+    }
+
+    /// Blocking variant of `withConnection` for command-line tools and other non-async
+    /// code. Never call it from a pool worker (it would wait for itself).
+    public func withConnectionSync<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) throws -> T {
+        let outcome = OutcomeBox<T>()
+        let core = self.core
+        core.submit(PoolJob(
+            id: core.makeJobID(), deadline: .now + core.acquireTimeout,
+            run: { connection in outcome.set(Result { try body(connection) }) },
+            fail: { error in outcome.set(.failure(error)) }))
+        return try outcome.wait().get()
+    }
+
+    /// Current load: size, connections in use, jobs waiting, connections open.
+    public var stats: PGPoolStats { core.stats }
+
+    /// Closes the pool: waiting jobs fail with `.poolShutdown`, later calls throw it too,
+    /// and connections close as their current jobs finish. Does not wait for them.
+    public func shutdown() {
+        core.shutdown()
+    }
+}
+
+/// A one-shot result handed from a worker thread to a blocked caller.
+///
+/// `@unchecked Sendable`: `result` is only touched while holding `condition`'s lock.
+private final class OutcomeBox<T: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var result: Result<T, any Error>?
+
+    func set(_ value: Result<T, any Error>) {
+        condition.lock()
+        result = value
+        condition.signal()
+        condition.unlock()
+    }
+
+    func wait() -> Result<T, any Error> {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let result { return result }
+            condition.wait()
+        }
+    }
+}

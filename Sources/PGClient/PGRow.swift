@@ -1,0 +1,84 @@
+/// Column names of a result, shared by all its rows.
+final class PGColumns: Sendable {
+    let names: [String]
+    let indexes: [String: Int]
+
+    init(names: [String]) {
+        self.names = names
+        // With duplicate names (e.g. two joined "id"s) the first wins, as in most drivers.
+        var indexes = [String: Int]()
+        for (index, name) in names.enumerated() where indexes[name] == nil { indexes[name] = index }
+        self.indexes = indexes
+    }
+}
+
+/// One result row, fully materialised in text format: usable after the connection moved on.
+public struct PGRow: Sendable {
+    let columns: PGColumns
+    let values: [String?]
+
+    /// The result's column names, in order.
+    public var columnNames: [String] { columns.names }
+
+    /// Decodes the named column. NULL decodes as `nil` for optionals and throws otherwise;
+    /// an unknown column or unparseable value throws a `PGError` naming the column.
+    public func decode<T: PGDecodable>(_ column: String, as type: T.Type = T.self) throws(PGError) -> T {
+        guard let index = columns.indexes[column] else {
+            throw PGError(kind: .decoding, message: "no such column in the result", column: column)
+        }
+        return try decode(at: index, as: type)
+    }
+
+    /// Decodes the column at `index` (0-based).
+    public func decode<T: PGDecodable>(at index: Int, as type: T.Type = T.self) throws(PGError) -> T {
+        guard values.indices.contains(index) else {
+            throw PGError(kind: .decoding, message: "no column at index \(index); the row has \(values.count)",
+                          column: "#\(index)")
+        }
+        do {
+            if let text = values[index] {
+                return try T(pgText: text)
+            }
+            return try T.pgDecodeNull()
+        } catch {
+            var named = error
+            named.column = columns.names[index]
+            throw named
+        }
+    }
+
+    /// Whether the named column is NULL (false for unknown columns).
+    public func isNull(_ column: String) -> Bool {
+        guard let index = columns.indexes[column] else { return false }
+        return values[index] == nil
+    }
+
+    /// The raw text of the column at `index`, nil for NULL.
+    public func text(at index: Int) -> String? {
+        values.indices.contains(index) ? values[index] : nil
+    }
+}
+
+/// A statement's materialised result: its rows, column names and affected-row count.
+public struct PGRows: Sendable, RandomAccessCollection {
+    let columnSet: PGColumns
+    let rows: [PGRow]
+    /// Rows inserted, updated, deleted, selected, ... as reported by the server (0 if none).
+    public let affectedRows: Int
+    /// The command tag, e.g. "INSERT 0 1" or "SELECT 3".
+    public let commandTag: String
+
+    init(columns: PGColumns, rows: [PGRow], affectedRows: Int, commandTag: String) {
+        self.columnSet = columns
+        self.rows = rows
+        self.affectedRows = affectedRows
+        self.commandTag = commandTag
+    }
+
+    /// The result's column names, in order.
+    public var columns: [String] { columnSet.names }
+
+    public var startIndex: Int { rows.startIndex }
+    public var endIndex: Int { rows.endIndex }
+    public subscript(position: Int) -> PGRow { rows[position] }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Logging
+import PGClient
+import TestSupport
+import XCTest
+
+/// PGPool: concurrency, exhaustion, shutdown and recovery after a server restart.
+final class PoolTests: XCTestCase {
+    private var logger: Logger {
+        var logger = Logger(label: "PoolTests")
+        logger.logLevel = .error
+        return logger
+    }
+
+    func testManyConcurrentQueries() async throws {
+        let pool = PGPool(connectionString: try TestDatabase.makeDatabase(), size: 4, logger: logger)
+        defer { pool.shutdown() }
+        let results = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    let doubled = try await pool.withConnection { connection in
+                        try single(connection.query("SELECT \(index) * 2 AS v, pg_backend_pid() AS pid")).decode("v", as: Int.self)
+                    }
+                    return (index, doubled)
+                }
+            }
+            var results = [Int: Int]()
+            for try await (index, doubled) in group { results[index] = doubled }
+            return results
+        }
+        XCTAssertEqual(results.count, 200)
+        for index in 0..<200 { XCTAssertEqual(results[index], index * 2) }
+        let stats = pool.stats
+        XCTAssertEqual(stats.size, 4)
+        XCTAssertLessThanOrEqual(stats.open, 4)
+        XCTAssertEqual(stats.inUse, 0)
+        XCTAssertEqual(stats.waiting, 0)
+    }
+
+    func testTransactionsThroughThePool() async throws {
+        let pool = PGPool(connectionString: try TestDatabase.makeDatabase(), size: 2, logger: logger)
+        defer { pool.shutdown() }
+        try await pool.withConnection { try $0.execute(unsafeSQL: "CREATE TABLE t (n integer)") }
+        struct Abort: Error {}
+        do {
+            try await pool.withTransaction { connection in
+                try connection.query("INSERT INTO t VALUES (1)")
+                throw Abort()
+            }
+            XCTFail("expected Abort")
+        } catch is Abort {}
+        try await pool.withTransaction { try $0.query("INSERT INTO t VALUES (2)") }
+        let values = try await pool.query("SELECT n FROM t").map { try $0.decode("n", as: Int.self) }
+        XCTAssertEqual(values, [2])
+
+        // A body that leaves a transaction open does not leak it into the next job.
+        try await pool.withConnection { try $0.execute(unsafeSQL: "BEGIN; INSERT INTO t VALUES (3)") }
+        for _ in 0..<4 {
+            let open = try await pool.withConnection { connection in
+                try single(connection.query("SELECT count(*) AS n FROM t")).decode("n", as: Int.self)
+            }
+            XCTAssertEqual(open, 1)
+        }
+        // Blocking variant, for CLI use.
+        XCTAssertEqual(try pool.withConnectionSync { try single($0.query("SELECT 7 AS v")).decode("v", as: Int.self) }, 7)
+    }
+
+    func testExhaustedPoolFailsPromptly() async throws {
+        let pool = PGPool(connectionString: try TestDatabase.makeDatabase(), size: 1,
+                          acquireTimeout: .milliseconds(300), logger: logger)
+        defer { pool.shutdown() }
+        let holder = Task {
+            try await pool.withConnection { try $0.query("SELECT pg_sleep(3)") }
+        }
+        // Wait (bounded) until the only connection is taken.
+        for _ in 0..<200 where pool.stats.inUse == 0 { try await Task.sleep(for: .milliseconds(25)) }
+        XCTAssertEqual(pool.stats.inUse, 1)
+
+        let started = ContinuousClock.now
+        let error = await assertPGErrorAsync { _ = try await pool.query("SELECT 1") }
+        XCTAssertEqual(error?.kind, .poolExhausted)
+        XCTAssertTrue(error?.isServiceUnavailable ?? false)
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(10))
+
+        _ = try await holder.value
+        let one = try await pool.withConnection { try single($0.query("SELECT 1 AS one")).decode("one", as: Int.self) }
+        XCTAssertEqual(one, 1, "the pool works again once the connection is free")
+    }
+
+    func testShutdownFailsNewWork() async throws {
+        let pool = PGPool(connectionString: try TestDatabase.makeDatabase(), size: 1, logger: logger)
+        _ = try await pool.query("SELECT 1")
+        pool.shutdown()
+        let error = await assertPGErrorAsync { _ = try await pool.query("SELECT 1") }
+        XCTAssertEqual(error?.kind, .poolShutdown)
+    }
+
+    func testUnreachableServerFailsFast() async throws {
+        let pool = PGPool(connectionString: "postgresql://nobody@127.0.0.1:1/none", size: 2, logger: logger)
+        defer { pool.shutdown() }
+        let started = ContinuousClock.now
+        let error = await assertPGErrorAsync { _ = try await pool.query("SELECT 1") }
+        XCTAssertTrue(error?.isConnectionFailure ?? false)
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(10))
+        XCTAssertEqual(pool.stats.open, 0)
+    }
+
+    func testPoolRecoversAfterServerRestart() async throws {
+        let cluster = try TestDatabase.makeDedicatedCluster(label: "restart")
+        let url = try cluster.start()
+        defer { try? cluster.stop() }
+        let pool = PGPool(connectionString: url, size: 2, acquireTimeout: .seconds(5), logger: logger)
+        defer { pool.shutdown() }
+
+        @Sendable func answer() async throws -> Int {
+            try await pool.withConnection { try single($0.query("SELECT 41 + 1 AS v")).decode("v", as: Int.self) }
+        }
+        // Open both connections.
+        async let first = answer()
+        async let second = answer()
+        let (a, b) = try await (first, second)
+        XCTAssertEqual([a, b], [42, 42])
+
+        try cluster.stop()
+        XCTAssertFalse(cluster.isRunning)
+        for _ in 0..<3 {
+            let started = ContinuousClock.now
+            let error = await assertPGErrorAsync { _ = try await answer() }
+            XCTAssertTrue(error?.isConnectionFailure ?? false, "\(String(describing: error))")
+            XCTAssertTrue(error?.isServiceUnavailable ?? false)
+            XCTAssertLessThan(ContinuousClock.now - started, .seconds(10))
+        }
+
+        let restartedURL = try cluster.start()
+        XCTAssertEqual(restartedURL, url, "the remembered port is reused")
+        for _ in 0..<6 {
+            let value = try await answer()
+            XCTAssertEqual(value, 42)
+        }
+        XCTAssertGreaterThan(pool.stats.open, 0)
+    }
+
+    func testEmbeddedClusterSurvivesStalePidFileAndRestarts() throws {
+        let cluster = try TestDatabase.makeDedicatedCluster(label: "stale")
+        let url = try cluster.start()
+        XCTAssertTrue(cluster.isRunning)
+        XCTAssertEqual(try cluster.start(), url, "start() on a running cluster reuses it")
+        try cluster.stop()
+        XCTAssertFalse(cluster.isRunning)
+        try cluster.stop()  // stopping twice is harmless
+
+        // Fake a crash: a postmaster.pid whose process is gone.
+        let pidFile = cluster.dataDirectory.appendingPathComponent("postmaster.pid")
+        try "999999\n\(cluster.dataDirectory.path)\n0\n1\n\n\n\n".write(to: pidFile, atomically: true, encoding: .utf8)
+        let again = try cluster.start()
+        XCTAssertEqual(again, url)
+        let connection = try PGConnection(connectionString: again)
+        XCTAssertEqual(try single(connection.query("SELECT current_database() AS db")).decode("db", as: String.self),
+                       "quotevault")
+        try cluster.stop()
+    }
+}

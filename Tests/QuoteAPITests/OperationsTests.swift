@@ -1,0 +1,75 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `/health`, `/ready`, `/openapi.json` and the conventions every route shares.
+final class OperationsTests: XCTestCase {
+    func testHealthAnswersOK() async throws {
+        let app = try await TestApp.start()
+        let response = try app.client.get("/health")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(try response.jsonObject()["status"] as? String, "ok")
+        XCTAssertNotNil(response.header("X-Request-Id"))
+        await app.stop()
+    }
+
+    func testReadyWhenMigrated() async throws {
+        let app = try await TestApp.start()
+        XCTAssertEqual(try app.client.get("/ready").status, 200)
+        // A migration this build knows but the database lacks makes the server not ready.
+        try await app.withConnection { try $0.query("DELETE FROM schema_migrations WHERE version = '0001'") }
+        let response = try app.client.get("/ready")
+        XCTAssertEqual(response.status, 503)
+        XCTAssertEqual(try response.jsonObject()["code"] as? String, "service_unavailable")
+        await app.stop()
+    }
+
+    func testReadyFollowsTheDatabaseDownAndBackWithoutRestart() async throws {
+        let cluster = try TestDatabase.makeDedicatedCluster(label: "ready")
+        _ = try cluster.start()
+        let url = try cluster.start()
+        let app = try await TestApp.start(databaseURL: url)
+        XCTAssertEqual(try app.client.get("/ready").status, 200)
+
+        try cluster.stop()
+        let down = try app.client.get("/ready")
+        XCTAssertEqual(down.status, 503)
+        XCTAssertEqual(down.header("Content-Type"), "application/problem+json")
+        XCTAssertNotNil(down.header("Retry-After"))
+        XCTAssertEqual(try app.client.get("/health").status, 200, "health does not touch the database")
+
+        _ = try cluster.start()
+        var status = 0
+        for _ in 0..<100 where status != 200 {  // at most ~20 s
+            status = try app.client.get("/ready").status
+            if status != 200 { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        XCTAssertEqual(status, 200, "the pool reconnects by itself")
+        await app.stop()
+        try cluster.stop()
+    }
+
+    func testOpenAPIDocumentIsOpenAPI31AndListsOperations() async throws {
+        let app = try await TestApp.start()
+        let response = try app.client.get("/openapi.json")
+        XCTAssertEqual(response.status, 200)
+        let document = try response.jsonObject()
+        XCTAssertEqual(document["openapi"] as? String, "3.1.0")
+        let paths = try XCTUnwrap(document["paths"] as? [String: Any])
+        for path in ["/health", "/ready", "/openapi.json"] {
+            XCTAssertNotNil(paths[path], "\(path) is documented")
+        }
+        await app.stop()
+    }
+
+    func testEveryRouteIsDocumentedInOpenAPI() async throws {
+        let app = try await TestApp.start()
+        let document = try app.client.get("/openapi.json").jsonObject()
+        let paths = try XCTUnwrap(document["paths"] as? [String: [String: Any]])
+        for route in app.application.server.router.routes {
+            let operations = paths[route.pattern]
+            XCTAssertNotNil(operations?[route.method.rawValue.lowercased()], "\(route.method) \(route.pattern) is documented")
+        }
+        await app.stop()
+    }
+}
