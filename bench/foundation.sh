@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The foundation benchmark: /health beside the C libmicrohttpd floor answering the same bytes, and a one-row
+# query route (GET /v1/quotes/{id}) beside pgbench running the same SQL, all in one run.
+# Usage: bench/foundation.sh   (DURATION=seconds per measurement, default 5)
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+trap bench_stop_server EXIT
+
+bench_build
+bench_start_server 18080
+"$BENCH_ROOT/.build/release/quote-server" seed >/dev/null 2>&1 || true
+
+body='{"status":"ok"}'
+"$BENCH_OUT/http-floor" 18081 2 "$body" &
+floor_pid=$!
+sleep 0.5
+
+# Alternate the two servers twice so that a noisy neighbour hurts both alike.
+read -r floor1 floor_p99 < <(wrk_rate "http://127.0.0.1:18081/health")
+read -r health1 health_p99 < <(wrk_rate "http://127.0.0.1:18080/health")
+read -r floor2 _ < <(wrk_rate "http://127.0.0.1:18081/health")
+read -r health2 _ < <(wrk_rate "http://127.0.0.1:18080/health")
+kill "$floor_pid"
+floor=$(awk -v a="$floor1" -v b="$floor2" 'BEGIN {print (a+b)/2}')
+health=$(awk -v a="$health1" -v b="$health2" 'BEGIN {print (a+b)/2}')
+
+url=$(cat "$BENCH_OUT/data/postgres/connection-url" 2>/dev/null || echo "")
+id=$(psql -XAtq "$url" -c "SELECT id FROM quotes ORDER BY created_at DESC, id DESC LIMIT 1")
+sql="SELECT id, text, author, category, created_at FROM quotes WHERE id = '$id';"
+read -r route route_p99 < <(wrk_rate "http://127.0.0.1:18080/v1/quotes/$id")
+pg=$(pgbench_rate "$url" "$sql" 4)
+
+printf '\n%-34s %12s %10s\n' "measurement" "requests/s" "p99 ms"
+printf '%-34s %12.0f %10s\n' "C libmicrohttpd floor /health" "$floor" "$floor_p99"
+printf '%-34s %12.0f %10s   %s of floor\n' "quote-server /health" "$health" "$health_p99" "$(ratio "$health" "$floor")"
+printf '%-34s %12.0f %10s\n' "pgbench: one-row SELECT (4 clients)" "$pg" "-"
+printf '%-34s %12.0f %10s   %s of pgbench\n' "quote-server GET /v1/quotes/{id}" "$route" "$route_p99" "$(ratio "$route" "$pg")"

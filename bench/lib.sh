@@ -1,0 +1,54 @@
+# Shared helpers for the benchmarks: build, start a server on an embedded database, run wrk and pgbench,
+# and print figures. Everything listens on 127.0.0.1 only; every run is bounded by its duration.
+
+BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_OUT="$BENCH_ROOT/bench/out"
+DURATION=${DURATION:-5}
+CONNECTIONS=${CONNECTIONS:-32}
+mkdir -p "$BENCH_OUT"
+
+bench_build() {
+  "$BENCH_ROOT/scripts/install-deps" --bench
+  (cd "$BENCH_ROOT" && swift build -c release --product quote-server >/dev/null)
+  gcc -O2 -o "$BENCH_OUT/http-floor" "$BENCH_ROOT/bench/http-floor.c" -lmicrohttpd
+}
+
+# Starts quote-server on an embedded database under bench/out; sets SERVER_PID, SERVER_PORT, DATABASE_URL_BENCH.
+bench_start_server() {
+  local port=$1; shift
+  export QUOTEVAULT_DATA="$BENCH_OUT/data"
+  "$BENCH_ROOT/.build/release/quote-server" migrate >/dev/null 2>&1
+  PORT=$port "$BENCH_ROOT/.build/release/quote-server" serve "$@" 2>"$BENCH_OUT/server.log" &
+  SERVER_PID=$!
+  SERVER_PORT=$port
+  for _ in $(seq 1 100); do
+    curl -fs "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  DATABASE_URL_BENCH=$(grep -o 'postgresql://[^"]*' "$BENCH_OUT/data/postgres/connection-url" 2>/dev/null || true)
+}
+
+bench_stop_server() {
+  [[ -n "${SERVER_PID:-}" ]] && kill -TERM "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=""
+}
+
+# wrk against URL; prints "requests/s p99_ms".
+wrk_rate() {
+  local url=$1
+  wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$url" >"$BENCH_OUT/wrk.txt" 2>&1
+  local rate p99
+  rate=$(awk '/Requests\/sec/ {print $2}' "$BENCH_OUT/wrk.txt")
+  p99=$(awk '$1 == "99%" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; print v}' "$BENCH_OUT/wrk.txt")
+  echo "$rate ${p99:-?}"
+}
+
+# pgbench running one SQL statement; prints transactions/s. Same protocol as the server (extended, unnamed).
+pgbench_rate() {
+  local url=$1 sql=$2 clients=${3:-4}
+  printf '%s\n' "$sql" >"$BENCH_OUT/pgbench.sql"
+  pgbench -n -M extended -c "$clients" -j 1 -T "$DURATION" -f "$BENCH_OUT/pgbench.sql" "$url" 2>/dev/null \
+    | awk '/^tps/ {print $3; exit}'
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.0f%%", 100 * a / b; else print "n/a" }'; }
