@@ -27,6 +27,8 @@ enum AppConfigurationBuilder {
         configuration.databasePoolSize = try options.intValue(
             options.dbPoolSize, "DB_POOL_SIZE", default: 2 * ProcessInfo.processInfo.activeProcessorCount)
         guard configuration.databasePoolSize >= 1 else { throw ValidationError("DB_POOL_SIZE must be at least 1") }
+        configuration.eventThreads = try options.intValue(options.httpThreads, "HTTP_THREADS", default: 2)
+        guard (1...64).contains(configuration.eventThreads) else { throw ValidationError("HTTP_THREADS must be 1...64") }
         return configuration
     }
 }

@@ -31,6 +31,8 @@ struct ServerOptions: ParsableArguments {
     var logLevel: String?
     @Option(help: "json or text (env LOG_FORMAT, default json).")
     var logFormat: String?
+    @Option(help: "libmicrohttpd event threads (env HTTP_THREADS, default 2; see bench/README.md).")
+    var httpThreads: Int?
     @Option(help: "Directory of NNNN_name.sql files (env MIGRATIONS_DIR; default: found beside the program).")
     var migrationsDir: String?
 
