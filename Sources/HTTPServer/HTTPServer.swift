@@ -18,7 +18,7 @@ public struct HTTPServerConfiguration: Sendable {
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, eventThreads: Int = 2, connectionTimeoutSeconds: Int = 30,
-        connectionMemoryLimit: Int = 64 * 1024, connectionLimit: Int = 4096, shutdownGracePeriod: Duration = .seconds(10)
+        connectionMemoryLimit: Int = 32 * 1024, connectionLimit: Int = 4096, shutdownGracePeriod: Duration = .seconds(10)
     ) {
         self.host = host
         self.port = port
@@ -232,6 +232,12 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
+    /// Milliseconds with microsecond resolution, as a number for the log line.
+    private static func milliseconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return (Double(seconds) * 1e6 + Double(attoseconds / 1_000_000_000_000)).rounded() / 1000
+    }
+
     private func send(_ response: Response, for state: RequestContext, on connection: ConnectionHandle) -> Bool {
         var response = response
         response.headers.set("X-Request-Id", state.requestID)
@@ -242,7 +248,7 @@ public final class HTTPServer: @unchecked Sendable {
         if case .found(let matched, _) = state.lookup { route = matched.pattern } else { route = "unmatched" }
         logger.info("request", metadata: [
             "method": .string(state.method.rawValue), "route": .string(route), "status": .stringConvertible(response.status),
-            "duration_ms": .string(String(format: "%.3f", Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000)),
+            "duration_ms": .stringConvertible(Self.milliseconds(duration)),
             "request_id": .string(state.requestID),
         ])
         observer?(CompletedRequest(method: state.method, route: route, status: response.status, duration: duration, requestID: state.requestID))

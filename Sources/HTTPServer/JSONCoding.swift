@@ -71,9 +71,26 @@ public enum Timestamp {
         var seconds = time_t((totalMilliseconds - Int64(milliseconds)) / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), milliseconds)
+        // "YYYY-MM-DDTHH:MM:SS.mmmZ", written digit by digit: this runs for every logged request.
+        var bytes = [UInt8](repeating: 0, count: 24)
+        func put(_ value: Int, at offset: Int, digits: Int) {
+            var value = value
+            for index in stride(from: offset + digits - 1, through: offset, by: -1) {
+                bytes[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
+        }
+        put(Int(parts.tm_year) + 1900, at: 0, digits: 4)
+        put(Int(parts.tm_mon) + 1, at: 5, digits: 2)
+        put(Int(parts.tm_mday), at: 8, digits: 2)
+        put(Int(parts.tm_hour), at: 11, digits: 2)
+        put(Int(parts.tm_min), at: 14, digits: 2)
+        put(Int(parts.tm_sec), at: 17, digits: 2)
+        put(milliseconds, at: 20, digits: 3)
+        for (offset, character) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")] as [(Int, Unicode.Scalar)] {
+            bytes[offset] = UInt8(ascii: character)
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

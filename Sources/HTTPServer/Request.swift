@@ -81,15 +81,37 @@ public enum RequestID {
         }
     }
 
-    /// A new random id (128 bits, hex).
+    /// A new id, unique within this process and (with a random per-process prefix) across processes.
+    /// A counter rather than fresh randomness per request: ids need uniqueness, not secrecy, and a
+    /// `getrandom` call per request showed up in profiles.
     public static func generate() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let high = generator.next() as UInt64, low = generator.next() as UInt64
-        return hex(high) + hex(low)
+        hex(processPrefix) + hex(counter.next())
     }
 
+    private static let processPrefix: UInt64 = {
+        var generator = SystemRandomNumberGenerator()
+        return generator.next()
+    }()
+    private static let counter = RequestCounter()
+
     private static func hex(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
+        let digits = Array("0123456789abcdef".utf8)
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0..<16 { bytes[15 - index] = digits[Int((value >> (4 * UInt64(index))) & 0xf)] }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// A thread-safe increasing counter.
+private final class RequestCounter: @unchecked Sendable {
+    // @unchecked: `value` is guarded by `lock`.
+    private let lock = NSLock()
+    private var value: UInt64 = 0
+
+    func next() -> UInt64 {
+        lock.withLock {
+            value &+= 1
+            return value
+        }
     }
 }

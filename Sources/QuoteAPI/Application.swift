@@ -51,5 +51,6 @@ public final class Application: Sendable {
     public func shutdown() async {
         await server.shutdown()
         context.pool.shutdown()
+        LogSink.standardError.flush()
     }
 }

@@ -4,14 +4,15 @@ import Logging
 
 /// Writes one JSON object per line to standard error: `{"ts":…,"level":…,"msg":…, metadata…}`.
 /// Callers never pass secrets as metadata; this handler does not try to guess them.
+///
+/// The line is built as bytes, not as a `String`: it runs once per request, and string appends were
+/// the largest cost of the fastest routes.
 public struct JSONLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
     public var logLevel: Logger.Level
-    private let label: String
 
     public init(label: String, level: Logger.Level) {
-        self.label = label
         self.logLevel = level
     }
 
@@ -21,80 +22,82 @@ public struct JSONLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var line = "{\"ts\":\"" + Self.timestamp() + "\",\"level\":\"" + event.level.rawValue + "\",\"msg\":"
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        line.append(contentsOf: #"{"ts":""#.utf8)
+        line.append(contentsOf: Timestamp.format(Date()).utf8)
+        line.append(contentsOf: #"","level":""#.utf8)
+        line.append(contentsOf: event.level.rawValue.utf8)
+        line.append(contentsOf: #"","msg":"#.utf8)
         Self.appendQuoted(event.message.description, to: &line)
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
-        if let extra = event.metadata { merged.merge(extra) { $1 } }
+        // Most lines carry only the event's own metadata: skip the merge then.
+        var merged = event.metadata ?? [:]
+        if !metadata.isEmpty || metadataProvider != nil {
+            merged = metadata
+            if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
+            if let extra = event.metadata { merged.merge(extra) { $1 } }
+        }
         for key in merged.keys.sorted() {
-            line += ","
+            line.append(UInt8(ascii: ","))
             Self.appendQuoted(key, to: &line)
-            line += ":"
+            line.append(UInt8(ascii: ":"))
             Self.appendValue(merged[key]!, to: &line)
         }
-        line += "}\n"
-        StandardError.write(line)
+        line.append(contentsOf: "}\n".utf8)
+        LogSink.standardError.write(line, urgent: event.level >= .warning)
     }
 
-    private static func appendValue(_ value: Logger.Metadata.Value, to line: inout String) {
+    private static func appendValue(_ value: Logger.Metadata.Value, to line: inout [UInt8]) {
         switch value {
-        case .string(let string): appendQuoted(string, to: &line)
+        case .string(let string):
+            appendQuoted(string, to: &line)
         case .stringConvertible(let convertible):
-            if let number = convertible as? any BinaryInteger { line += "\(number)" } else { appendQuoted(convertible.description, to: &line) }
+            // Numbers stay numbers in the JSON line.
+            if let number = convertible as? Int {
+                line.append(contentsOf: String(number).utf8)
+            } else if let number = convertible as? Double, number.isFinite {
+                line.append(contentsOf: number.description.utf8)
+            } else {
+                appendQuoted(convertible.description, to: &line)
+            }
         case .array(let values):
-            line += "["
+            line.append(UInt8(ascii: "["))
             for (index, element) in values.enumerated() {
-                if index > 0 { line += "," }
+                if index > 0 { line.append(UInt8(ascii: ",")) }
                 appendValue(element, to: &line)
             }
-            line += "]"
+            line.append(UInt8(ascii: "]"))
         case .dictionary(let dictionary):
-            line += "{"
+            line.append(UInt8(ascii: "{"))
             for (index, key) in dictionary.keys.sorted().enumerated() {
-                if index > 0 { line += "," }
+                if index > 0 { line.append(UInt8(ascii: ",")) }
                 appendQuoted(key, to: &line)
-                line += ":"
+                line.append(UInt8(ascii: ":"))
                 appendValue(dictionary[key]!, to: &line)
             }
-            line += "}"
+            line.append(UInt8(ascii: "}"))
         }
     }
 
-    static func appendQuoted(_ string: String, to line: inout String) {
-        line += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": line += "\\\""
-            case "\\": line += "\\\\"
-            case "\n": line += "\\n"
-            case "\r": line += "\\r"
-            case "\t": line += "\\t"
-            case _ where scalar.value < 0x20:
-                line += String(format: "\\u%04x", scalar.value)
-            default: line.unicodeScalars.append(scalar)
+    /// Appends `string` as a JSON string literal, escaping quotes, backslashes and control characters.
+    static func appendQuoted(_ string: String, to line: inout [UInt8]) {
+        line.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): line.append(contentsOf: #"\""#.utf8)
+            case UInt8(ascii: "\\"): line.append(contentsOf: #"\\"#.utf8)
+            case UInt8(ascii: "\n"): line.append(contentsOf: #"\n"#.utf8)
+            case UInt8(ascii: "\r"): line.append(contentsOf: #"\r"#.utf8)
+            case UInt8(ascii: "\t"): line.append(contentsOf: #"\t"#.utf8)
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                line.append(contentsOf: #"\u00"#.utf8)
+                line.append(hex[Int(byte >> 4)])
+                line.append(hex[Int(byte & 0xf)])
+            default:
+                line.append(byte)
             }
         }
-        line += "\""
-    }
-
-    private static func timestamp() -> String {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Timestamp.format(Date(timeIntervalSince1970: Double(now.tv_sec) + Double(now.tv_nsec) / 1e9))
-    }
-}
-
-/// Line-at-a-time writes to fd 2: one `write` per line keeps concurrent lines whole.
-enum StandardError {
-    static func write(_ line: String) {
-        var line = line
-        line.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Foundation.write(2, bytes.baseAddress! + offset, bytes.count - offset)
-                if written <= 0 { return }
-                offset += written
-            }
-        }
+        line.append(UInt8(ascii: "\""))
     }
 }

@@ -19,7 +19,9 @@ public struct TextLogHandler: LogHandler {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { $1 } }
         let fields = merged.keys.sorted().map { "\($0)=\(merged[$0]!)" }.joined(separator: " ")
-        StandardError.write("\(Timestamp.format(Date())) \(event.level.rawValue.uppercased()) \(event.message) \(fields)\n")
+        LogSink.standardError.write(
+            Array("\(Timestamp.format(Date())) \(event.level.rawValue.uppercased()) \(event.message) \(fields)\n".utf8),
+            urgent: event.level >= .warning)
     }
 }
 
