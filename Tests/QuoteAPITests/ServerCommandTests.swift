@@ -1,0 +1,61 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// The `quote-server` executable itself: configuration, the embedded database, signals.
+final class ServerCommandTests: XCTestCase {
+    private let secret = "command-test-secret-0123456789-0123456789"
+
+    func testServeMigratesServesAndExitsZeroOnSIGTERM() async throws {
+        let url = try TestDatabase.makeDatabase()
+        let server = try ServerProcess(["serve"], environment: [
+            "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "LOG_FORMAT": "json",
+        ])
+        let port = try await server.waitForPort()
+        let client = HTTPTestClient(port: port)
+        XCTAssertEqual(try client.get("/health").status, 200)
+        XCTAssertEqual(try client.get("/ready").status, 200, "serve applied the migrations")
+        server.signal(SIGTERM)
+        let status = try await server.waitForExit()
+        XCTAssertEqual(status, 0, server.output)
+        XCTAssertThrowsError(try client.get("/health"), "no longer listening")
+        // Every log line is JSON.
+        for line in server.output.split(separator: "\n") {
+            XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(line.utf8)), String(line))
+        }
+    }
+
+    func testWithoutDatabaseURLAnEmbeddedClusterIsStartedAndStoppedOnSIGINT() async throws {
+        let data = URL(fileURLWithPath: "/tmp/quotevault-command-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        defer { try? FileManager.default.removeItem(at: data) }
+        let server = try ServerProcess(["serve"], environment: ["QUOTEVAULT_DATA": data.path, "PORT": "0"])
+        let port = try await server.waitForPort(timeout: .seconds(120))
+        XCTAssertEqual(try HTTPTestClient(port: port).get("/ready").status, 200)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: data.appendingPathComponent("jwt-secret").path),
+                      "embedded mode generates and keeps a JWT secret")
+        server.signal(SIGINT)
+        let status = try await server.waitForExit(timeout: .seconds(60))
+        XCTAssertEqual(status, 0, server.output)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: data.appendingPathComponent("postgres/postmaster.pid").path),
+                       "the embedded PostgreSQL was stopped on exit")
+    }
+
+    func testDatabaseURLWithoutJWTSecretIsRefused() async throws {
+        let server = try ServerProcess(["serve"], environment: ["DATABASE_URL": "postgresql://127.0.0.1:1/none", "PORT": "0"])
+        let status = try await server.waitForExit()
+        XCTAssertNotEqual(status, 0)
+        XCTAssertTrue(server.output.contains("JWT_SECRET"), server.output)
+    }
+
+    func testMigrateCommandAppliesMigrations() async throws {
+        let url = try TestDatabase.makeDatabase()
+        let migrate = try ServerProcess(["migrate"], environment: ["DATABASE_URL": url])
+        let status = try await migrate.waitForExit()
+        XCTAssertEqual(status, 0, migrate.output)
+        let again = try ServerProcess(["migrate", "--database-url", url], environment: [:])
+        let secondStatus = try await again.waitForExit()
+        XCTAssertEqual(secondStatus, 0, again.output)
+        XCTAssertTrue(again.output.contains("\"count\":0"), "a second run applies nothing: \(again.output)")
+    }
+}
