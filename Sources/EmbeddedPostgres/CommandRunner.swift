@@ -42,15 +42,23 @@ struct CommandRunner: Sendable {
 
         let outputURL = FileManager.default.temporaryDirectory
             .appendingPathComponent("embedded-postgres-\(UUID().uuidString).out")
+        guard FileManager.default.createFile(atPath: outputURL.path, contents: nil) else {
+            throw EmbeddedPostgresError("cannot create a temporary file at \(outputURL.path)")
+        }
         defer { try? FileManager.default.removeItem(at: outputURL) }
+        let outputHandle = try FileHandle(forWritingTo: outputURL)
+        defer { try? outputHandle.close() }
+
         // A fixed environment: no PGDATA/PGPORT/PGHOST from the caller's shell leaks in,
         // and the C locale keeps messages and initdb's defaults predictable.
         let environment = [
             "PATH=" + binDirectory.path + ":/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
-            "LC_ALL=C", "LANG=C", "PGCONNECT_TIMEOUT=10",
+            "LC_ALL=C",
+            "LANG=C",
+            "PGCONNECT_TIMEOUT=10",
         ]
-        let status = try Spawn.runAndWait(
-            launchPath, arguments: launchArguments, environment: environment, outputPath: outputURL.path)
+        let status = try spawnAndWait(launchPath, arguments: launchArguments, environment: environment,
+                                      output: outputHandle.fileDescriptor)
         let output = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
         return CommandResult(status: status, output: output)
     }
