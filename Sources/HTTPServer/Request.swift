@@ -95,10 +95,13 @@ public enum RequestID {
     private static let counter = RequestCounter()
 
     private static func hex(_ value: UInt64) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for index in 0..<16 { bytes[15 - index] = digits[Int((value >> (4 * UInt64(index))) & 0xf)] }
-        return String(decoding: bytes, as: UTF8.self)
+        String(unsafeUninitializedCapacity: 16) { buffer in
+            for index in 0..<16 {
+                let nibble = UInt8((value >> (4 * UInt64(15 - index))) & 0xf)
+                buffer[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+            }
+            return 16
+        }
     }
 }
 

@@ -82,6 +82,12 @@ public struct JSONLogHandler: LogHandler {
     /// Appends `string` as a JSON string literal, escaping quotes, backslashes and control characters.
     static func appendQuoted(_ string: String, to line: inout [UInt8]) {
         line.append(UInt8(ascii: "\""))
+        // Fast path: nothing to escape, which is nearly always the case.
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            line.append(contentsOf: string.utf8)
+            line.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""): line.append(contentsOf: #"\""#.utf8)
