@@ -51,7 +51,10 @@ public final class PGPool: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 let job = PoolJob(
                     id: id, deadline: .now + core.acquireTimeout,
-                    run: { connection in continuation.resume(with: Result { try body(connection) }) },
+                    run: { connection in
+                        let result = Result { try body(connection) }
+                        return { continuation.resume(with: result) }
+                    },
                     fail: { error in continuation.resume(throwing: error) })
                 if Task.isCancelled {
                     job.fail(CancellationError())
@@ -84,7 +87,10 @@ public final class PGPool: Sendable {
         let core = self.core
         core.submit(PoolJob(
             id: core.makeJobID(), deadline: .now + core.acquireTimeout,
-            run: { connection in outcome.set(Result { try body(connection) }) },
+            run: { connection in
+                let result = Result { try body(connection) }
+                return { outcome.set(result) }
+            },
             fail: { error in outcome.set(.failure(error)) }))
         return try outcome.wait().get()
     }

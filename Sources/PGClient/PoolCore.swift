@@ -7,8 +7,9 @@ import Logging
 struct PoolJob: Sendable {
     let id: UInt64
     let deadline: ContinuousClock.Instant
-    /// Runs the caller's body on the worker's connection and hands back the outcome.
-    let run: @Sendable (PGConnection) -> Void
+    /// Runs the caller's body on the worker's connection; returns the hand-back of its
+    /// outcome, which the worker calls once the connection is tidied up and free again.
+    let run: @Sendable (PGConnection) -> @Sendable () -> Void
     /// Hands back an error instead (no connection, timed out, cancelled, shut down).
     let fail: @Sendable (any Error) -> Void
 }
@@ -146,7 +147,12 @@ final class PoolCore: @unchecked Sendable {
     private func workerLoop() {
         var connection: PGConnection?
         while let job = takeJob() {
-            defer { update { $0.inUse -= 1 } }
+            // Runs after the connection is back in the pool, so callers see consistent stats.
+            var deliver: (@Sendable () -> Void)?
+            defer {
+                update { $0.inUse -= 1 }
+                deliver?()
+            }
             if let current = connection, !current.isIdleAndHealthy {
                 logger.info("replacing a database connection that was closed or broken")
                 connection = nil
@@ -154,8 +160,9 @@ final class PoolCore: @unchecked Sendable {
             }
             if ContinuousClock.now > job.deadline {
                 // Waited too long (the timer lost a race with this dequeue).
-                job.fail(PGError(kind: .poolExhausted,
-                                 message: "no database connection became free within \(acquireTimeout) (pool size \(size))"))
+                let error = PGError(kind: .poolExhausted,
+                                    message: "no database connection became free within \(acquireTimeout) (pool size \(size))")
+                deliver = { job.fail(error) }
                 continue
             }
             let active: PGConnection
@@ -166,14 +173,14 @@ final class PoolCore: @unchecked Sendable {
                     active = try PGConnection(connectionString: connectionString, logger: logger)
                 } catch {
                     logger.warning("cannot connect to the database: \(error)")
-                    job.fail(error)
+                    deliver = { job.fail(error) }
                     continue
                 }
                 connection = active
                 update { $0.open += 1 }
                 logger.debug("opened a database connection")
             }
-            job.run(active)
+            deliver = job.run(active)
             if !active.isBroken, active.transactionState != .idle {
                 // The body left a transaction open; never hand that to the next job.
                 try? active.execute(unsafeSQL: "ROLLBACK")
