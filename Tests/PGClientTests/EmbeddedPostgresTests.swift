@@ -52,6 +52,9 @@ final class EmbeddedPostgresTests: XCTestCase {
     /// A TCP socket listening on 127.0.0.1:`port`.
     private func listen(on port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // The server's closed connections leave the port in TIME_WAIT.
+        var reuse: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
