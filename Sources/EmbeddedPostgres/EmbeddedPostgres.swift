@@ -165,7 +165,10 @@ public final class EmbeddedPostgres: Sendable {
         logger.info("initialising a PostgreSQL cluster", metadata: ["dataDirectory": "\(dataDirectory.path)"])
         try tools.runner.check(
             tools.initdb,
-            ["-D", dataDirectory.path, "-U", Self.user, "--auth=trust", "--encoding=UTF8", "--locale=C"],
+            // Collation C (byte order: fast, stable), but character classes from C.UTF-8 so that lower(),
+            // upper() and ILIKE treat non-ASCII letters as letters (É matches é in search).
+            ["-D", dataDirectory.path, "-U", Self.user, "--auth=trust", "--encoding=UTF8", "--locale=C",
+             "--lc-ctype=C.UTF-8"],
             failure: "initdb failed for \(dataDirectory.path)")
         // Only TCP from 127.0.0.1 is accepted (and trusted); no Unix socket is opened.
         try writeOwnedFile("pg_hba.conf", tools: tools, contents: """
