@@ -2,8 +2,9 @@ import Foundation
 
 /// The OpenAPI 3.1 document served at `/openapi.json`, assembled once from one fragment per resource
 /// (`OpenAPI+<Resource>.swift`), so each resource documents itself beside its routes.
-enum OpenAPIDocument {
-    static let bytes: [UInt8] = {
+public enum OpenAPIDocument {
+    /// The document as JSON bytes (sorted keys).
+    public static let bytes: [UInt8] = {
         // Each fragment is {"paths": {...}, "schemas": {...}, "responses": {...}, "parameters": {...}}.
         var sections: [String: [String: Any]] = ["paths": [:], "schemas": [:], "responses": [:], "parameters": [:]]
         for fragment in fragments {
