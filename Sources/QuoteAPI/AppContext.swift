@@ -11,6 +11,9 @@ public struct AppContext: Sendable {
     public let migrator: Migrator
     public let signer: JWTSigner
     public let authenticator: Authenticator
+    public let quotes: QuoteService
+    public let search: QuoteSearch
+    public let quoteOfTheDay: QuoteOfTheDay
     public let logger: Logger
 
     /// The caller of an authenticated route; `401 unauthorized` otherwise.

@@ -23,7 +23,9 @@ public final class Application: Sendable {
         let signer = JWTSigner(secret: configuration.jwtSecret)
         let context = AppContext(
             configuration: configuration, pool: pool, migrator: migrator, signer: signer,
-            authenticator: Authenticator(signer: signer, pool: pool), logger: logger)
+            authenticator: Authenticator(signer: signer, pool: pool),
+            quotes: QuoteService(pool: pool, cursorSecret: configuration.jwtSecret), search: QuoteSearch(pool: pool),
+            quoteOfTheDay: QuoteOfTheDay(pool: pool), logger: logger)
         let router = Router(routes: RouteTable.routes(context))
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(

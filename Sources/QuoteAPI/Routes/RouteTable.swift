@@ -4,5 +4,7 @@ import HTTPServer
 enum RouteTable {
     static func routes(_ context: AppContext) -> [Route] {
         OperationsRoutes(context: context).routes
+            + QuoteRoutes(quotes: context.quotes, search: context.search).routes
+            + QuoteOfTheDayRoutes(quoteOfTheDay: context.quoteOfTheDay).routes
     }
 }

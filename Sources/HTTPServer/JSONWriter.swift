@@ -1,0 +1,73 @@
+import Foundation
+
+/// Writes JSON straight into bytes. For the hot list routes, where `JSONEncoder` cost more than the
+/// database query; everything else uses `Response.json(_:)`.
+public struct JSONWriter: Sendable {
+    public private(set) var bytes: [UInt8] = []
+
+    public init(capacity: Int = 1024) { bytes.reserveCapacity(capacity) }
+
+    /// Appends raw, already valid JSON.
+    public mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    public mutating func raw(bytes other: [UInt8]) { bytes.append(contentsOf: other) }
+
+    /// `"key":` — keys are our own field names and never need escaping.
+    public mutating func key(_ name: StaticString) {
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+    }
+
+    public mutating func string(_ value: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                let digits = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: Array(#"\u00"#.utf8) + [digits[Int(byte >> 4)], digits[Int(byte & 0xf)]])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    public mutating func string(_ value: String?) {
+        if let value { string(value) } else { null() }
+    }
+
+    public mutating func uuid(_ value: UUID) { string(value.uuidString.lowercased()) }
+
+    public mutating func timestamp(_ value: Date) { string(Timestamp.format(value)) }
+
+    public mutating func int(_ value: Int) { bytes.append(contentsOf: String(value).utf8) }
+
+    public mutating func int(_ value: Int?) {
+        if let value { int(value) } else { null() }
+    }
+
+    public mutating func bool(_ value: Bool) { value ? raw("true") : raw("false") }
+
+    public mutating func null() { raw("null") }
+
+    public mutating func comma() { bytes.append(UInt8(ascii: ",")) }
+
+    /// `[a,b,c]` with `write` called for each element.
+    public mutating func array<C: Collection>(_ elements: C, _ write: (inout JSONWriter, C.Element) -> Void) {
+        bytes.append(UInt8(ascii: "["))
+        var first = true
+        for element in elements {
+            if !first { comma() }
+            first = false
+            write(&self, element)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+}

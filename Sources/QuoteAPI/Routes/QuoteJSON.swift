@@ -1,0 +1,46 @@
+import Foundation
+import HTTPServer
+import QuoteVault
+
+// Hand-written JSON for the hot read paths (see JSONWriter).
+
+extension JSONWriter {
+    /// `{id, text, author, category, created_at}`.
+    mutating func quote(_ quote: Quote) {
+        raw("{")
+        key("id"); uuid(quote.id); comma()
+        key("text"); string(quote.text); comma()
+        key("author"); string(quote.author); comma()
+        key("category"); string(quote.category); comma()
+        key("created_at"); timestamp(quote.createdAt)
+        raw("}")
+    }
+
+    /// The list envelope `{items, page, page_size, total, has_more, next_cursor}`.
+    mutating func page<Item>(_ page: Page<Item>, item: (inout JSONWriter, Item) -> Void) {
+        raw("{")
+        key("items"); array(page.items, item); comma()
+        key("page"); int(page.page); comma()
+        key("page_size"); int(page.pageSize); comma()
+        key("total"); int(page.total); comma()
+        key("has_more"); bool(page.hasMore); comma()
+        key("next_cursor"); string(page.nextCursor)
+        raw("}")
+    }
+}
+
+extension Request {
+    /// `page`, `page_size` and `cursor` from the query string, validated.
+    func pageRequest(allowsCursor: Bool = true) throws -> PageRequest {
+        try PageRequest.parse(
+            page: queryValue("page"), pageSize: queryValue("page_size"), cursor: queryValue("cursor"),
+            allowsCursor: allowsCursor)
+    }
+
+    /// The path parameter `name` as a UUID; a malformed one answers like an unknown id (`404`).
+    func uuidParameter(_ name: String) throws -> UUID {
+        guard let id = UUID(uuidString: pathParameter(name)) else { throw QuoteVaultError.notFound }
+        return id
+    }
+}
+

@@ -1,0 +1,123 @@
+import Foundation
+import HTTPServer
+import PGClient
+import QuoteVault
+
+/// `/v1/qotd` and `/v1/qotd/range`. A date's quote never changes once chosen, so answers for recent dates
+/// come from memory on the event thread; only a first request for a date reaches the database.
+struct QuoteOfTheDayRoutes {
+    let quoteOfTheDay: QuoteOfTheDay
+    private let timeZones = TimeZoneCache()
+
+    init(quoteOfTheDay: QuoteOfTheDay) { self.quoteOfTheDay = quoteOfTheDay }
+
+    var routes: [Route] {
+        [
+            Route(.get, "/v1/qotd", handler: Handler(immediate: cached, single)),
+            Route(.get, "/v1/qotd/range", handler: Handler(range)),
+        ]
+    }
+
+    /// The requested date: `date` if given, else today in `tz` (an IANA zone, default UTC).
+    private struct Target {
+        let date: PGDate
+        /// True when the client named the date: its answer is then immutable.
+        let explicit: Bool
+        let timeZone: TimeZone
+    }
+
+    private func target(_ request: Request) throws -> Target {
+        let zoneName = request.queryValue("tz") ?? "UTC"
+        guard let timeZone = timeZones.zone(named: zoneName) else {
+            throw QuoteVaultError.invalid("tz", "must be an IANA time zone name such as Europe/Paris")
+        }
+        let today = QuoteOfTheDay.today(in: timeZone)
+        guard let text = request.queryValue("date") else { return Target(date: today, explicit: false, timeZone: timeZone) }
+        let date = try Self.parseDate(text, field: "date")
+        try QuoteOfTheDay.validate(date, field: "date", today: today)
+        return Target(date: date, explicit: true, timeZone: timeZone)
+    }
+
+    static func parseDate(_ text: String, field: String) throws -> PGDate {
+        guard text.utf8.count == 10, let date = PGDate(string: text) else {
+            throw QuoteVaultError.invalid(field, "must be a date in the form YYYY-MM-DD")
+        }
+        return date
+    }
+
+    @Sendable private func cached(_ request: Request) throws -> Response? {
+        let target = try target(request)
+        return quoteOfTheDay.cachedQuote(for: target.date).map { respond(target, $0) }
+    }
+
+    @Sendable private func single(_ request: Request) async throws -> Response {
+        let target = try target(request)
+        return respond(target, try await quoteOfTheDay.quote(for: target.date))
+    }
+
+    private func respond(_ target: Target, _ quote: Quote) -> Response {
+        var writer = JSONWriter(capacity: 512)
+        Self.write(target.date, quote, to: &writer)
+        // Today's answer holds until the date changes in the client's zone; a named date's never changes.
+        let maxAge = target.explicit
+            ? "public, max-age=31536000, immutable"
+            : "public, max-age=\(QuoteOfTheDay.secondsUntilEnd(of: target.date, in: target.timeZone))"
+        return .json(bytes: writer.bytes, headers: ["Cache-Control": maxAge])
+    }
+
+    private static func write(_ date: PGDate, _ quote: Quote, to writer: inout JSONWriter) {
+        writer.raw("{")
+        writer.key("date"); writer.string(date.description); writer.comma()
+        writer.key("quote"); writer.quote(quote)
+        writer.raw("}")
+    }
+
+    @Sendable private func range(_ request: Request) async throws -> Response {
+        var errors: [FieldError] = []
+        var bounds: [PGDate] = []
+        let today = QuoteOfTheDay.today(in: TimeZone(identifier: "UTC")!)
+        for field in ["from", "to"] {
+            do {
+                guard let text = request.queryValue(field) else { throw QuoteVaultError.invalid(field, "is required") }
+                let date = try Self.parseDate(text, field: field)
+                try QuoteOfTheDay.validate(date, field: field, today: today)
+                bounds.append(date)
+            } catch QuoteVaultError.validation(let fieldErrors) {
+                errors += fieldErrors
+            }
+        }
+        guard errors.isEmpty else { throw QuoteVaultError.validation(errors) }
+        let (from, to) = (bounds[0], bounds[1])
+        guard from <= to else { throw QuoteVaultError.invalid("to", "must not be before from") }
+        let days = to.dayNumber - from.dayNumber + 1
+        guard days <= QuoteOfTheDay.maximumRange else {
+            throw QuoteVaultError.invalid("to", "the range may span at most \(QuoteOfTheDay.maximumRange) dates")
+        }
+        var writer = JSONWriter(capacity: 512 * days)
+        writer.raw("{")
+        writer.key("items")
+        writer.raw("[")
+        for offset in 0..<days {
+            let date = from.adding(days: offset)
+            if offset > 0 { writer.comma() }
+            Self.write(date, try await quoteOfTheDay.quote(for: date), to: &writer)
+        }
+        writer.raw("]}")
+        return .json(bytes: writer.bytes, headers: ["Cache-Control": "public, max-age=31536000, immutable"])
+    }
+}
+
+/// `TimeZone(identifier:)` reads the zone database; remember what was asked before.
+private final class TimeZoneCache: @unchecked Sendable {
+    // @unchecked: `zones` is guarded by `lock`.
+    private let lock = NSLock()
+    private var zones: [String: TimeZone?] = [:]
+
+    func zone(named name: String) -> TimeZone? {
+        if let known = lock.withLock({ zones[name] }) { return known }
+        guard name.utf8.count <= 64 else { return nil }
+        let zone = TimeZone(identifier: name)
+        lock.withLock { if zones.count < 1000 { zones[name] = zone } }
+        return zone
+    }
+}

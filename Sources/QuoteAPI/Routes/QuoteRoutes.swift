@@ -1,0 +1,63 @@
+import Foundation
+import HTTPServer
+import QuoteVault
+
+/// `/v1/quotes`, `/v1/quotes/search`, `/v1/quotes/{id}`, `/v1/categories`: public reads.
+struct QuoteRoutes {
+    let quotes: QuoteService
+    let search: QuoteSearch
+
+    var routes: [Route] {
+        [
+            Route(.get, "/v1/quotes", handler: Handler(list)),
+            Route(.get, "/v1/quotes/search", handler: Handler(find)),
+            Route(.get, "/v1/quotes/{id}", handler: Handler(one)),
+            Route(.get, "/v1/categories", handler: Handler(categories)),
+        ]
+    }
+
+    @Sendable private func list(_ request: Request) async throws -> Response {
+        let category = try request.queryValue("category").map { try QuoteCategory.parse($0) }
+        let page = try await quotes.list(category: category, page: try request.pageRequest())
+        var writer = JSONWriter()
+        writer.page(page) { $0.quote($1) }
+        return .json(bytes: writer.bytes)
+    }
+
+    @Sendable private func find(_ request: Request) async throws -> Response {
+        let field: SearchField
+        switch request.queryValue("type") ?? "keyword" {
+        case "keyword": field = .keyword
+        case "author": field = .author
+        default: throw QuoteVaultError.invalid("type", "must be keyword or author")
+        }
+        let category = try request.queryValue("category").map { try QuoteCategory.parse($0) }
+        let page = try request.pageRequest(allowsCursor: false)
+        let results = try await search.search(request.queryValue("q"), in: field, category: category, page: page)
+        var writer = JSONWriter()
+        writer.page(results) { $0.quote($1) }
+        return .json(bytes: writer.bytes)
+    }
+
+    @Sendable private func one(_ request: Request) async throws -> Response {
+        let quote = try await quotes.quote(id: try request.uuidParameter("id"))
+        var writer = JSONWriter(capacity: 512)
+        writer.quote(quote)
+        return .json(bytes: writer.bytes)
+    }
+
+    @Sendable private func categories(_ request: Request) async throws -> Response {
+        let counts = try await quotes.categoryCounts()
+        var writer = JSONWriter(capacity: 256)
+        writer.raw("{")
+        writer.key("items")
+        writer.array(counts) { writer, entry in
+            writer.raw("{")
+            writer.key("category"); writer.string(entry.category.rawValue); writer.comma()
+            writer.key("count"); writer.int(entry.count)
+            writer.raw("}")
+        }
+        writer.raw("}")
+        return .json(bytes: writer.bytes)
+    }
+}

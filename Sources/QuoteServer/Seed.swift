@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PGClient
+import QuoteVault
+
+/// Imports the bundled corpus of real quotes; a second run adds nothing.
+struct Seed: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Import the bundled corpus of real quotes (idempotent).")
+
+    @OptionGroup var options: ServerOptions
+    @Option(help: "The corpus file (default: data/quotes.jsonl found beside the program).")
+    var corpus: String?
+
+    func run() async throws {
+        let logger = try options.makeLogger()
+        guard let file = corpus.map({ URL(fileURLWithPath: $0) }) ?? ResourceLocator.find("data/quotes.jsonl") else {
+            throw ValidationError("the bundled corpus data/quotes.jsonl was not found; pass --corpus")
+        }
+        let report = try await QuoteLoading.load(file, options: options, logger: logger)
+        guard report.rejected.isEmpty else {
+            throw ValidationError("the bundled corpus has \(report.rejected.count) invalid rows, e.g. \(report.rejected[0])")
+        }
+    }
+}
+
+/// Imports quotes from a JSON array or CSV file of {text, author, category}.
+struct Import: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Import quotes from a JSON array or CSV of {text, author, category}; invalid rows are reported and skipped.")
+
+    @OptionGroup var options: ServerOptions
+    @Argument(help: "The file to import (.json array, .jsonl, or .csv with a header row).")
+    var file: String
+
+    func run() async throws {
+        let logger = try options.makeLogger()
+        _ = try await QuoteLoading.load(URL(fileURLWithPath: file), options: options, logger: logger)
+    }
+}
+
+/// What seed and import share: migrate, read, import, report.
+enum QuoteLoading {
+    static func load(_ file: URL, options: ServerOptions, logger: Logger) async throws -> ImportReport {
+        let records: [QuoteRecord]
+        do {
+            records = try QuoteFileReader.read(file)
+        } catch let error as QuoteFileReader.ReadError {
+            throw ValidationError(error.description)
+        }
+        let database = try Database.open(options, logger: logger)
+        defer { database.close(logger: logger) }
+        let pool = PGPool(connectionString: database.url, size: 1, logger: logger)
+        defer { pool.shutdown() }
+        let directory = try Migration.locateDirectory(explicit: options.value(options.migrationsDir, "MIGRATIONS_DIR"))
+        try await Migrator(migrations: try Migration.load(from: directory), logger: logger).migrate(using: pool)
+        let report = try await QuoteImporter(pool: pool).importRecords(records)
+        for rejection in report.rejected {
+            logger.warning("row skipped", metadata: ["line": .stringConvertible(rejection.line), "reason": .string(rejection.reason)])
+        }
+        logger.info("quotes imported", metadata: [
+            "file": .string(file.lastPathComponent), "inserted": .stringConvertible(report.inserted),
+            "already_present": .stringConvertible(report.duplicates), "rejected": .stringConvertible(report.rejected.count),
+        ])
+        return report
+    }
+}

@@ -1,0 +1,53 @@
+import AuthJWT
+import Foundation
+
+/// The keyset position after the last quote of a page: its `created_at` (in microseconds, exact) and `id`.
+///
+/// Encoded as base64url of `version ‖ micros ‖ id ‖ 8-byte HMAC`, so it is opaque to clients and a
+/// malformed or altered cursor is refused (`422`) instead of silently paging from somewhere else.
+public struct QuoteCursor: Sendable, Equatable {
+    public let createdAtMicroseconds: Int64
+    public let id: UUID
+
+    private static let version: UInt8 = 1
+    private static let macLength = 8
+
+    public init(createdAtMicroseconds: Int64, id: UUID) {
+        self.createdAtMicroseconds = createdAtMicroseconds
+        self.id = id
+    }
+
+    /// Cursors signed with `key` (derived from the server's secret, so every instance accepts every cursor).
+    public struct Codec: Sendable {
+        private let key: [UInt8]
+
+        public init(secret: [UInt8]) {
+            key = HMACSHA256.authenticationCode(for: Array("quote-cursor".utf8), key: secret)
+        }
+
+        public func encode(_ cursor: QuoteCursor) -> String {
+            var payload: [UInt8] = [QuoteCursor.version]
+            withUnsafeBytes(of: cursor.createdAtMicroseconds.bigEndian) { payload.append(contentsOf: $0) }
+            withUnsafeBytes(of: cursor.id.uuid) { payload.append(contentsOf: $0) }
+            let mac = HMACSHA256.authenticationCode(for: payload, key: key).prefix(QuoteCursor.macLength)
+            return Base64URL.encode(payload + mac)
+        }
+
+        /// - Throws: `QuoteVaultError.validation` naming `cursor` when it is not one of ours.
+        public func decode(_ text: String) throws -> QuoteCursor {
+            let invalid = QuoteVaultError.invalid("cursor", "is malformed")
+            guard text.utf8.count <= 64, let bytes = Base64URL.decode(text), bytes.count == 1 + 8 + 16 + QuoteCursor.macLength,
+                bytes[0] == QuoteCursor.version
+            else { throw invalid }
+            let payload = Array(bytes[..<25])
+            let mac = Array(HMACSHA256.authenticationCode(for: payload, key: key).prefix(QuoteCursor.macLength))
+            guard ConstantTime.equals(mac, Array(bytes[25...])) else { throw invalid }
+            let micros = payload[1..<9].reduce(Int64(0)) { $0 << 8 | Int64($1) }
+            let idBytes = Array(payload[9..<25])
+            let id = UUID(uuid: (
+                idBytes[0], idBytes[1], idBytes[2], idBytes[3], idBytes[4], idBytes[5], idBytes[6], idBytes[7],
+                idBytes[8], idBytes[9], idBytes[10], idBytes[11], idBytes[12], idBytes[13], idBytes[14], idBytes[15]))
+            return QuoteCursor(createdAtMicroseconds: micros, id: id)
+        }
+    }
+}

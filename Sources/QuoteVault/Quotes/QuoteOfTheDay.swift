@@ -1,0 +1,122 @@
+import AuthJWT
+import Foundation
+import PGClient
+
+/// The quote of a date: chosen once (deterministically from the date), stored, and the same forever after,
+/// for every client and every server instance.
+///
+/// The database decides: the first choice for a date is inserted with `ON CONFLICT DO NOTHING` and then
+/// read back, so concurrent first requests (and instances) agree. Choices are made under a transaction-level
+/// advisory lock so that two dates chosen at once never pick the same quote; a quote is not chosen if it is
+/// the quote of any date less than 365 days away, while the corpus allows.
+public final class QuoteOfTheDay: Sendable {
+    /// The earliest date served.
+    public static let firstDate = PGDate(year: 2000, month: 1, day: 1)!
+    /// How far ahead of today a date may be.
+    public static let maximumDaysAhead = 366
+    /// Most dates a range request may span.
+    public static let maximumRange = 31
+
+    private let pool: PGPool
+    private let cache = DateCache(capacity: 800)
+
+    public init(pool: PGPool) { self.pool = pool }
+
+    /// The quote of `date`, choosing and storing it on first use.
+    public func quote(for date: PGDate) async throws -> Quote {
+        if let cached = cache[date] { return cached }
+        let quote = try await pool.withTransaction { connection in
+            if let stored = try Self.stored(date, connection) { return stored }
+            try connection.query("SELECT pg_advisory_xact_lock(\(Self.choiceLockKey))")
+            try Self.choose(date, connection)
+            guard let chosen = try Self.stored(date, connection) else { throw QuoteVaultError.notFound }
+            return chosen
+        }
+        cache[date] = quote
+        return quote
+    }
+
+    /// The already-chosen quote of `date`, from memory only (the hot path); nil when not cached.
+    public func cachedQuote(for date: PGDate) -> Quote? { cache[date] }
+
+    static let choiceLockKey: Int64 = 0x5156_514F_5444
+
+    private static func stored(_ date: PGDate, _ connection: PGConnection) throws -> Quote? {
+        try connection.query("""
+            SELECT \(unsafeSQL: Quote.columns()) FROM quote_of_day d JOIN quotes ON quotes.id = d.quote_id
+            WHERE d.date = \(date)
+            """).first.map(Quote.init(row:))
+    }
+
+    /// Picks by hashing each candidate's id with a seed derived from the date: the same choice for the same
+    /// date and corpus, spread evenly over the corpus.
+    private static func choose(_ date: PGDate, _ connection: PGConnection) throws {
+        let seed = Digest.sha256Hex(Array("quote-of-the-day:\(date)".utf8))
+        let fresh = try connection.query("""
+            INSERT INTO quote_of_day (date, quote_id)
+            SELECT \(date), q.id FROM quotes q
+            WHERE NOT EXISTS (
+                SELECT 1 FROM quote_of_day d
+                WHERE d.quote_id = q.id AND d.date BETWEEN \(date)::date - 364 AND \(date)::date + 364)
+            ORDER BY md5(q.id::text || \(seed)), q.id
+            LIMIT 1
+            ON CONFLICT (date) DO NOTHING
+            """)
+        guard fresh.affectedRows == 0 else { return }
+        // Every quote was used within a year (a corpus under 365 quotes): repeat the least recently used.
+        try connection.query("""
+            INSERT INTO quote_of_day (date, quote_id)
+            SELECT \(date), q.id FROM quotes q
+            ORDER BY (SELECT min(abs(d.date - \(date)::date)) FROM quote_of_day d WHERE d.quote_id = q.id) DESC NULLS FIRST,
+                     md5(q.id::text || \(seed)), q.id
+            LIMIT 1
+            ON CONFLICT (date) DO NOTHING
+            """)
+    }
+
+    /// Today in `timeZone`.
+    public static func today(in timeZone: TimeZone, now: Date = Date()) -> PGDate {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let parts = calendar.dateComponents([.year, .month, .day], from: now)
+        return PGDate(year: parts.year!, month: parts.month!, day: parts.day!)!
+    }
+
+    /// Seconds until `date` ends in `timeZone` (how long a client may cache today's answer).
+    public static func secondsUntilEnd(of date: PGDate, in timeZone: TimeZone, now: Date = Date()) -> Int {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        guard let start = calendar.date(from: DateComponents(year: date.year, month: date.month, day: date.day)),
+            let end = calendar.date(byAdding: .day, value: 1, to: start)
+        else { return 60 }
+        return max(1, Int(end.timeIntervalSince(now).rounded(.up)))
+    }
+
+    /// Checks a client's date: not before 2000-01-01, not more than 366 days after today.
+    public static func validate(_ date: PGDate, field: String, today: PGDate) throws {
+        guard date >= firstDate else { throw QuoteVaultError.invalid(field, "must be on or after 2000-01-01") }
+        guard date.dayNumber - today.dayNumber <= maximumDaysAhead else {
+            throw QuoteVaultError.invalid(field, "must be at most \(maximumDaysAhead) days after today")
+        }
+    }
+}
+
+/// Recently served dates, kept in memory: a stored choice never changes, so entries never go stale.
+private final class DateCache: @unchecked Sendable {
+    // @unchecked: `entries` is guarded by `lock`.
+    private let lock = NSLock()
+    private var entries: [PGDate: Quote] = [:]
+    private let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    subscript(date: PGDate) -> Quote? {
+        get { lock.withLock { entries[date] } }
+        set {
+            lock.withLock {
+                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+                entries[date] = newValue
+            }
+        }
+    }
+}

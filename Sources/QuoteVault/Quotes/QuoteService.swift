@@ -1,0 +1,69 @@
+import Foundation
+import PGClient
+
+/// Reading quotes: newest-first pages (offset or keyset cursor), one quote, the category counts.
+public struct QuoteService: Sendable {
+    private let pool: PGPool
+    private let cursors: QuoteCursor.Codec
+
+    public init(pool: PGPool, cursorSecret: [UInt8]) {
+        self.pool = pool
+        self.cursors = QuoteCursor.Codec(secret: cursorSecret)
+    }
+
+    /// A page of quotes, newest first (`created_at` desc, then `id` desc), optionally of one category.
+    /// A cursor page costs the same at any depth: it seeks the index to the position the cursor encodes.
+    public func list(category: QuoteCategory?, page request: PageRequest) async throws -> Page<Quote> {
+        let after = try request.cursor.map(cursors.decode)
+        let cursors = self.cursors
+        return try await pool.withConnection { connection in
+            var query: PGQuery = "SELECT \(unsafeSQL: Quote.columns()), "
+            query.append("(extract(epoch FROM quotes.created_at) * 1000000)::int8 AS created_us FROM quotes WHERE true")
+            if let category { query.append(" AND quotes.category = \(category.rawValue)") }
+            if let after {
+                query.append("""
+                     AND (quotes.created_at, quotes.id) < \
+                    (timestamptz 'epoch' + \(after.createdAtMicroseconds) * interval '1 microsecond', \(after.id))
+                    """)
+            }
+            query.append(" ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT \(request.size + 1)")
+            if after == nil { query.append(" OFFSET \(request.offset)") }
+            let rows = try connection.query(query)
+            let total = try Self.count(category, connection)
+            let hasMore = rows.count > request.size
+            let pageRows = rows.prefix(request.size)
+            let nextCursor = try hasMore ? pageRows.last.map { row in
+                cursors.encode(QuoteCursor(createdAtMicroseconds: try row.decode("created_us"), id: try row.decode("quote_id")))
+            } : nil
+            return Page(
+                items: try pageRows.map(Quote.init(row:)), page: request.page, pageSize: request.size, total: total,
+                hasMore: hasMore, nextCursor: nextCursor)
+        }
+    }
+
+    /// One quote; `QuoteVaultError.notFound` when there is none with this id.
+    public func quote(id: UUID) async throws -> Quote {
+        let rows = try await pool.query("SELECT \(unsafeSQL: Quote.columns()) FROM quotes WHERE id = \(id)")
+        guard let row = rows.first else { throw QuoteVaultError.notFound }
+        return try Quote(row: row)
+    }
+
+    /// The number of quotes per category, every category included.
+    public func categoryCounts() async throws -> [(category: QuoteCategory, count: Int)] {
+        let rows = try await pool.query("SELECT category, count FROM quote_counts")
+        var counts: [String: Int] = [:]
+        for row in rows { counts[try row.decode("category")] = try row.decode("count", as: Int.self) }
+        return QuoteCategory.allCases.map { ($0, counts[$0.rawValue] ?? 0) }
+    }
+
+    /// The exact total, from the trigger-maintained count table (one primary-key read per category).
+    static func count(_ category: QuoteCategory?, _ connection: PGConnection) throws -> Int {
+        let rows: PGRows
+        if let category {
+            rows = try connection.query("SELECT count AS total FROM quote_counts WHERE category = \(category.rawValue)")
+        } else {
+            rows = try connection.query("SELECT coalesce(sum(count), 0)::int8 AS total FROM quote_counts")
+        }
+        return try rows.first?.decode("total", as: Int.self) ?? 0
+    }
+}
