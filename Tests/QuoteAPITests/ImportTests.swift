@@ -1,0 +1,100 @@
+import Foundation
+import Logging
+import PGClient
+import QuoteVault
+import TestSupport
+import XCTest
+
+/// `quote-server seed` and `import`: validation with line numbers, idempotence, the bundled corpus.
+final class ImportTests: XCTestCase {
+    private func write(_ text: String, _ name: String) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString)-\(name)")
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    func testCSVRowsAreValidatedWithTheirLineNumbers() async throws {
+        let app = try await TestApp.start()
+        let csv = #"""
+            text,author,category
+            "Hello, ""world""",Ada Lovelace,wisdom
+            ,No Text,love
+            Valid   two,  Grace   Hopper ,HUMOR
+            "Spans
+            two lines",Someone,success
+            Bad category,Someone,poetry
+            \#(String(repeating: "x", count: 301)),Someone,love
+            """#
+        let records = try QuoteFileReader.read(try write(csv, "quotes.csv"))
+        let report = try await QuoteImporter(pool: app.pool).importRecords(records)
+        XCTAssertEqual(report.inserted, 3)
+        XCTAssertEqual(report.rejected.map(\.line), [3, 7, 8])
+        XCTAssertTrue(report.rejected[1].reason.contains("category"))
+        let rows = try await app.withConnection { connection in
+            try connection.query("SELECT text, author, category FROM quotes ORDER BY text").map {
+                "\(try $0.decode("text", as: String.self))|\(try $0.decode("author", as: String.self))|\(try $0.decode("category", as: String.self))"
+            }
+        }
+        XCTAssertEqual(rows, ["Hello, \"world\"|Ada Lovelace|wisdom", "Spans two lines|Someone|success", "Valid two|Grace Hopper|humor"])
+        await app.stop()
+    }
+
+    func testJSONArrayReportsLinesAndSecondImportAddsNothing() async throws {
+        let app = try await TestApp.start()
+        let json = """
+            [
+              {"text": "First", "author": "A", "category": "love"},
+              {"text": "", "author": "B", "category": "love"},
+              {"text": "Third", "author": "C",
+               "category": "love"},
+              42,
+              {"text": "first", "author": "a", "category": "love"}
+            ]
+            """
+        let file = try write(json, "quotes.json")
+        let report = try await QuoteImporter(pool: app.pool).importRecords(try QuoteFileReader.read(file))
+        XCTAssertEqual(report.rejected.map(\.line), [3, 6])
+        XCTAssertEqual(report.inserted, 2)
+        XCTAssertEqual(report.duplicates, 1, "same text and author differing only in case is a duplicate")
+        let again = try await QuoteImporter(pool: app.pool).importRecords(try QuoteFileReader.read(file))
+        XCTAssertEqual(again.inserted, 0)
+        XCTAssertEqual(try app.client.get("/v1/quotes").jsonObject()["total"] as? Int, 2)
+        await app.stop()
+    }
+
+    func testTheBundledCorpusSeedsThousandsOfRealQuotesOnce() async throws {
+        let url = try TestDatabase.makeDatabase()
+        let corpus = TestApp.repositoryRoot.appendingPathComponent("data/quotes.jsonl").path
+        let env = ["DATABASE_URL": url]
+        let first = try ServerProcess(["seed", "--corpus", corpus], environment: env)
+        let firstStatus = try await first.waitForExit(timeout: .seconds(120))
+        XCTAssertEqual(firstStatus, 0, first.output)
+        let second = try ServerProcess(["seed", "--corpus", corpus], environment: env)
+        let secondStatus = try await second.waitForExit(timeout: .seconds(120))
+        XCTAssertEqual(secondStatus, 0, second.output)
+        XCTAssertTrue(second.output.contains("\"inserted\":0"), second.output)
+        let app = try await TestApp.start(databaseURL: url)
+        let counts = try app.client.get("/v1/categories").items()
+        for entry in counts {
+            XCTAssertGreaterThanOrEqual(entry["count"] as? Int ?? 0, 300, "\(entry)")
+        }
+        let total = counts.reduce(0) { $0 + ($1["count"] as? Int ?? 0) }
+        XCTAssertGreaterThan(total, 5000)
+        let lengths = try await app.withConnection { connection in
+            try connection.query("SELECT max(char_length(text))::int8 AS longest, count(*) FILTER (WHERE author = '')::int8 AS anonymous FROM quotes")[0]
+        }
+        XCTAssertLessThanOrEqual(try lengths.decode("longest", as: Int.self), 300)
+        XCTAssertEqual(try lengths.decode("anonymous", as: Int.self), 0)
+        await app.stop()
+    }
+
+    func testImportCommandReportsInvalidRowsAndKeepsValidOnes() async throws {
+        let url = try TestDatabase.makeDatabase()
+        let file = try write("text,author,category\nGood one,Someone,love\nNo author,,love\n", "cmd.csv")
+        let process = try ServerProcess(["import", file.path], environment: ["DATABASE_URL": url])
+        let status = try await process.waitForExit(timeout: .seconds(60))
+        XCTAssertEqual(status, 0, process.output)
+        XCTAssertTrue(process.output.contains("\"line\":3"), process.output)
+        XCTAssertTrue(process.output.contains("\"inserted\":1"), process.output)
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `GET /v1/quotes/search`: literal, case-insensitive, Unicode-aware substring search with ranking.
+final class SearchTests: XCTestCase {
+    private func search(_ app: TestApp, _ query: String, type: String = "keyword", extra: String = "") throws -> HTTPTestResponse {
+        let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        return try app.client.get("/v1/quotes/search?q=\(encoded)&type=\(type)\(extra)")
+    }
+
+    func testEveryResultContainsTheQueryOverManyQueries() async throws {
+        let app = try await TestApp.start()
+        let corpus = [
+            "Love is patient", "Lovely weather today", "Glove box", "Success is a journey", "WISDOM begins in wonder",
+            "An École in Paris", "ÉCOLE normale", "100% sure", "snake_case and kebab-case", "a \\ backslash",
+            "Kindness matters", "The road to success", "Unsuccessful attempts", "Laugh often", "wonderful world",
+        ]
+        try await app.insertQuotes(corpus)
+        let queries = ["love", "LOVE", "ove", "success", "wis", "école", "ÉCOLE", "%", "_", "\\", "100%", "e_c", "a", "or", "zzz"]
+        for query in queries {
+            let response = try search(app, query, extra: "&page_size=100")
+            XCTAssertEqual(response.status, 200, query)
+            let texts = try response.items().map { $0["text"] as! String }
+            let expected = corpus.filter { $0.lowercased().contains(query.lowercased()) }
+            XCTAssertEqual(Set(texts), Set(expected), "query \(query)")
+            XCTAssertEqual(try response.jsonObject()["total"] as? Int, expected.count, query)
+        }
+        await app.stop()
+    }
+
+    func testWildcardsAreLiteral() async throws {
+        let app = try await TestApp.start()
+        try await app.insertQuotes(["50% off", "fifty percent", "a_b", "axb"])
+        XCTAssertEqual(try search(app, "%").items().map { $0["text"] as! String }, ["50% off"])
+        XCTAssertEqual(try search(app, "_").items().map { $0["text"] as! String }, ["a_b"])
+        XCTAssertEqual(try search(app, "a_b").items().map { $0["text"] as! String }, ["a_b"])
+        await app.stop()
+    }
+
+    func testRankingWholeWordThenPrefixThenAnywhereThenNewest() async throws {
+        let app = try await TestApp.start()
+        let ids = try await app.insertQuotes([
+            "Gloves on",       // anywhere (oldest)
+            "Lovely day",      // word prefix
+            "I love it",       // whole word
+            "A glove",         // anywhere (newest)
+            "Love, actually",  // whole word (newest)
+        ])
+        let order = try search(app, "love").items().map { $0["id"] as! String }
+        let expected = [ids[4], ids[2], ids[1], ids[3], ids[0]].map { $0.uuidString.lowercased() }
+        XCTAssertEqual(order, expected)
+        await app.stop()
+    }
+
+    func testAuthorSearchAndCategoryFilter() async throws {
+        let app = try await TestApp.start()
+        try await app.insertQuotes(["One"], author: "Mark Twain", category: "humor")
+        try await app.insertQuotes(["Two"], author: "Mark Twain", category: "wisdom")
+        try await app.insertQuotes(["Twain in the text"], author: "Someone Else", category: "humor")
+        let byAuthor = try search(app, "twain", type: "author")
+        XCTAssertEqual(Set(try byAuthor.items().map { $0["text"] as! String }), ["One", "Two"])
+        let filtered = try search(app, "twain", type: "author", extra: "&category=humor")
+        XCTAssertEqual(try filtered.items().map { $0["text"] as! String }, ["One"])
+        let keyword = try search(app, "twain")
+        XCTAssertEqual(try keyword.items().map { $0["text"] as! String }, ["Twain in the text"])
+        await app.stop()
+    }
+
+    func testInvalidQueriesAre422() async throws {
+        let app = try await TestApp.start()
+        XCTAssertEqual(try app.client.get("/v1/quotes/search").status, 422)
+        XCTAssertEqual(try search(app, "   ").status, 422)
+        XCTAssertEqual(try search(app, String(repeating: "a", count: 201)).status, 422)
+        XCTAssertEqual(try search(app, String(repeating: "a", count: 200)).status, 200)
+        XCTAssertEqual(try search(app, "  padded  ").status, 200, "trimmed before the length check")
+        let badType = try search(app, "x", type: "title")
+        XCTAssertEqual(badType.status, 422)
+        XCTAssertEqual(try badType.errorFields(), ["type"])
+        XCTAssertEqual(try search(app, "x", extra: "&category=nope").status, 422)
+        XCTAssertEqual(try search(app, "x", extra: "&page_size=101").status, 422)
+        await app.stop()
+    }
+
+    func testSearchPagesDoNotOverlap() async throws {
+        let app = try await TestApp.start()
+        try await app.insertQuotes((0..<25).map { "needle \($0)" })
+        let first = try search(app, "needle", extra: "&page_size=10&page=1").items().map { $0["id"] as! String }
+        let second = try search(app, "needle", extra: "&page_size=10&page=2").items().map { $0["id"] as! String }
+        let third = try search(app, "needle", extra: "&page_size=10&page=3")
+        XCTAssertEqual(Set(first).intersection(second), [])
+        XCTAssertEqual(try third.items().count, 5)
+        XCTAssertEqual(try third.jsonObject()["has_more"] as? Bool, false)
+        XCTAssertEqual(try search(app, "needle", extra: "&page=9").jsonObject()["total"] as? Int, 25, "total past the end")
+        await app.stop()
+    }
+
+    func testSearchUsesTheTrigramIndex() async throws {
+        let app = try await TestApp.start()
+        try await app.insertQuotes((0..<200).map { "filler quote number \($0)" })
+        let plan = try await app.withConnection { connection in
+            try connection.execute(unsafeSQL: "ANALYZE quotes; SET enable_seqscan = off")
+            return try connection.query("EXPLAIN SELECT id FROM quotes WHERE text ILIKE '%number 1%'")
+                .map { try $0.decode(at: 0, as: String.self) }.joined(separator: "\n")
+        }
+        XCTAssertTrue(plan.contains("quotes_text_trgm_idx"), plan)
+        await app.stop()
+    }
+}
