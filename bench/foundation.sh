@@ -24,7 +24,7 @@ kill "$floor_pid"
 floor=$(awk -v a="$floor1" -v b="$floor2" 'BEGIN {print (a+b)/2}')
 health=$(awk -v a="$health1" -v b="$health2" 'BEGIN {print (a+b)/2}')
 
-url=$(cat "$BENCH_OUT/data/postgres/connection-url" 2>/dev/null || echo "")
+url=$DATABASE_URL_BENCH
 id=$(psql -XAtq "$url" -c "SELECT id FROM quotes ORDER BY created_at DESC, id DESC LIMIT 1")
 sql="SELECT id, text, author, category, created_at FROM quotes WHERE id = '$id';"
 read -r route route_p99 < <(wrk_rate "http://127.0.0.1:18080/v1/quotes/$id")

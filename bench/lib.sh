@@ -25,7 +25,7 @@ bench_start_server() {
     curl -fs "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
     sleep 0.2
   done
-  DATABASE_URL_BENCH=$(grep -o 'postgresql://[^"]*' "$BENCH_OUT/data/postgres/connection-url" 2>/dev/null || true)
+  DATABASE_URL_BENCH="postgresql://quotevault@127.0.0.1:$(cat "$BENCH_OUT/data/postgres/embedded.port")/quotevault"
 }
 
 bench_stop_server() {

@@ -14,6 +14,8 @@ public struct AppContext: Sendable {
     public let quotes: QuoteService
     public let search: QuoteSearch
     public let quoteOfTheDay: QuoteOfTheDay
+    public let favorites: FavoritesService
+    public let collections: CollectionsService
     public let logger: Logger
 
     /// The caller of an authenticated route; `401 unauthorized` otherwise.

@@ -25,7 +25,8 @@ public final class Application: Sendable {
             configuration: configuration, pool: pool, migrator: migrator, signer: signer,
             authenticator: Authenticator(signer: signer, pool: pool),
             quotes: QuoteService(pool: pool, cursorSecret: configuration.jwtSecret), search: QuoteSearch(pool: pool),
-            quoteOfTheDay: QuoteOfTheDay(pool: pool), logger: logger)
+            quoteOfTheDay: QuoteOfTheDay(pool: pool), favorites: FavoritesService(pool: pool),
+            collections: CollectionsService(pool: pool), logger: logger)
         let router = Router(routes: RouteTable.routes(context))
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(

@@ -17,9 +17,11 @@ struct Database {
         let directory = options.resolvedDataDirectory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let embedded = EmbeddedPostgres(dataDirectory: directory.appendingPathComponent("postgres"), logger: logger)
+        // A cluster another process runs (e.g. `seed` while `serve` is up) is used, and left running.
+        let alreadyRunning = embedded.isRunning
         let url = try embedded.start()
-        logger.info("embedded PostgreSQL started", metadata: ["data": .string(directory.path)])
-        return Database(url: url, embedded: embedded, isEmbedded: true)
+        logger.info("embedded PostgreSQL ready", metadata: ["data": .string(directory.path)])
+        return Database(url: url, embedded: alreadyRunning ? nil : embedded, isEmbedded: true)
     }
 
     func close(logger: Logger) {

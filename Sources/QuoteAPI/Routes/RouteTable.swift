@@ -6,5 +6,7 @@ enum RouteTable {
         OperationsRoutes(context: context).routes
             + QuoteRoutes(quotes: context.quotes, search: context.search).routes
             + QuoteOfTheDayRoutes(quoteOfTheDay: context.quoteOfTheDay).routes
+            + FavoriteRoutes(context: context, favorites: context.favorites).routes
+            + CollectionRoutes(context: context, collections: context.collections).routes
     }
 }

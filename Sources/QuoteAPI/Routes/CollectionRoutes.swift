@@ -1,0 +1,108 @@
+import Foundation
+import HTTPServer
+import QuoteVault
+
+/// `/v1/collections…`: the caller's collections (Bearer). Someone else's collection is a `404`, like a
+/// missing one, on every route.
+struct CollectionRoutes {
+    let context: AppContext
+    let collections: CollectionsService
+
+    var routes: [Route] {
+        [
+            Route(.get, "/v1/collections", handler: Handler(list)),
+            Route(.post, "/v1/collections", handler: Handler(create)),
+            Route(.patch, "/v1/collections/{id}", handler: Handler(rename)),
+            Route(.delete, "/v1/collections/{id}", handler: Handler(delete)),
+            Route(.get, "/v1/collections/{id}/quotes", handler: Handler(quotes)),
+            Route(.put, "/v1/collections/{id}/quotes/{quote_id}", handler: Handler(addQuote)),
+            Route(.delete, "/v1/collections/{id}/quotes/{quote_id}", handler: Handler(removeQuote)),
+        ]
+    }
+
+    private struct NameBody: Decodable { let name: String }
+
+    @Sendable private func list(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        let all = try await collections.list(userID: user.userID)
+        var writer = JSONWriter(capacity: 160 * all.count + 16)
+        writer.raw("{")
+        writer.key("items"); writer.array(all) { $0.collection($1) }
+        writer.raw("}")
+        return .json(bytes: writer.bytes)
+    }
+
+    @Sendable private func create(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        let body = try request.decodeJSON(NameBody.self)
+        return Self.respond(try await collections.create(userID: user.userID, name: body.name), status: 201)
+    }
+
+    @Sendable private func rename(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        let id = try request.uuidParameter("id")
+        let body = try request.decodeJSON(NameBody.self)
+        return Self.respond(try await collections.rename(userID: user.userID, collectionID: id, name: body.name), status: 200)
+    }
+
+    @Sendable private func delete(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        try await collections.delete(userID: user.userID, collectionID: try request.uuidParameter("id"))
+        return .noContent
+    }
+
+    @Sendable private func quotes(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        let id = try request.uuidParameter("id")
+        let page = try await collections.quotes(userID: user.userID, collectionID: id, page: try request.pageRequest(allowsCursor: false))
+        var writer = JSONWriter()
+        writer.page(page) { writer, entry in
+            writer.raw("{")
+            writer.key("quote"); writer.quote(entry.quote); writer.comma()
+            writer.key("added_at"); writer.timestamp(entry.addedAt)
+            writer.raw("}")
+        }
+        return .json(bytes: writer.bytes)
+    }
+
+    @Sendable private func addQuote(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        let id = try request.uuidParameter("id")
+        let quoteID = try request.uuidParameter("quote_id")
+        let added = try await collections.addQuote(userID: user.userID, collectionID: id, quoteID: quoteID)
+        var writer = JSONWriter(capacity: 128)
+        writer.raw("{")
+        writer.key("collection_id"); writer.uuid(id); writer.comma()
+        writer.key("quote_id"); writer.uuid(quoteID)
+        writer.raw("}")
+        return .json(bytes: writer.bytes, status: added ? 201 : 200)
+    }
+
+    @Sendable private func removeQuote(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        let id = try request.uuidParameter("id")
+        // A malformed quote id cannot be in the collection: a no-op, but an unknown collection is still 404.
+        let quoteID = UUID(uuidString: request.pathParameter("quote_id"))
+        try await collections.removeQuote(userID: user.userID, collectionID: id, quoteID: quoteID)
+        return .noContent
+    }
+
+    private static func respond(_ collection: QuoteCollection, status: Int) -> Response {
+        var writer = JSONWriter(capacity: 256)
+        writer.collection(collection)
+        return .json(bytes: writer.bytes, status: status)
+    }
+}
+
+extension JSONWriter {
+    /// `{id, name, created_at, updated_at, quote_count}`.
+    mutating func collection(_ collection: QuoteCollection) {
+        raw("{")
+        key("id"); uuid(collection.id); comma()
+        key("name"); string(collection.name); comma()
+        key("created_at"); timestamp(collection.createdAt); comma()
+        key("updated_at"); timestamp(collection.updatedAt); comma()
+        key("quote_count"); int(collection.quoteCount)
+        raw("}")
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import HTTPServer
+import QuoteVault
+
+/// `/v1/favorites…`: the caller's favorites (Bearer).
+struct FavoriteRoutes {
+    let context: AppContext
+    let favorites: FavoritesService
+
+    var routes: [Route] {
+        [
+            Route(.get, "/v1/favorites", handler: Handler(list)),
+            Route(.get, "/v1/favorites/ids", handler: Handler(ids)),
+            Route(.put, "/v1/favorites/{quote_id}", handler: Handler(add)),
+            Route(.delete, "/v1/favorites/{quote_id}", handler: Handler(remove)),
+        ]
+    }
+
+    @Sendable private func list(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        let page = try await favorites.list(userID: user.userID, page: try request.pageRequest(allowsCursor: false))
+        var writer = JSONWriter()
+        writer.page(page) { writer, favorite in
+            writer.raw("{")
+            writer.key("quote"); writer.quote(favorite.quote); writer.comma()
+            writer.key("favorited_at"); writer.timestamp(favorite.favoritedAt)
+            writer.raw("}")
+        }
+        return .json(bytes: writer.bytes)
+    }
+
+    @Sendable private func ids(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        let ids = try await favorites.ids(userID: user.userID)
+        var writer = JSONWriter(capacity: 40 * ids.count + 16)
+        writer.raw("{")
+        writer.key("ids"); writer.array(ids) { $0.uuid($1) }
+        writer.raw("}")
+        return .json(bytes: writer.bytes)
+    }
+
+    @Sendable private func add(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        let quoteID = try request.uuidParameter("quote_id")
+        let created = try await favorites.add(userID: user.userID, quoteID: quoteID)
+        var writer = JSONWriter(capacity: 64)
+        writer.raw("{"); writer.key("quote_id"); writer.uuid(quoteID); writer.raw("}")
+        return .json(bytes: writer.bytes, status: created ? 201 : 200)
+    }
+
+    @Sendable private func remove(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        // A malformed id cannot be a favorite: removing it is the same no-op as removing a missing one.
+        if let quoteID = UUID(uuidString: request.pathParameter("quote_id")) {
+            try await favorites.remove(userID: user.userID, quoteID: quoteID)
+        }
+        return .noContent
+    }
+}

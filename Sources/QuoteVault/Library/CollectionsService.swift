@@ -1,0 +1,144 @@
+import Foundation
+import PGClient
+
+/// A named collection of quotes.
+public struct QuoteCollection: Sendable {
+    public let id: UUID
+    public let name: String
+    public let createdAt: Date
+    public let updatedAt: Date
+    public let quoteCount: Int
+
+    /// The columns `init(row:)` reads, for a query over `collections c`.
+    static let columns = """
+        c.id, c.name, c.created_at, c.updated_at,
+        (SELECT count(*) FROM collection_quotes cq WHERE cq.collection_id = c.id)::int8 AS quote_count
+        """
+
+    init(row: PGRow) throws {
+        id = try row.decode("id")
+        name = try row.decode("name")
+        createdAt = try row.decode("created_at")
+        updatedAt = try row.decode("updated_at")
+        quoteCount = try row.decode("quote_count")
+    }
+}
+
+/// A quote in a collection, with when it was added.
+public struct CollectedQuote: Sendable {
+    public let quote: Quote
+    public let addedAt: Date
+}
+
+/// Each user's collections. The owner's id is part of every WHERE, so another user's collection is exactly
+/// as invisible as a missing one (`notFound`).
+public struct CollectionsService: Sendable {
+    public static let maximumNameLength = 100
+    private let pool: PGPool
+
+    public init(pool: PGPool) { self.pool = pool }
+
+    /// Trims Unicode whitespace (U+00A0, U+2003 … too) and checks 1…100 characters, counted as Unicode code
+    /// points like PostgreSQL's `char_length`, so the table's check always agrees.
+    public static func validateName(_ name: String) throws -> String {
+        let trimmed = String(name.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        guard !trimmed.isEmpty else { throw QuoteVaultError.invalid("name", "must not be empty or only whitespace") }
+        guard trimmed.unicodeScalars.count <= maximumNameLength else {
+            throw QuoteVaultError.invalid("name", "must be at most \(maximumNameLength) characters")
+        }
+        return trimmed
+    }
+
+    /// Newest first, each with its quote count: one query whatever the number of collections.
+    public func list(userID: UUID) async throws -> [QuoteCollection] {
+        try await pool.query("""
+            SELECT \(unsafeSQL: QuoteCollection.columns) FROM collections c
+            WHERE c.user_id = \(userID) ORDER BY c.created_at DESC, c.id DESC
+            """).map(QuoteCollection.init(row:))
+    }
+
+    public func create(userID: UUID, name: String) async throws -> QuoteCollection {
+        let name = try Self.validateName(name)
+        let rows = try await pool.query("""
+            WITH c AS (INSERT INTO collections (user_id, name) VALUES (\(userID), \(name)) RETURNING *)
+            SELECT c.id, c.name, c.created_at, c.updated_at, 0::int8 AS quote_count FROM c
+            """)
+        return try QuoteCollection(row: rows[rows.startIndex])
+    }
+
+    public func rename(userID: UUID, collectionID: UUID, name: String) async throws -> QuoteCollection {
+        let name = try Self.validateName(name)
+        let rows = try await pool.query("""
+            WITH c AS (
+                UPDATE collections SET name = \(name), updated_at = now()
+                WHERE id = \(collectionID) AND user_id = \(userID) RETURNING *)
+            SELECT \(unsafeSQL: QuoteCollection.columns) FROM c
+            """)
+        guard let row = rows.first else { throw QuoteVaultError.notFound }
+        return try QuoteCollection(row: row)
+    }
+
+    /// Deletes the collection; its quote associations go with it (foreign-key cascade, same statement).
+    public func delete(userID: UUID, collectionID: UUID) async throws {
+        let deleted = try await pool.query("DELETE FROM collections WHERE id = \(collectionID) AND user_id = \(userID)")
+        guard deleted.affectedRows == 1 else { throw QuoteVaultError.notFound }
+    }
+
+    /// The collection's quotes, newest addition first.
+    public func quotes(userID: UUID, collectionID: UUID, page: PageRequest) async throws -> Page<CollectedQuote> {
+        try await pool.withConnection { connection in
+            try Self.requireOwned(collectionID, by: userID, connection)
+            let rows = try connection.query("""
+                SELECT \(unsafeSQL: Quote.columns()), cq.added_at
+                FROM collection_quotes cq JOIN quotes ON quotes.id = cq.quote_id
+                WHERE cq.collection_id = \(collectionID)
+                ORDER BY cq.added_at DESC, cq.quote_id DESC
+                LIMIT \(page.size + 1) OFFSET \(page.offset)
+                """)
+            let total = try connection.query(
+                "SELECT count(*)::int8 AS total FROM collection_quotes WHERE collection_id = \(collectionID)"
+            ).first?.decode("total", as: Int.self) ?? 0
+            let items = try rows.prefix(page.size).map { row in
+                CollectedQuote(quote: try Quote(row: row), addedAt: try row.decode("added_at"))
+            }
+            return Page(items: items, page: page.page, pageSize: page.size, total: total, hasMore: rows.count > page.size, nextCursor: nil)
+        }
+    }
+
+    /// Adds a quote. True when added, false when it was already there.
+    /// - Throws: `QuoteVaultError.notFound` for an unknown (or someone else's) collection, or an unknown quote.
+    public func addQuote(userID: UUID, collectionID: UUID, quoteID: UUID) async throws -> Bool {
+        do {
+            return try await pool.withConnection { connection in
+                // Inserting only through the owned collection keeps ownership in the statement itself.
+                let inserted = try connection.query("""
+                    INSERT INTO collection_quotes (collection_id, quote_id)
+                    SELECT c.id, \(quoteID) FROM collections c WHERE c.id = \(collectionID) AND c.user_id = \(userID)
+                    ON CONFLICT (collection_id, quote_id) DO NOTHING
+                    """).affectedRows
+                if inserted == 1 { return true }
+                try Self.requireOwned(collectionID, by: userID, connection)
+                return false
+            }
+        } catch let error as PGError where error.sqlState == .foreignKeyViolation {
+            throw QuoteVaultError.notFound
+        }
+    }
+
+    /// Removes a quote if present (idempotent); `notFound` for an unknown or foreign collection.
+    /// A nil `quoteID` (one that cannot exist) only checks the collection.
+    public func removeQuote(userID: UUID, collectionID: UUID, quoteID: UUID?) async throws {
+        try await pool.withConnection { connection in
+            try Self.requireOwned(collectionID, by: userID, connection)
+            guard let quoteID else { return }
+            try connection.query("""
+                DELETE FROM collection_quotes WHERE collection_id = \(collectionID) AND quote_id = \(quoteID)
+                """)
+        }
+    }
+
+    private static func requireOwned(_ collectionID: UUID, by userID: UUID, _ connection: PGConnection) throws {
+        let owned = try connection.query("SELECT 1 AS owned FROM collections WHERE id = \(collectionID) AND user_id = \(userID)")
+        guard !owned.isEmpty else { throw QuoteVaultError.notFound }
+    }
+}
