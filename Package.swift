@@ -16,6 +16,8 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // libcurl's SMTP support delivers password-reset mail (no hand-written SMTP client).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // A thin, safe PostgreSQL client over libpq.
         .target(name: "PGClient", dependencies: [
@@ -33,7 +35,7 @@ let package = Package(
         ]),
         // The business: schema migrations, accounts, quotes, library. Knows nothing of HTTP.
         .target(name: "QuoteVault", dependencies: [
-            "PGClient", "AuthJWT", .product(name: "Logging", package: "swift-log"),
+            "PGClient", "AuthJWT", "CCurl", .product(name: "Logging", package: "swift-log"),
         ]),
         // The /v1 REST API (and operations routes) mounted on the QuoteVault services.
         .target(name: "QuoteAPI", dependencies: [
@@ -41,7 +43,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "QuoteServer", dependencies: [
-            "QuoteAPI", "QuoteVault", "EmbeddedPostgres", "PGClient",
+            "QuoteAPI", "QuoteVault", "EmbeddedPostgres", "PGClient", "AuthJWT",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -54,6 +56,6 @@ let package = Package(
         .testTarget(name: "PGClientTests", dependencies: ["PGClient", "TestSupport"]),
         .testTarget(name: "AuthJWTTests", dependencies: ["AuthJWT"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
-        .testTarget(name: "QuoteAPITests", dependencies: ["QuoteAPI", "QuoteVault", "TestSupport", "PGClient"]),
+        .testTarget(name: "QuoteAPITests", dependencies: ["QuoteAPI", "QuoteVault", "TestSupport", "PGClient", "AuthJWT", "HTTPServer"]),
     ]
 )

@@ -5,7 +5,7 @@ public enum JSONCoding {
     /// Encodes `value`; dates become `2026-11-22T09:17:23.123Z`.
     public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]  // stable bytes for equal values
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(Timestamp.format(date))

@@ -1,3 +1,4 @@
+import AuthJWT
 import Foundation
 
 /// Everything the running API needs, resolved from flags and environment by the `quote-server` command.
@@ -17,6 +18,13 @@ public struct AppConfiguration: Sendable {
     /// libmicrohttpd event threads; measured best on 2 cores with 2 (see bench/README.md).
     public var eventThreads: Int = 2
     public var migrationsDirectory: URL
+    /// scrypt cost for new password hashes (`SCRYPT_LN`, `SCRYPT_R`, `SCRYPT_P`); about 60 ms per hash here.
+    public var scrypt = ScryptParameters.default
+    /// Concurrent password hashes; the rest wait in a queue of `hashingQueueLimit`, then get 503.
+    public var hashingThreads = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+    public var hashingQueueLimit = 64
+    /// The link in reset mails; the token is appended as `?token=…`.
+    public var passwordResetURL = "quotevault://reset-password"
 
     public init(databaseURL: String, jwtSecret: [UInt8], migrationsDirectory: URL) {
         self.databaseURL = databaseURL

@@ -14,6 +14,10 @@ public struct AppContext: Sendable {
     public let quotes: QuoteService
     public let search: QuoteSearch
     public let quoteOfTheDay: QuoteOfTheDay
+    public let accounts: AccountService
+    public let profiles: ProfileService
+    public let hashing: PasswordHashingQueue
+    public let mail: MailDelivery
     public let favorites: FavoritesService
     public let collections: CollectionsService
     public let logger: Logger

@@ -21,11 +21,21 @@ public final class Application: Sendable {
         let pool = PGPool(connectionString: configuration.databaseURL, size: configuration.databasePoolSize, logger: logger)
         let migrator = Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), logger: logger)
         let signer = JWTSigner(secret: configuration.jwtSecret)
+        let hashing = PasswordHashingQueue(
+            hasher: PasswordHasher(parameters: configuration.scrypt), threads: configuration.hashingThreads,
+            queueLimit: configuration.hashingQueueLimit)
+        let sessions = SessionIssuer(
+            signer: signer, accessTokenTTL: configuration.accessTokenTTL, refreshTokenTTL: configuration.refreshTokenTTL)
+        let accounts = AccountService(
+            pool: pool, hashing: hashing, sessions: sessions, limits: RateLimiter(enabled: configuration.rateLimitsEnabled),
+            resetLinkBase: configuration.passwordResetURL)
+        let mail = MailDelivery(pool: pool, smtpURL: configuration.smtpURL, from: configuration.mailFrom, logger: logger)
         let context = AppContext(
             configuration: configuration, pool: pool, migrator: migrator, signer: signer,
             authenticator: Authenticator(signer: signer, pool: pool),
             quotes: QuoteService(pool: pool, cursorSecret: configuration.jwtSecret), search: QuoteSearch(pool: pool),
-            quoteOfTheDay: QuoteOfTheDay(pool: pool), favorites: FavoritesService(pool: pool),
+            quoteOfTheDay: QuoteOfTheDay(pool: pool), accounts: accounts, profiles: ProfileService(pool: pool),
+            hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
             collections: CollectionsService(pool: pool), logger: logger)
         let router = Router(routes: RouteTable.routes(context))
         let server = HTTPServer(
@@ -43,6 +53,7 @@ public final class Application: Sendable {
     /// Starts listening.
     public func start() throws {
         try server.start()
+        context.mail.start()
         context.logger.info("listening", metadata: [
             "host": .string(server.configuration.host), "port": .stringConvertible(server.port),
         ])
@@ -53,6 +64,8 @@ public final class Application: Sendable {
     /// Graceful stop: no new connections, requests in flight finish (≤ 10 s), then the pool closes.
     public func shutdown() async {
         await server.shutdown()
+        context.mail.stop()
+        context.hashing.stop()
         context.pool.shutdown()
         LogSink.standardError.flush()
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthJWT
 import Foundation
 import QuoteAPI
 import QuoteVault
@@ -27,6 +28,13 @@ enum AppConfigurationBuilder {
         configuration.databasePoolSize = try options.intValue(
             options.dbPoolSize, "DB_POOL_SIZE", default: 2 * ProcessInfo.processInfo.activeProcessorCount)
         guard configuration.databasePoolSize >= 1 else { throw ValidationError("DB_POOL_SIZE must be at least 1") }
+        let scrypt = ScryptParameters(
+            logN: try options.intValue(options.scryptLogN, "SCRYPT_LN", default: ScryptParameters.default.logN),
+            r: try options.intValue(options.scryptR, "SCRYPT_R", default: ScryptParameters.default.r),
+            p: try options.intValue(options.scryptP, "SCRYPT_P", default: ScryptParameters.default.p))
+        guard scrypt.isSupported else { throw ValidationError("SCRYPT_LN/SCRYPT_R/SCRYPT_P are out of the supported range") }
+        configuration.scrypt = scrypt
+        if let link = options.value(options.passwordResetURL, "PASSWORD_RESET_URL") { configuration.passwordResetURL = link }
         configuration.eventThreads = try options.intValue(options.httpThreads, "HTTP_THREADS", default: 2)
         guard (1...64).contains(configuration.eventThreads) else { throw ValidationError("HTTP_THREADS must be 1...64") }
         return configuration

@@ -31,6 +31,14 @@ struct ServerOptions: ParsableArguments {
     var logLevel: String?
     @Option(help: "json or text (env LOG_FORMAT, default json).")
     var logFormat: String?
+    @Option(name: .customLong("scrypt-ln"), help: "scrypt log2(N) for new password hashes (env SCRYPT_LN, default 14).")
+    var scryptLogN: Int?
+    @Option(name: .customLong("scrypt-r"), help: "scrypt r (env SCRYPT_R, default 12).")
+    var scryptR: Int?
+    @Option(name: .customLong("scrypt-p"), help: "scrypt p (env SCRYPT_P, default 1).")
+    var scryptP: Int?
+    @Option(help: "Link in password-reset mails; ?token= is appended (env PASSWORD_RESET_URL).")
+    var passwordResetURL: String?
     @Option(help: "libmicrohttpd event threads (env HTTP_THREADS, default 2; see bench/README.md).")
     var httpThreads: Int?
     @Option(help: "Directory of NNNN_name.sql files (env MIGRATIONS_DIR; default: found beside the program).")

@@ -43,6 +43,8 @@ public final class TestApp: Sendable {
             migrationsDirectory: repositoryRoot.appendingPathComponent("migrations"))
         configuration.port = 0
         configuration.databasePoolSize = 4
+        // Cheap hashing keeps the suite fast; a test of its own uses the real defaults.
+        configuration.scrypt = ScryptParameters(logN: 10, r: 8, p: 1)
         configure(&configuration)
         var logger = Logger(label: "test")
         logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical

@@ -6,6 +6,8 @@ enum RouteTable {
         OperationsRoutes(context: context).routes
             + QuoteRoutes(quotes: context.quotes, search: context.search).routes
             + QuoteOfTheDayRoutes(quoteOfTheDay: context.quoteOfTheDay).routes
+            + AuthRoutes(context: context).routes
+            + MeRoutes(context: context).routes
             + FavoriteRoutes(context: context, favorites: context.favorites).routes
             + CollectionRoutes(context: context, collections: context.collections).routes
     }

@@ -1,0 +1,57 @@
+import Foundation
+import HTTPServer
+import QuoteVault
+
+/// `/v1/auth/…`: sign-up, login, refresh, logout, password reset.
+struct AuthRoutes {
+    let context: AppContext
+    var accounts: AccountService { context.accounts }
+
+    var routes: [Route] {
+        [
+            Route(.post, "/v1/auth/signup", handler: Handler(signUp)),
+            Route(.post, "/v1/auth/login", handler: Handler(logIn)),
+            Route(.post, "/v1/auth/refresh", handler: Handler(refresh)),
+            Route(.post, "/v1/auth/logout", handler: Handler(logOut)),
+            Route(.post, "/v1/auth/password-reset", handler: Handler(requestReset)),
+            Route(.post, "/v1/auth/password-reset/confirm", handler: Handler(confirmReset)),
+        ]
+    }
+
+    private struct SignUpBody: Decodable { let email: String; let password: String; let display_name: String? }
+    private struct LogInBody: Decodable { let email: String; let password: String }
+    private struct RefreshBody: Decodable { let refresh_token: String }
+    private struct ResetBody: Decodable { let email: String }
+    private struct ConfirmBody: Decodable { let token: String; let password: String }
+
+    @Sendable private func signUp(_ request: Request) async throws -> Response {
+        let body = try request.decodeJSON(SignUpBody.self)
+        return .session(try await accounts.signUp(email: body.email, password: body.password, displayName: body.display_name), status: 201)
+    }
+
+    @Sendable private func logIn(_ request: Request) async throws -> Response {
+        let body = try request.decodeJSON(LogInBody.self)
+        return .session(try await accounts.logIn(email: body.email, password: body.password, clientAddress: request.clientAddress))
+    }
+
+    @Sendable private func refresh(_ request: Request) async throws -> Response {
+        let body = try request.decodeJSON(RefreshBody.self)
+        return .session(try await accounts.refresh(refreshToken: body.refresh_token))
+    }
+
+    @Sendable private func logOut(_ request: Request) async throws -> Response {
+        try await accounts.logOut(try await context.authenticate(request))
+        return .noContent
+    }
+
+    @Sendable private func requestReset(_ request: Request) async throws -> Response {
+        let body = try request.decodeJSON(ResetBody.self)
+        try await accounts.requestPasswordReset(email: body.email)
+        return .json(bytes: Array(#"{"status":"accepted"}"#.utf8), status: 202)
+    }
+
+    @Sendable private func confirmReset(_ request: Request) async throws -> Response {
+        let body = try request.decodeJSON(ConfirmBody.self)
+        return .session(try await accounts.confirmPasswordReset(token: body.token, newPassword: body.password))
+    }
+}

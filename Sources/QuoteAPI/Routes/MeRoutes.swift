@@ -1,0 +1,80 @@
+import Foundation
+import HTTPServer
+import QuoteVault
+
+/// `/v1/me…` and `/v1/avatars/{user_id}`: the caller's account, profile and avatar.
+struct MeRoutes {
+    let context: AppContext
+    var profiles: ProfileService { context.profiles }
+
+    var routes: [Route] {
+        [
+            Route(.get, "/v1/me", handler: Handler(me)),
+            Route(.patch, "/v1/me", handler: Handler(update)),
+            Route(.delete, "/v1/me", handler: Handler(deleteAccount)),
+            Route(.put, "/v1/me/avatar", maxBodySize: ProfileService.maximumAvatarBytes, handler: Handler(putAvatar)),
+            Route(.delete, "/v1/me/avatar", handler: Handler(deleteAvatar)),
+            Route(.get, "/v1/avatars/{user_id}", handler: Handler(avatar)),
+        ]
+    }
+
+    private struct PatchBody: Decodable { let display_name: JSONValue?; let preferences: JSONValue? }
+    private struct DeleteBody: Decodable { let password: String }
+
+    @Sendable private func me(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        return .user(try await profiles.user(user.userID))
+    }
+
+    @Sendable private func update(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        let body = try request.decodeJSON(PatchBody.self)
+        return .user(try await profiles.update(user.userID, displayName: Self.presence(body.display_name, in: request, key: "display_name"),
+                                               preferences: body.preferences))
+    }
+
+    /// `JSONValue?` decodes both an absent key and `null` as nil; tell them apart (absent: leave as is).
+    private static func presence(_ value: JSONValue?, in request: Request, key: String) -> JSONValue? {
+        if let value { return value }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any], object.keys.contains(key) else {
+            return nil
+        }
+        return .null
+    }
+
+    @Sendable private func deleteAccount(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        let body = try request.decodeJSON(DeleteBody.self)
+        try await context.accounts.deleteAccount(user, password: body.password)
+        return .noContent
+    }
+
+    @Sendable private func putAvatar(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        guard let type = request.mediaType, ["image/png", "image/jpeg"].contains(type) else {
+            throw QuoteVaultError.unsupportedMediaType("Send the image as image/png or image/jpeg")
+        }
+        return .user(try await profiles.setAvatar(user.userID, bytes: request.body))
+    }
+
+    @Sendable private func deleteAvatar(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        return .user(try await profiles.removeAvatar(user.userID))
+    }
+
+    @Sendable private func avatar(_ request: Request) async throws -> Response {
+        let avatar = try await profiles.avatar(of: try request.uuidParameter("user_id"))
+        let etag = "\"\(avatar.etag)\""
+        // A URL carrying the current version (?v=) never changes; others must revalidate with the ETag.
+        let cacheControl = request.queryValue("v") == avatar.etag ? "public, max-age=31536000, immutable" : "public, no-cache"
+        let matches = request.headers["If-None-Match"]?.split(separator: ",").contains {
+            let tag = $0.trimmingCharacters(in: .whitespaces)
+            return tag == etag || tag == "W/\(etag)" || tag == "*"
+        } ?? false
+        if matches {
+            return Response(status: 304, headers: ["ETag": etag, "Cache-Control": cacheControl])
+        }
+        return Response(status: 200, headers: ["Content-Type": avatar.contentType, "ETag": etag, "Cache-Control": cacheControl],
+                        body: avatar.bytes)
+    }
+}

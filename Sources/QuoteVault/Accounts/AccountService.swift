@@ -1,0 +1,164 @@
+import AuthJWT
+import Foundation
+import Logging
+import PGClient
+
+/// Sign-up, login, refresh, logout, password reset and account deletion.
+public struct AccountService: Sendable {
+    private let pool: PGPool
+    private let hashing: PasswordHashingQueue
+    private let sessions: SessionIssuer
+    private let limits: RateLimiter
+    private let resetLinkBase: String
+
+    public init(pool: PGPool, hashing: PasswordHashingQueue, sessions: SessionIssuer, limits: RateLimiter, resetLinkBase: String) {
+        self.pool = pool
+        self.hashing = hashing
+        self.sessions = sessions
+        self.limits = limits
+        self.resetLinkBase = resetLinkBase
+    }
+
+    /// Creates the account and its first session. The unique email constraint decides concurrent sign-ups.
+    public func signUp(email: String, password: String, displayName: String?) async throws -> Session {
+        var errors: [FieldError] = []
+        var normalised = ""
+        do { normalised = try Credentials.normaliseEmail(email) } catch QuoteVaultError.validation(let e) { errors += e }
+        do { try Credentials.validatePassword(password) } catch QuoteVaultError.validation(let e) { errors += e }
+        do { _ = try Credentials.validateDisplayName(displayName) } catch QuoteVaultError.validation(let e) { errors += e }
+        guard errors.isEmpty else { throw QuoteVaultError.validation(errors) }
+        let hash = try await hashing.hash(password)
+        let sessions = self.sessions
+        do {
+            return try await pool.withTransaction { [normalised] connection in
+                let rows = try connection.query("""
+                    INSERT INTO users (email, password_hash) VALUES (\(normalised), \(hash)) RETURNING id
+                    """)
+                let userID = try rows[rows.startIndex].decode("id", as: UUID.self)
+                try connection.query("INSERT INTO profiles (id, display_name) VALUES (\(userID), \(displayName))")
+                return try sessions.open(for: userID, connection)
+            }
+        } catch let error as PGError where error.sqlState == .uniqueViolation {
+            throw QuoteVaultError.emailExists
+        }
+    }
+
+    /// The same `invalidCredentials` for an unknown email and a wrong password, after the same hashing work.
+    public func logIn(email: String, password: String, clientAddress: String) async throws -> Session {
+        let normalised = (try? Credentials.normaliseEmail(email)) ?? email.lowercased()
+        let limits = self.limits
+        let stored = try await pool.withConnection { connection -> (UUID, String)? in
+            try limits.check(RateLimiter.failedLoginsPerEmail, email: normalised, connection)
+            try limits.check(RateLimiter.failedLoginsPerAddress, address: clientAddress, connection)
+            guard let row = try connection.query("SELECT id, password_hash FROM users WHERE email = \(normalised)").first else {
+                return nil
+            }
+            return (try row.decode("id", as: UUID.self), try row.decode("password_hash", as: String.self))
+        }
+        let matches = try await hashing.verify(password, against: stored?.1)
+        guard matches, let (userID, phc) = stored else {
+            try await pool.withConnection { connection in
+                try limits.record("login_failed", email: normalised, address: clientAddress, connection)
+            }
+            throw QuoteVaultError.invalidCredentials
+        }
+        // Stored parameters weaker than today's: upgrade the hash while we have the password.
+        let upgraded = hashing.hasher.needsRehash(phc) ? try await hashing.hash(password) : nil
+        let sessions = self.sessions
+        return try await pool.withTransaction { connection in
+            if let upgraded {
+                try connection.query("UPDATE users SET password_hash = \(upgraded) WHERE id = \(userID)")
+            }
+            return try sessions.open(for: userID, connection)
+        }
+    }
+
+    /// Rotates the refresh token. A token that was already rotated means it leaked: the whole session is
+    /// revoked (committed), and the caller gets `refreshTokenReused`.
+    public func refresh(refreshToken: String) async throws -> Session {
+        guard OpaqueToken.isWellFormed(refreshToken) else { throw QuoteVaultError.refreshTokenInvalid }
+        let tokenHash = OpaqueToken.hash(refreshToken)
+        let sessions = self.sessions
+        return try await pool.withTransaction { connection in
+            guard let row = try connection.query("""
+                SELECT t.session_id, t.rotated_at IS NOT NULL AS rotated, s.user_id,
+                       s.revoked_at IS NULL AND s.expires_at > now() AS live
+                FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
+                WHERE t.token_hash = \(tokenHash)
+                FOR UPDATE OF t, s
+                """).first
+            else { throw QuoteVaultError.refreshTokenInvalid }
+            let sessionID = try row.decode("session_id", as: UUID.self)
+            guard try row.decode("live", as: Bool.self) else { throw QuoteVaultError.refreshTokenInvalid }
+            if try row.decode("rotated", as: Bool.self) {
+                try connection.query("UPDATE sessions SET revoked_at = now() WHERE id = \(sessionID)")
+                throw PGCommitThenThrow(QuoteVaultError.refreshTokenReused)
+            }
+            try connection.query("UPDATE refresh_tokens SET rotated_at = now() WHERE token_hash = \(tokenHash)")
+            try connection.query("UPDATE sessions SET refreshed_at = now() WHERE id = \(sessionID)")
+            return try sessions.issue(sessionID: sessionID, userID: try row.decode("user_id"), connection)
+        }
+    }
+
+    /// Revokes the session: its refresh token and every access token naming it stop working at once.
+    public func logOut(_ user: AuthenticatedUser) async throws {
+        try await pool.query("UPDATE sessions SET revoked_at = now() WHERE id = \(user.sessionID) AND revoked_at IS NULL")
+    }
+
+    /// Writes a reset token and its mail (same transaction) when the account exists; answers the same either way.
+    public func requestPasswordReset(email: String) async throws {
+        let normalised = try Credentials.normaliseEmail(email)
+        let limits = self.limits
+        let linkBase = resetLinkBase
+        try await pool.withTransaction { connection in
+            try limits.check(RateLimiter.resetsPerEmail, email: normalised, connection)
+            try limits.record("reset_requested", email: normalised, address: nil, connection)
+            guard let row = try connection.query("SELECT id FROM users WHERE email = \(normalised)").first else { return }
+            let userID = try row.decode("id", as: UUID.self)
+            let token = try OpaqueToken.generate()
+            try connection.query("""
+                INSERT INTO password_reset_tokens (token_hash, user_id, expires_at)
+                VALUES (\(OpaqueToken.hash(token)), \(userID), now() + interval '1 hour')
+                """)
+            try MailOutbox.enqueue(
+                to: normalised, subject: "Reset your QuoteVault password",
+                body: """
+                    Someone asked to reset the password of your QuoteVault account.
+
+                    To choose a new password, open this link within one hour:
+                    \(linkBase)?token=\(token)
+
+                    If it was not you, ignore this mail: your password stays as it is.
+                    """,
+                connection)
+        }
+    }
+
+    /// Sets a new password with a single-use reset token; every other session of the user is revoked.
+    public func confirmPasswordReset(token: String, newPassword: String) async throws -> Session {
+        try Credentials.validatePassword(newPassword)
+        guard OpaqueToken.isWellFormed(token) else { throw QuoteVaultError.resetTokenInvalid }
+        let hash = try await hashing.hash(newPassword)
+        let sessions = self.sessions
+        return try await pool.withTransaction { connection in
+            guard let row = try connection.query("""
+                UPDATE password_reset_tokens SET used_at = now()
+                WHERE token_hash = \(OpaqueToken.hash(token)) AND used_at IS NULL AND expires_at > now()
+                RETURNING user_id
+                """).first
+            else { throw QuoteVaultError.resetTokenInvalid }
+            let userID = try row.decode("user_id", as: UUID.self)
+            try connection.query("UPDATE users SET password_hash = \(hash), updated_at = now() WHERE id = \(userID)")
+            try connection.query("UPDATE sessions SET revoked_at = now() WHERE user_id = \(userID) AND revoked_at IS NULL")
+            return try sessions.open(for: userID, connection)
+        }
+    }
+
+    /// Deletes the account and everything it owns (foreign-key cascades), after checking the password.
+    public func deleteAccount(_ user: AuthenticatedUser, password: String) async throws {
+        let phc = try await pool.query("SELECT password_hash FROM users WHERE id = \(user.userID)")
+            .first?.decode("password_hash", as: String.self)
+        guard try await hashing.verify(password, against: phc) else { throw QuoteVaultError.invalidCredentials }
+        try await pool.query("DELETE FROM users WHERE id = \(user.userID)")
+    }
+}

@@ -1,0 +1,105 @@
+import AuthJWT
+import Foundation
+import PGClient
+
+/// An avatar image as stored.
+public struct Avatar: Sendable {
+    public let contentType: String
+    public let bytes: [UInt8]
+    public let etag: String
+}
+
+/// The caller's profile: display name, preferences and avatar.
+public struct ProfileService: Sendable {
+    public static let maximumAvatarBytes = 2 * 1024 * 1024
+    private let pool: PGPool
+
+    public init(pool: PGPool) { self.pool = pool }
+
+    public func user(_ userID: UUID) async throws -> User {
+        try await pool.withConnection { try User.load(userID, $0) }
+    }
+
+    /// Applies a PATCH: absent fields stay; `display_name` may be set or cleared (null); `preferences` merge
+    /// field by field (null resets one to its default). Validation happens before anything is written.
+    public func update(_ userID: UUID, displayName: JSONValue?, preferences: JSONValue?) async throws -> User {
+        var errors: [FieldError] = []
+        var newName: String??
+        switch displayName {
+        case nil: newName = .none
+        case .null?: newName = .some(nil)
+        case .string(let name)?:
+            do { newName = .some(try Credentials.validateDisplayName(name)) } catch QuoteVaultError.validation(let e) { errors += e }
+        default: errors.append(FieldError(field: "display_name", message: "must be a string or null"))
+        }
+        var patch: [String: JSONValue]?
+        switch preferences {
+        case nil, .null?: patch = nil
+        case .object(let object)?: patch = object
+        default: errors.append(FieldError(field: "preferences", message: "must be an object"))
+        }
+        // Validate the patch against empty preferences first, so every field error is reported together.
+        if let patch {
+            do { _ = try Preferences.merge(patch, into: [:]) } catch QuoteVaultError.validation(let e) { errors += e }
+        }
+        guard errors.isEmpty else { throw QuoteVaultError.validation(errors) }
+        return try await pool.withTransaction { [newName, patch] connection in
+            let rows = try connection.query("SELECT preferences FROM profiles WHERE id = \(userID) FOR UPDATE")
+            guard let row = rows.first else { throw QuoteVaultError.unauthorized }
+            if let patch {
+                let stored = try JSONDecoder().decode([String: JSONValue].self, from: try row.decode("preferences", as: PGJSON.self).data)
+                let merged = try Preferences.merge(patch, into: stored)
+                try connection.query("""
+                    UPDATE profiles SET preferences = \(PGJSON(data: try JSONEncoder().encode(merged))), updated_at = now()
+                    WHERE id = \(userID)
+                    """)
+            }
+            if case .some(let name) = newName {
+                try connection.query("UPDATE profiles SET display_name = \(name), updated_at = now() WHERE id = \(userID)")
+            }
+            return try User.load(userID, connection)
+        }
+    }
+
+    /// Stores a PNG or JPEG recognised by its first bytes (whatever the declared type says).
+    public func setAvatar(_ userID: UUID, bytes: [UInt8]) async throws -> User {
+        guard let contentType = Self.imageType(of: bytes) else {
+            throw QuoteVaultError.unsupportedMediaType("The image must be a PNG or JPEG")
+        }
+        let etag = Digest.sha256Hex(bytes)
+        return try await pool.withTransaction { connection in
+            try connection.query("""
+                INSERT INTO avatars (user_id, content_type, bytes, etag) VALUES (\(userID), \(contentType), \(bytes), \(etag))
+                ON CONFLICT (user_id) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes,
+                    etag = excluded.etag, updated_at = now()
+                """)
+            try connection.query("UPDATE profiles SET updated_at = now() WHERE id = \(userID)")
+            return try User.load(userID, connection)
+        }
+    }
+
+    public func removeAvatar(_ userID: UUID) async throws -> User {
+        try await pool.withTransaction { connection in
+            if try connection.query("DELETE FROM avatars WHERE user_id = \(userID)").affectedRows > 0 {
+                try connection.query("UPDATE profiles SET updated_at = now() WHERE id = \(userID)")
+            }
+            return try User.load(userID, connection)
+        }
+    }
+
+    /// The avatar of `userID` (public); `notFound` when there is none.
+    public func avatar(of userID: UUID) async throws -> Avatar {
+        guard let row = try await pool.query("SELECT content_type, bytes, etag FROM avatars WHERE user_id = \(userID)").first else {
+            throw QuoteVaultError.notFound
+        }
+        return Avatar(contentType: try row.decode("content_type"), bytes: try row.decode("bytes"), etag: try row.decode("etag"))
+    }
+
+    /// `image/png` or `image/jpeg` by magic bytes, else nil.
+    public static func imageType(of bytes: [UInt8]) -> String? {
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        if bytes.count > png.count, Array(bytes.prefix(png.count)) == png { return "image/png" }
+        if bytes.count > 3, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF { return "image/jpeg" }
+        return nil
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import PGClient
+
+/// Throttles failed logins and reset requests with counters kept in PostgreSQL (`auth_events`), so every
+/// server instance enforces the same limits.
+public struct RateLimiter: Sendable {
+    public struct Rule: Sendable {
+        let kind: String
+        let limit: Int
+        let window: Int  // seconds
+    }
+
+    /// More than 10 failed logins for one email within 15 minutes.
+    public static let failedLoginsPerEmail = Rule(kind: "login_failed", limit: 10, window: 900)
+    /// More than 100 failed logins from one client address within 15 minutes.
+    public static let failedLoginsPerAddress = Rule(kind: "login_failed", limit: 100, window: 900)
+    /// More than 5 password-reset requests for one email within an hour.
+    public static let resetsPerEmail = Rule(kind: "reset_requested", limit: 5, window: 3600)
+
+    public let enabled: Bool
+
+    public init(enabled: Bool) { self.enabled = enabled }
+
+    /// Throws `rateLimited` when `rule` is already used up for `email` (or `address`).
+    func check(_ rule: Rule, email: String? = nil, address: String? = nil, _ connection: PGConnection) throws {
+        guard enabled else { return }
+        var query: PGQuery = """
+            SELECT count(*)::int8 AS events,
+                   coalesce(ceil(extract(epoch FROM min(created_at) + \(rule.window) * interval '1 second' - now())), 1)::int8 AS retry
+            FROM auth_events WHERE kind = \(rule.kind) AND created_at > now() - \(rule.window) * interval '1 second'
+            """
+        if let email { query.append(" AND email = \(email)") }
+        if let address { query.append(" AND client_address = \(address)") }
+        let row = try connection.query(query)[0]
+        if try row.decode("events", as: Int.self) >= rule.limit {
+            throw QuoteVaultError.rateLimited(retryAfterSeconds: max(1, try row.decode("retry", as: Int.self)))
+        }
+    }
+
+    /// Records one event (always, so that turning limits on later sees the recent past), and prunes old ones.
+    func record(_ kind: String, email: String?, address: String?, _ connection: PGConnection) throws {
+        try connection.query("INSERT INTO auth_events (kind, email, client_address) VALUES (\(kind), \(email), \(address))")
+    }
+
+    /// Deletes events older than any window (called now and then by the maintenance loop).
+    public static func prune(_ connection: PGConnection) throws {
+        try connection.query("DELETE FROM auth_events WHERE created_at < now() - interval '2 hours'")
+    }
+}

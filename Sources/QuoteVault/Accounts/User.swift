@@ -1,0 +1,55 @@
+import Foundation
+import PGClient
+
+/// An account as the API shows it: `{id, email, display_name, avatar_url, preferences, created_at, updated_at}`.
+public struct User: Sendable {
+    public let id: UUID
+    public let email: String
+    public let displayName: String?
+    /// The avatar's content hash, when the user has one.
+    public let avatarETag: String?
+    public let preferences: Preferences
+    public let createdAt: Date
+    public let updatedAt: Date
+
+    /// `/v1/avatars/{id}?v=<etag>`, or nil.
+    public var avatarURL: String? {
+        avatarETag.map { "/v1/avatars/\(id.uuidString.lowercased())?v=\($0)" }
+    }
+
+    /// Selects everything `init(row:)` needs for the user `id`.
+    static func query(id: UUID) -> PGQuery {
+        """
+        SELECT u.id, u.email, p.display_name, a.etag AS avatar_etag, p.preferences, u.created_at,
+               greatest(u.updated_at, p.updated_at) AS updated_at
+        FROM users u JOIN profiles p ON p.id = u.id LEFT JOIN avatars a ON a.user_id = u.id
+        WHERE u.id = \(id)
+        """
+    }
+
+    init(row: PGRow) throws {
+        id = try row.decode("id")
+        email = try row.decode("email")
+        displayName = try row.decode("display_name")
+        avatarETag = try row.decode("avatar_etag")
+        let stored = try row.decode("preferences", as: PGJSON.self)
+        preferences = Preferences(stored: (try? JSONDecoder().decode([String: JSONValue].self, from: stored.data)) ?? [:])
+        createdAt = try row.decode("created_at")
+        updatedAt = try row.decode("updated_at")
+    }
+
+    /// Loads the user `id`; `unauthorized` when the account is gone (its token outlived it).
+    static func load(_ id: UUID, _ connection: PGConnection) throws -> User {
+        guard let row = try connection.query(query(id: id)).first else { throw QuoteVaultError.unauthorized }
+        return try User(row: row)
+    }
+}
+
+/// What sign-up, login, refresh and reset answer: `{access_token, token_type, expires_in, expires_at, refresh_token, user}`.
+public struct Session: Sendable {
+    public let accessToken: String
+    public let expiresIn: Int
+    public let expiresAt: Int
+    public let refreshToken: String
+    public let user: User
+}
