@@ -33,5 +33,5 @@ public enum OpenAPIDocument {
         return Array(data)
     }()
 
-    static let fragments: [String] = [operationsFragment, commonFragment, quotesFragment, libraryFragment]
+    static let fragments: [String] = [operationsFragment, commonFragment, quotesFragment, libraryFragment, accountsFragment]
 }
