@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Quotes benchmark: 100,000+ quotes; requests/s and p99 of a first page (with its total), a cursor page
+# 5,000 pages deep, a keyword search, an author search and the quote of the day, each beside pgbench running
+# the same SQL (the quote of the day beside the C libmicrohttpd floor), all in one run. Prints the plans.
+# Usage: bench/quotes.sh   (DURATION=seconds per measurement, default 5)
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+trap 'bench_stop_server; [[ -n "${floor_pid:-}" ]] && kill "$floor_pid" 2>/dev/null || true' EXIT
+
+bench_build
+bench_start_server 18080
+url=$DATABASE_URL_BENCH
+"$BENCH_ROOT/.build/release/quote-server" seed >/dev/null 2>&1 || true
+
+# Grow the corpus to 100,000+ distinct quotes by numbering copies of the real ones (same words, same search load).
+count=$(psql -XAtq "$url" -c "SELECT count(*) FROM quotes")
+if (( count < 100000 )); then
+  psql -XAtq "$url" -c "
+    INSERT INTO quotes (text, author, category, created_at)
+    SELECT left(q.text, 290) || ' #' || n, q.author, q.category, q.created_at - n * interval '1 second'
+    FROM quotes q, generate_series(1, 13) AS n
+    ON CONFLICT DO NOTHING;
+    ANALYZE quotes;" >/dev/null
+fi
+count=$(psql -XAtq "$url" -c "SELECT count(*) FROM quotes")
+echo "quotes: $count"
+
+size=10
+# The cursor of page 5,001: the position after item 50,000.
+cursor=$(curl -fs "http://127.0.0.1:18080/v1/quotes?page=5000&page_size=$size" | python3 -c "import json,sys; print(json.load(sys.stdin)['next_cursor'])")
+read -r deep_us deep_id < <(psql -XAtq -F ' ' "$url" -c "
+  SELECT (extract(epoch FROM created_at) * 1000000)::int8, id FROM quotes ORDER BY created_at DESC, id DESC OFFSET 49999 LIMIT 1")
+
+columns="quotes.id AS quote_id, quotes.text AS quote_text, quotes.author AS quote_author, quotes.category AS quote_category, quotes.created_at AS quote_created_at"
+page_sql="SELECT $columns, (extract(epoch FROM quotes.created_at) * 1000000)::int8 AS created_us FROM quotes WHERE true ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
+deep_sql="SELECT $columns, (extract(epoch FROM quotes.created_at) * 1000000)::int8 AS created_us FROM quotes WHERE true AND (quotes.created_at, quotes.id) < (timestamptz 'epoch' + $deep_us * interval '1 microsecond', '$deep_id') ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1));"
+search_sql() { # column, literal
+  echo "SELECT $columns, count(*) OVER () AS total FROM quotes WHERE quotes.$1 ILIKE '%$2%' ORDER BY CASE WHEN quotes.$1 ~* '(^|[^[:alnum:]_])$2(\$|[^[:alnum:]_])' THEN 0 WHEN quotes.$1 ~* '(^|[^[:alnum:]_])$2' THEN 1 ELSE 2 END, quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
+}
+
+echo; echo "plans:"
+psql -XAtq "$url" -c "EXPLAIN $page_sql" | sed 's/^/  page   | /' | head -4
+psql -XAtq "$url" -c "EXPLAIN $deep_sql" | sed 's/^/  cursor | /' | head -4
+psql -XAtq "$url" -c "EXPLAIN $(search_sql text courage)" | sed 's/^/  search | /' | grep -E "Index|Scan|Sort" | head -4
+
+curl -fs "http://127.0.0.1:18080/v1/qotd" >/dev/null  # choose today's quote once; the rest is memory
+qotd_body=$(curl -fs "http://127.0.0.1:18080/v1/qotd")
+"$BENCH_OUT/http-floor" 18081 2 "$qotd_body" &
+floor_pid=$!
+sleep 0.5
+
+measure() { # label, url, pgbench sql (or "floor")
+  local label=$1 target=$2 sql=$3 rate p99 reference
+  read -r rate p99 < <(wrk_rate "$target")
+  if [[ "$sql" == floor ]]; then
+    read -r reference _ < <(wrk_rate "http://127.0.0.1:18081/qotd")
+    printf '%-30s %10.0f %8s   C floor %10.0f   %s\n' "$label" "$rate" "$p99" "$reference" "$(ratio "$rate" "$reference")"
+  else
+    reference=$(pgbench_rate "$url" "$sql" 4)
+    printf '%-30s %10.0f %8s   pgbench %10.0f   %s\n' "$label" "$rate" "$p99" "$reference" "$(ratio "$rate" "$reference")"
+  fi
+  echo "$rate" >"$BENCH_OUT/last-rate"
+}
+
+printf '\n%-30s %10s %8s\n' "route" "req/s" "p99 ms"
+measure "first page + total" "http://127.0.0.1:18080/v1/quotes?page_size=$size" "$page_sql"
+first_rate=$(cat "$BENCH_OUT/last-rate")
+measure "cursor page 5,000 deep" "http://127.0.0.1:18080/v1/quotes?page_size=$size&cursor=$cursor" "$deep_sql"
+deep_rate=$(cat "$BENCH_OUT/last-rate")
+measure "keyword search 'courage'" "http://127.0.0.1:18080/v1/quotes/search?q=courage&page_size=$size" "$(search_sql text courage)"
+measure "author search 'twain'" "http://127.0.0.1:18080/v1/quotes/search?q=twain&type=author&page_size=$size" "$(search_sql author twain)"
+measure "quote of the day" "http://127.0.0.1:18080/v1/qotd" floor
+echo
+echo "cursor page 5,000 deep vs first page: $(ratio "$deep_rate" "$first_rate")"
