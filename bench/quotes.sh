@@ -35,7 +35,7 @@ columns="quotes.id AS quote_id, quotes.text AS quote_text, quotes.author AS quot
 page_sql="SELECT $columns, (extract(epoch FROM quotes.created_at) * 1000000)::int8 AS created_us FROM quotes WHERE true ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
 deep_sql="SELECT $columns, (extract(epoch FROM quotes.created_at) * 1000000)::int8 AS created_us FROM quotes WHERE true AND (quotes.created_at, quotes.id) < (timestamptz 'epoch' + $deep_us * interval '1 microsecond', '$deep_id') ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1));"
 search_sql() { # column, literal
-  echo "SELECT $columns, count(*) OVER () AS total FROM quotes WHERE quotes.$1 ILIKE '%$2%' ORDER BY CASE WHEN quotes.$1 ~* '(^|[^[:alnum:]_])$2(\$|[^[:alnum:]_])' THEN 0 WHEN quotes.$1 ~* '(^|[^[:alnum:]_])$2' THEN 1 ELSE 2 END, quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
+  echo "SELECT $columns, count(*) OVER () AS total FROM quotes WHERE quotes.$1 ILIKE '%$2%' ORDER BY CASE WHEN quotes.$1 ~* '(^|\\W)$2(\$|\\W)' THEN 0 WHEN quotes.$1 ~* '(^|\\W)$2' THEN 1 ELSE 2 END, quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
 }
 
 echo; echo "plans:"

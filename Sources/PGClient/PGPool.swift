@@ -31,6 +31,7 @@ public final class PGPool: Sendable {
         core = PoolCore(connectionString: connectionString, size: max(1, size),
                         acquireTimeout: acquireTimeout, logger: logger)
         core.startWorkers()
+        core.startReaper()
     }
 
     deinit {

@@ -72,22 +72,35 @@ final class PoolCore: @unchecked Sendable {
         queue.append(job)
         condition.signal()
         condition.unlock()
-
-        // A timer rather than a check at dequeue time: when every connection is held by a
-        // slow query, no worker dequeues, and the waiter must still fail on time.
-        let nanoseconds = max(0, acquireTimeout.components.seconds) * 1_000_000_000
-            + acquireTimeout.components.attoseconds / 1_000_000_000
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in
-            self?.expire(jobID: job.id)
-        }
     }
 
-    /// Fails the job if it is still waiting for a connection.
-    func expire(jobID: UInt64) {
-        remove(jobID: jobID) { [size, acquireTimeout] in
-            PGError(kind: .poolExhausted,
-                    message: "no database connection became free within \(acquireTimeout) (pool size \(size))")
+    /// Starts the thread that fails jobs still waiting past their deadline. A check at dequeue time
+    /// is not enough: when every connection is held by a slow query, no worker dequeues, and the
+    /// waiter must still fail on time. One thread polling every 50 ms replaces a timer per job,
+    /// which cost a wake-up per request.
+    func startReaper() {
+        let thread = Thread { [weak self] in
+            while let core = self, core.expireOverdueJobs() {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
         }
+        thread.name = "pg-pool-reaper"
+        thread.start()
+    }
+
+    /// Fails every waiting job whose deadline passed; false once the pool is shut down.
+    private func expireOverdueJobs() -> Bool {
+        let now = ContinuousClock.now
+        condition.lock()
+        let overdue = queue.filter { $0.deadline < now }
+        queue.removeAll { $0.deadline < now }
+        let running = !isShutDown
+        condition.unlock()
+        for job in overdue {
+            job.fail(PGError(kind: .poolExhausted,
+                             message: "no database connection became free within \(acquireTimeout) (pool size \(size))"))
+        }
+        return running
     }
 
     /// Fails the job with CancellationError if it is still waiting.

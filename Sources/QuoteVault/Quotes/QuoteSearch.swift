@@ -36,9 +36,10 @@ public struct QuoteSearch: Sendable {
         let query = try Self.normalise(rawQuery)
         let pattern = "%" + Self.escapeLike(query) + "%"
         let word = Self.escapeRegex(query)
-        // A word boundary that also works next to punctuation: not preceded/followed by a letter, digit or _.
-        let wholeWord = "(^|[^[:alnum:]_])" + word + "($|[^[:alnum:]_])"
-        let wordStart = "(^|[^[:alnum:]_])" + word
+        // A word boundary that also works next to punctuation: not preceded/followed by a word character
+        // (letter, digit or _; \W is its complement).
+        let wholeWord = "(^|\\W)" + word + "($|\\W)"
+        let wordStart = "(^|\\W)" + word
         return try await pool.withConnection { connection in
             let column = field.column
             var sql: PGQuery = "SELECT \(unsafeSQL: Quote.columns()), count(*) OVER () AS total FROM quotes"

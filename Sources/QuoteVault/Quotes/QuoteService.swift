@@ -17,7 +17,8 @@ public struct QuoteService: Sendable {
         let after = try request.cursor.map(cursors.decode)
         let cursors = self.cursors
         return try await pool.withConnection { connection in
-            var query: PGQuery = "SELECT \(unsafeSQL: Quote.columns()), "
+            // The total rides along as an init-plan (evaluated once), so a page costs one round trip.
+            var query: PGQuery = "SELECT \(unsafeSQL: Quote.columns()), \(Self.totalQuery(category)) AS total, "
             query.append("(extract(epoch FROM quotes.created_at) * 1000000)::int8 AS created_us FROM quotes WHERE true")
             if let category { query.append(" AND quotes.category = \(category.rawValue)") }
             if let after {
@@ -29,7 +30,7 @@ public struct QuoteService: Sendable {
             query.append(" ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT \(request.size + 1)")
             if after == nil { query.append(" OFFSET \(request.offset)") }
             let rows = try connection.query(query)
-            let total = try Self.count(category, connection)
+            let total = try rows.first?.decode("total", as: Int.self) ?? Self.count(category, connection)
             let hasMore = rows.count > request.size
             let pageRows = rows.prefix(request.size)
             let nextCursor = try hasMore ? pageRows.last.map { row in
@@ -57,13 +58,14 @@ public struct QuoteService: Sendable {
     }
 
     /// The exact total, from the trigger-maintained count table (one primary-key read per category).
-    static func count(_ category: QuoteCategory?, _ connection: PGConnection) throws -> Int {
-        let rows: PGRows
+    static func totalQuery(_ category: QuoteCategory?) -> PGQuery {
         if let category {
-            rows = try connection.query("SELECT count AS total FROM quote_counts WHERE category = \(category.rawValue)")
-        } else {
-            rows = try connection.query("SELECT coalesce(sum(count), 0)::int8 AS total FROM quote_counts")
+            return "(SELECT count FROM quote_counts WHERE category = \(category.rawValue))"
         }
-        return try rows.first?.decode("total", as: Int.self) ?? 0
+        return "(SELECT coalesce(sum(count), 0)::int8 FROM quote_counts)"
+    }
+
+    static func count(_ category: QuoteCategory?, _ connection: PGConnection) throws -> Int {
+        try connection.query("SELECT \(totalQuery(category)) AS total").first?.decode("total", as: Int.self) ?? 0
     }
 }
