@@ -24,18 +24,23 @@ struct QuoteOfTheDayRoutes {
         /// True when the client named the date: its answer is then immutable.
         let explicit: Bool
         let timeZone: TimeZone
+        /// When today ends in `timeZone` (for today's answer).
+        let endsAt: Date?
     }
 
     private func target(_ request: Request) throws -> Target {
         let zoneName = request.queryValue("tz") ?? "UTC"
-        guard let timeZone = timeZones.zone(named: zoneName) else {
+        guard let zone = timeZones.zone(named: zoneName) else {
             throw QuoteVaultError.invalid("tz", "must be an IANA time zone name such as Europe/Paris")
         }
-        let today = QuoteOfTheDay.today(in: timeZone)
-        guard let text = request.queryValue("date") else { return Target(date: today, explicit: false, timeZone: timeZone) }
+        let timeZone = zone.timeZone
+        let today = zone.today()
+        guard let text = request.queryValue("date") else {
+            return Target(date: today.date, explicit: false, timeZone: timeZone, endsAt: today.endsAt)
+        }
         let date = try Self.parseDate(text, field: "date")
-        try QuoteOfTheDay.validate(date, field: "date", today: today)
-        return Target(date: date, explicit: true, timeZone: timeZone)
+        try QuoteOfTheDay.validate(date, field: "date", today: today.date)
+        return Target(date: date, explicit: true, timeZone: timeZone, endsAt: nil)
     }
 
     static func parseDate(_ text: String, field: String) throws -> PGDate {
@@ -61,7 +66,7 @@ struct QuoteOfTheDayRoutes {
         // Today's answer holds until the date changes in the client's zone; a named date's never changes.
         let maxAge = target.explicit
             ? "public, max-age=31536000, immutable"
-            : "public, max-age=\(QuoteOfTheDay.secondsUntilEnd(of: target.date, in: target.timeZone))"
+            : "public, max-age=\(max(1, Int((target.endsAt ?? Date()).timeIntervalSinceNow.rounded(.up))))"
         return .json(bytes: writer.bytes, headers: ["Cache-Control": maxAge])
     }
 
@@ -107,16 +112,36 @@ struct QuoteOfTheDayRoutes {
     }
 }
 
+/// A time zone with its current date remembered until that date ends: calendar arithmetic is slow,
+/// and the quote of the day's hot path needs "today" for every request.
+private final class Zone: @unchecked Sendable {
+    // @unchecked: `current` is guarded by `lock`.
+    let timeZone: TimeZone
+    private let lock = NSLock()
+    private var current: (date: PGDate, endsAt: Date)?
+
+    init(_ timeZone: TimeZone) { self.timeZone = timeZone }
+
+    func today() -> (date: PGDate, endsAt: Date) {
+        let now = Date()
+        if let current = lock.withLock({ current }), now < current.endsAt { return current }
+        let date = QuoteOfTheDay.today(in: timeZone, now: now)
+        let endsAt = now.addingTimeInterval(Double(QuoteOfTheDay.secondsUntilEnd(of: date, in: timeZone, now: now)))
+        lock.withLock { current = (date, endsAt) }
+        return (date, endsAt)
+    }
+}
+
 /// `TimeZone(identifier:)` reads the zone database; remember what was asked before.
 private final class TimeZoneCache: @unchecked Sendable {
     // @unchecked: `zones` is guarded by `lock`.
     private let lock = NSLock()
-    private var zones: [String: TimeZone?] = [:]
+    private var zones: [String: Zone?] = [:]
 
-    func zone(named name: String) -> TimeZone? {
+    func zone(named name: String) -> Zone? {
         if let known = lock.withLock({ zones[name] }) { return known }
         guard name.utf8.count <= 64 else { return nil }
-        let zone = TimeZone(identifier: name)
+        let zone = TimeZone(identifier: name).map(Zone.init)
         lock.withLock { if zones.count < 1000 { zones[name] = zone } }
         return zone
     }
