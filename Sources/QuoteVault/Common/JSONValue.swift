@@ -1,44 +1,11 @@
-import Foundation
+import AuthJWT
 
 /// Any JSON value, decoded exactly: `true` is a boolean and `1` a number, never each other. Used where a
-/// body's absent, null and present fields mean different things (PATCH).
-public enum JSONValue: Sendable, Equatable, Codable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
+/// body's absent, null and present fields mean different things (PATCH). The same type as the free-form
+/// JWT claims, so there is one JSON value type in the code base.
+public typealias JSONValue = ClaimValue
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
-        case .string(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        }
-    }
-
+extension ClaimValue {
     public var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
