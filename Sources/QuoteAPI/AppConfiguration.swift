@@ -26,9 +26,14 @@ public struct AppConfiguration: Sendable {
     /// The link in reset mails; the token is appended as `?token=…`.
     public var passwordResetURL = "quotevault://reset-password"
 
+    /// The key Supabase clients send as `apikey` (and as the bearer token before sign-in): the anonymous role.
+    /// Publishable, not secret; by default derived from the JWT key so every instance agrees on it.
+    public var supabaseAnonKey: String
+
     public init(databaseURL: String, jwtSecret: [UInt8], migrationsDirectory: URL) {
         self.databaseURL = databaseURL
         self.jwtSecret = jwtSecret
+        self.supabaseAnonKey = SupabaseAnonKey.derived(fromJWTSecret: jwtSecret)
         self.migrationsDirectory = migrationsDirectory
     }
 }

@@ -37,6 +37,10 @@ enum AppConfigurationBuilder {
         if let link = options.value(options.passwordResetURL, "PASSWORD_RESET_URL") { configuration.passwordResetURL = link }
         configuration.eventThreads = try options.intValue(options.httpThreads, "HTTP_THREADS", default: 2)
         guard (1...64).contains(configuration.eventThreads) else { throw ValidationError("HTTP_THREADS must be 1...64") }
+        if let anonKey = options.value(options.supabaseAnonKey, "SUPABASE_ANON_KEY") {
+            guard !anonKey.isEmpty else { throw ValidationError("SUPABASE_ANON_KEY must not be empty") }
+            configuration.supabaseAnonKey = anonKey
+        }
         return configuration
     }
 }

@@ -41,6 +41,8 @@ struct ServerOptions: ParsableArguments {
     var passwordResetURL: String?
     @Option(help: "libmicrohttpd event threads (env HTTP_THREADS, default 2; see bench/README.md).")
     var httpThreads: Int?
+    @Option(help: "The Supabase anon key clients send as apikey (env SUPABASE_ANON_KEY; default: derived from JWT_SECRET).")
+    var supabaseAnonKey: String?
     @Option(help: "Directory of NNNN_name.sql files (env MIGRATIONS_DIR; default: found beside the program).")
     var migrationsDir: String?
 
