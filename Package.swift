@@ -54,7 +54,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/TestSupport"),
         .testTarget(name: "PGClientTests", dependencies: ["PGClient", "TestSupport"]),
-        .testTarget(name: "AuthJWTTests", dependencies: ["AuthJWT"]),
+        .testTarget(name: "AuthJWTTests", dependencies: ["AuthJWT", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "QuoteAPITests", dependencies: ["QuoteAPI", "QuoteVault", "TestSupport", "PGClient", "AuthJWT", "HTTPServer"]),
     ]

@@ -94,6 +94,10 @@ public final class HTTPTestConnection: @unchecked Sendable {
 
     public func close() { Foundation.close(socket) }
 
+    /// Half-closes: the server sees end of input, so a request cut short is answered or dropped at once
+    /// instead of waiting for the connection timeout.
+    public func finishWriting() { shutdown(socket, Int32(SHUT_WR)) }
+
     /// Writes raw bytes; false when the peer closed.
     @discardableResult
     public func write(_ bytes: [UInt8]) -> Bool {
