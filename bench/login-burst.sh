@@ -25,7 +25,7 @@ reads() { wrk -t1 -c8 -d"${DURATION}s" --latency "http://127.0.0.1:18080/v1/quot
 percentile() { awk -v p="$2" '$1 == p {print $2}' "$BENCH_OUT/$1.txt"; }
 
 reads alone
-wrk -t1 -c32 -d"$((DURATION + 2))s" -s "$BENCH_OUT/login.lua" http://127.0.0.1:18080/v1/auth/login >"$BENCH_OUT/logins.txt" &
+wrk -t1 -c32 --timeout 10s -d"$((DURATION + 2))s" -s "$BENCH_OUT/login.lua" http://127.0.0.1:18080/v1/auth/login >"$BENCH_OUT/logins.txt" &
 login_pid=$!
 sleep 1
 reads burst

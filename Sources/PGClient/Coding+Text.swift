@@ -31,7 +31,9 @@ extension UUID: PGEncodable, PGDecodable {
     public static var pgType: PGType { .uuid }
     public func pgEncode() -> PGBind.Value { .text(uuidString) }
     public init(pgText text: String) throws(PGError) {
-        guard let value = UUID(uuidString: text) else { throw .decodingFailure(UUID.self, text) }
+        guard let value = UUID(canonicalText: text) ?? UUID(uuidString: text) else {
+            throw .decodingFailure(UUID.self, text)
+        }
         self = value
     }
 }
