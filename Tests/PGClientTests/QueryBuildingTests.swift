@@ -100,6 +100,9 @@ final class QueryBuildingTests: XCTestCase {
 
     func testPGDate() throws {
         XCTAssertEqual(PGDate(string: "2024-02-29")?.description, "2024-02-29")
+        for text in ["0001-01-01", "0099-10-05", "9999-12-31", "2000-01-10"] {
+            XCTAssertEqual(PGDate(string: text)?.description, text)
+        }
         XCTAssertNil(PGDate(string: "2023-02-29"))
         XCTAssertNil(PGDate(string: "2024-2-9"))
         XCTAssertNil(PGDate(string: "2024-02-29T00:00"))
