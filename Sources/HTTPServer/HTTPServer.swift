@@ -191,7 +191,7 @@ public final class HTTPServer: @unchecked Sendable {
         lock.withLock { suspended[ObjectIdentifier(state)] = (state, connection) }
         // Suspend before the task starts, so its resume can never come first.
         connection.suspend()
-        Task {
+        Task(executorPreference: InlineTaskExecutor.shared) {
             let response: Response
             do {
                 response = try await handler(request)
