@@ -10,6 +10,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // Prometheus exposition for /metrics (its metric types are swift-metrics' CoreMetrics handlers).
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
     ],
     targets: [
         // C libraries, found through pkg-config; only the module that wraps each one imports it.
@@ -41,6 +43,7 @@ let package = Package(
         .target(name: "QuoteAPI", dependencies: [
             "QuoteVault", "HTTPServer", "PGClient", "AuthJWT",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "QuoteServer", dependencies: [
             "QuoteAPI", "QuoteVault", "EmbeddedPostgres", "PGClient", "AuthJWT",

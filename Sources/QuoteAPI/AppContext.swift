@@ -20,6 +20,7 @@ public struct AppContext: Sendable {
     public let mail: MailDelivery
     public let favorites: FavoritesService
     public let collections: CollectionsService
+    public let metrics: ServerMetrics
     public let logger: Logger
 
     /// The caller of an authenticated route; `401 unauthorized` otherwise.

@@ -36,12 +36,12 @@ public final class Application: Sendable {
             quotes: QuoteService(pool: pool, cursorSecret: configuration.jwtSecret), search: QuoteSearch(pool: pool),
             quoteOfTheDay: QuoteOfTheDay(pool: pool), accounts: accounts, profiles: ProfileService(pool: pool),
             hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
-            collections: CollectionsService(pool: pool), logger: logger)
+            collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger)
         let router = Router(routes: RouteTable.routes(context))
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(
                 host: configuration.host, port: configuration.port, eventThreads: configuration.eventThreads),
-            router: router, logger: logger)
+            router: router, logger: logger, observer: context.metrics.observe)
         return Application(context: context, server: server)
     }
 

@@ -7,6 +7,10 @@ extension OpenAPIDocument {
         "/ready": {"get": {"operationId": "ready", "summary": "Readiness: the database answers and migrations are current",
           "responses": {"200": {"description": "Ready", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Status"}}}},
                         "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
+        "/metrics": {"get": {"operationId": "metrics",
+          "summary": "Prometheus metrics: requests by route and status, latency histograms, DB pool, hashing queue, mail backlog, memory",
+          "responses": {"200": {"description": "Prometheus text exposition format 0.0.4",
+            "content": {"text/plain; version=0.0.4; charset=utf-8": {"schema": {"type": "string"}}}}}}},
         "/openapi.json": {"get": {"operationId": "openapi", "summary": "This document",
           "responses": {"200": {"description": "OpenAPI 3.1 document", "content": {"application/json": {"schema": {"type": "object"}}}}}}}
       },

@@ -12,11 +12,19 @@ struct OperationsRoutes {
             Route(.get, "/health", handler: .immediate { _ in Self.healthy }),
             Route(.get, "/ready", handler: Handler(ready)),
             Route(.get, "/openapi.json", handler: .immediate { _ in Self.openAPI }),
+            Route(.get, "/metrics", handler: .immediate { _ in metrics }),
         ]
     }
 
     private static let healthy = Response.json(bytes: Array(#"{"status":"ok"}"#.utf8))
     private static let openAPI = Response.json(bytes: OpenAPIDocument.bytes)
+
+    /// Prometheus text; every gauge is read from memory, so this never waits for the database.
+    private var metrics: Response {
+        let body = context.metrics.render(
+            pool: context.pool.stats, hashingQueueDepth: context.hashing.queueDepth, mailBacklog: context.mail.backlog)
+        return Response(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: body)
+    }
 
     /// Ready when PostgreSQL answers and every migration this build knows is applied.
     @Sendable private func ready(_ request: Request) async throws -> Response {

@@ -13,6 +13,7 @@ public final class MailDelivery: Sendable {
     private let from: String
     private let logger: Logger
     private let task = LockedTask()
+    private let lastBacklog = LockedBacklog()
 
     public init(pool: PGPool, smtpURL: String?, from: String, logger: Logger) {
         self.pool = pool
@@ -27,6 +28,7 @@ public final class MailDelivery: Sendable {
             while !Task.isCancelled {
                 do {
                     while try await deliverBatch() > 0 {}
+                    try await countBacklog()
                 } catch {
                     logger.warning("mail delivery pass failed", metadata: ["error": "\(error)"])
                 }
@@ -36,6 +38,16 @@ public final class MailDelivery: Sendable {
     }
 
     public func stop() { task.cancel() }
+
+    /// Mails not yet delivered, as counted after the delivery loop's last pass (nil before the first): read by
+    /// `/metrics` without touching the database, so a scrape never waits for it.
+    public var backlog: Int? { lastBacklog.value }
+
+    /// Counts the undelivered mails (the partial index on unsent rows keeps this cheap).
+    public func countBacklog() async throws {
+        let count = try await pool.query("SELECT count(*)::int8 AS pending FROM mail_outbox WHERE sent_at IS NULL")
+        lastBacklog.value = try count[count.startIndex].decode("pending", as: Int.self)
+    }
 
     /// Delivers up to 10 due mails; returns how many were attempted.
     @discardableResult
@@ -108,4 +120,16 @@ private final class LockedTask: @unchecked Sendable {
 
     func set(_ new: Task<Void, Never>) { lock.withLock { task = new } }
     func cancel() { lock.withLock { task?.cancel() } }
+}
+
+/// The last counted backlog, read from any thread.
+private final class LockedBacklog: @unchecked Sendable {
+    // @unchecked: `count` is guarded by `lock`.
+    private let lock = NSLock()
+    private var count: Int?
+
+    var value: Int? {
+        get { lock.withLock { count } }
+        set { lock.withLock { count = newValue } }
+    }
 }

@@ -1,0 +1,72 @@
+import Foundation
+import HTTPServer
+import PGClient
+import Prometheus
+import QuoteVault
+
+/// The server's Prometheus metrics, kept in swift-prometheus' registry (one per application, so that several
+/// applications in one test process never share counts; `MetricsSystem.bootstrap` would be process-global).
+///
+/// Requests are counted as they are answered (the HTTP server's observer hook); the gauges — pool, hashing
+/// queue, mail backlog, memory — are read when `/metrics` is scraped, from memory only, so a scrape answers
+/// even while the database is down.
+public final class ServerMetrics: Sendable {
+    private let registry = PrometheusCollectorRegistry()
+
+    /// Request latency buckets, in seconds: from a cached answer to a slow search.
+    private static let latencyBuckets: [Duration] = [
+        .microseconds(500), .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10),
+        .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+        .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+    ]
+
+    /// Methods that get their own label; anything else a client sends is counted as `other`, so a client
+    /// cannot grow the label set (routes are patterns or `unmatched`, statuses are three digits).
+    private static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+    // nonisolated(unsafe): the descriptor type is a struct of `let` strings that swift-prometheus does not mark
+    // Sendable; these are never mutated.
+    nonisolated(unsafe) private static let requests = MetricNameDescriptor(
+        metricName: "http_requests", unitName: "total", helpText: "Requests answered, by method, route pattern and status.")
+    nonisolated(unsafe) private static let latency = MetricNameDescriptor(
+        metricName: "http_request_duration", unitName: "seconds", helpText: "Time from request start to response, by route pattern.")
+    nonisolated(unsafe) private static let poolConnections = MetricNameDescriptor(
+        metricName: "db_pool", unitName: "connections", helpText: "Database pool: size, connections in use, connections open.")
+    nonisolated(unsafe) private static let poolWaiting = MetricNameDescriptor(
+        metricName: "db_pool_waiting", unitName: "jobs", helpText: "Database jobs waiting for a free pool connection.")
+    nonisolated(unsafe) private static let hashingQueue = MetricNameDescriptor(
+        metricName: "password_hashing_queue", unitName: "depth", helpText: "Password hashes waiting for a hashing thread.")
+    nonisolated(unsafe) private static let mailBacklog = MetricNameDescriptor(
+        metricName: "mail_outbox", unitName: "backlog", helpText: "Mails not yet delivered, as of the delivery loop's last pass.")
+    nonisolated(unsafe) private static let residentMemory = MetricNameDescriptor(
+        metricName: "process_resident_memory", unitName: "bytes", helpText: "Resident memory of the server process.")
+
+    public init() {}
+
+    /// Counts one answered request; called by the HTTP server on the thread that answered it.
+    public func observe(_ request: CompletedRequest) {
+        let method = Self.knownMethods.contains(request.method.rawValue) ? request.method.rawValue : "other"
+        registry.makeCounter(
+            descriptor: Self.requests,
+            labels: [("method", method), ("route", request.route), ("status", String(request.status))]
+        ).increment()
+        registry.makeDurationHistogram(
+            descriptor: Self.latency, labels: [("route", request.route)], buckets: Self.latencyBuckets
+        ).record(request.duration)
+    }
+
+    /// The exposition text of every metric, with the gauges read now.
+    public func render(pool: PGPoolStats, hashingQueueDepth: Int, mailBacklog: Int?) -> [UInt8] {
+        let gauge = { (descriptor: MetricNameDescriptor, labels: [(String, String)], value: Int) in
+            self.registry.makeGauge(descriptor: descriptor, labels: labels).set(Double(value))
+        }
+        gauge(Self.poolConnections, [("state", "size")], pool.size)
+        gauge(Self.poolConnections, [("state", "in_use")], pool.inUse)
+        gauge(Self.poolConnections, [("state", "open")], pool.open)
+        gauge(Self.poolWaiting, [], pool.waiting)
+        gauge(Self.hashingQueue, [], hashingQueueDepth)
+        if let mailBacklog { gauge(Self.mailBacklog, [], mailBacklog) }
+        if let resident = ProcessMemory.residentBytes() { gauge(Self.residentMemory, [], resident) }
+        return registry.emitToBuffer()
+    }
+}
