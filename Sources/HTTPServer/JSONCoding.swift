@@ -16,6 +16,9 @@ public enum JSONCoding {
     /// Decodes a request body, telling malformed JSON (`400 invalid_json`) from well-formed JSON of the wrong
     /// shape (`422 validation_failed`, naming the field).
     public static func decodeBody<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(HTTPError) -> T {
+        guard !containsEscapedNUL(bytes) else {
+            throw .invalidJSON("Strings must not contain NUL characters (\\u0000)")
+        }
         let data = Data(bytes)
         do {
             return try JSONDecoder().decode(T.self, from: data)
@@ -24,6 +27,23 @@ public enum JSONCoding {
         } catch {
             throw .invalidJSON()
         }
+    }
+
+    /// True when a JSON string holds `\u0000`: libpq sends text as C strings, so the value would be stored cut
+    /// short at the NUL. (A raw NUL byte is not valid JSON and fails decoding anyway.)
+    static func containsEscapedNUL(_ bytes: [UInt8]) -> Bool {
+        let escape = Array("u0000".utf8)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            guard bytes[index] == UInt8(ascii: "\\") else {
+                index += 1
+                continue
+            }
+            // An escape: `\u0000` is the NUL, any other escape (`\\` included) is skipped whole.
+            if bytes[(index + 1)...].starts(with: escape) { return true }
+            index += 2
+        }
+        return false
     }
 
     private static func mapDecodingError(_ error: DecodingError, data: Data) -> HTTPError {

@@ -49,14 +49,22 @@ struct ConnectionHandle: @unchecked Sendable {
 extension HTTPHeaders {
     fileprivate init(fieldsOf connection: ConnectionHandle, kind: MHD_ValueKind) {
         self.init()
-        // The iterator's context is `self`, borrowed for the duration of the synchronous call only.
+        // The iterator's context is `self`, borrowed for the duration of the synchronous call only. The sized
+        // variant keeps a decoded `%00` inside a value instead of cutting the value short there.
         withUnsafeMutablePointer(to: &self) { headers in
-            _ = MHD_get_connection_values(connection.pointer, kind, { context, _, key, value in
+            _ = MHD_get_connection_values_n(connection.pointer, kind, { context, _, key, keySize, value, valueSize in
                 guard let context, let key else { return .YES }
                 let headers = context.assumingMemoryBound(to: HTTPHeaders.self)
-                headers.pointee.add(String(cString: key), value.map { String(cString: $0) } ?? "")
+                headers.pointee.add(
+                    Self.text(key, count: keySize), value.map { Self.text($0, count: valueSize) } ?? "")
                 return .YES
             }, headers)
+        }
+    }
+
+    private static func text(_ pointer: UnsafePointer<CChar>, count: Int) -> String {
+        pointer.withMemoryRebound(to: UInt8.self, capacity: count) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
         }
     }
 }

@@ -107,6 +107,26 @@ final class HTTPServerTests: XCTestCase {
         await server.shutdown()
     }
 
+    func testNULCharactersAreRefusedNotCutShort() async throws {
+        let server = try makeServer()
+        let client = HTTPTestClient(port: server.port)
+        // libpq and every C API would stop at the NUL, silently changing the value: refuse it instead.
+        let query = try client.get("/items/1?q=ab%00cd")
+        XCTAssertEqual(query.status, 422)
+        XCTAssertEqual((try query.jsonObject()["errors"] as? [[String: Any]])?.first?["field"] as? String, "q")
+        XCTAssertEqual(try client.get("/items/1?q=ab%01cd").status, 200, "other control characters pass through")
+        let json = #"{"name":"a\u0000b","count":1}"#
+        let body = try client.send("POST", "/echo", headers: ["Content-Type": "application/json"], body: Array(json.utf8))
+        XCTAssertEqual(body.status, 400)
+        XCTAssertEqual(try body.jsonObject()["code"] as? String, "invalid_json")
+        // An escaped backslash followed by "u0000" is ordinary text.
+        let literal = #"{"name":"a\\u0000b","count":1}"#
+        let accepted = try client.send("POST", "/echo", headers: ["Content-Type": "application/json"], body: Array(literal.utf8))
+        XCTAssertEqual(accepted.status, 201)
+        XCTAssertEqual(try accepted.jsonObject()["name"] as? String, #"a\u0000b"#)
+        await server.shutdown()
+    }
+
     func testBodyOverTheRouteLimitIs413() async throws {
         let server = try makeServer()
         let client = HTTPTestClient(port: server.port)

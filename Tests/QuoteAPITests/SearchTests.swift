@@ -73,6 +73,9 @@ final class SearchTests: XCTestCase {
         XCTAssertEqual(try search(app, "   ").status, 422)
         XCTAssertEqual(try search(app, String(repeating: "a", count: 201)).status, 422)
         XCTAssertEqual(try search(app, String(repeating: "a", count: 200)).status, 200)
+        // Characters are code points, as the OpenAPI maxLength counts them: 101 "e + combining accent" pairs
+        // are 101 characters to Swift but 202 code points.
+        XCTAssertEqual(try search(app, String(repeating: "e\u{301}", count: 101)).status, 422)
         XCTAssertEqual(try search(app, "  padded  ").status, 200, "trimmed before the length check")
         let badType = try search(app, "x", type: "title")
         XCTAssertEqual(badType.status, 422)

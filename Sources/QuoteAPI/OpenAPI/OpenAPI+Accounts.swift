@@ -74,9 +74,9 @@ extension OpenAPIDocument {
               "401": {"$ref": "#/components/responses/Unauthorized"}, "503": {"$ref": "#/components/responses/ServiceUnavailable"}}},
           "patch": {"operationId": "updateMe", "tags": ["Me"], "security": [{"bearer": []}],
             "summary": "Merge display_name and preferences (absent: unchanged; null preference: default)",
-            "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "properties": {
+            "requestBody": {"required": false, "description": "Only the fields given change; an empty body changes nothing", "content": {"application/json": {"schema": {"type": "object", "properties": {
               "display_name": {"type": ["string", "null"], "maxLength": 100},
-              "preferences": {"type": "object", "properties": {
+              "preferences": {"type": ["object", "null"], "description": "absent or null: unchanged", "properties": {
                 "color_scheme": {"enum": ["light", "dark", null]},
                 "accent_color": {"enum": ["blue", "purple", "orange", "green", "pink", null]},
                 "font_size": {"enum": ["small", "medium", "large", "extraLarge", null]},

@@ -24,7 +24,7 @@ extension OpenAPIDocument {
       },
       "parameters": {
         "Page": {"name": "page", "in": "query", "description": "1-based page number (default 1)",
-          "schema": {"type": "integer", "minimum": 1}},
+          "schema": {"type": "integer", "minimum": 1, "maximum": 1000000000}},
         "PageSize": {"name": "page_size", "in": "query", "description": "items per page (default 20)",
           "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
         "Cursor": {"name": "cursor", "in": "query", "description": "next_cursor of the previous page, instead of page",

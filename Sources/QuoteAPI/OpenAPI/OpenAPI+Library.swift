@@ -120,7 +120,8 @@ extension OpenAPIDocument {
           "properties": {"id": {"type": "string", "format": "uuid"}, "name": {"type": "string", "minLength": 1, "maxLength": 100},
             "created_at": {"type": "string", "format": "date-time"}, "updated_at": {"type": "string", "format": "date-time"},
             "quote_count": {"type": "integer", "minimum": 0}}},
-        "CollectionName": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
+        "CollectionName": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 100,
+          "pattern": "\\S", "description": "1…100 characters after trimming; not only whitespace"}}},
         "FavoriteRef": {"type": "object", "required": ["quote_id"], "properties": {"quote_id": {"type": "string", "format": "uuid"}}},
         "CollectionQuoteRef": {"type": "object", "required": ["collection_id", "quote_id"],
           "properties": {"collection_id": {"type": "string", "format": "uuid"}, "quote_id": {"type": "string", "format": "uuid"}}}

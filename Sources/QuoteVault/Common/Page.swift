@@ -20,7 +20,7 @@ public struct PageRequest: Sendable, Equatable {
         var size = defaultSize
         if let page {
             if let value = Int(page), value >= 1, value <= 1_000_000_000 { pageNumber = value } else {
-                errors.append(FieldError(field: "page", message: "must be a whole number of at least 1"))
+                errors.append(FieldError(field: "page", message: "must be a whole number from 1 to 1000000000"))
             }
         }
         if let pageSize {

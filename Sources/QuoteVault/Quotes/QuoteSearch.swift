@@ -24,7 +24,7 @@ public struct QuoteSearch: Sendable {
     public static func normalise(_ query: String?) throws -> String {
         let trimmed = (query ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw QuoteVaultError.invalid("q", "must not be empty") }
-        guard trimmed.count <= maximumQueryLength else {
+        guard trimmed.unicodeScalars.count <= maximumQueryLength else {  // code points, as JSON Schema counts
             throw QuoteVaultError.invalid("q", "must be at most \(maximumQueryLength) characters")
         }
         return trimmed
