@@ -13,10 +13,11 @@ bench_build() {
   gcc -O2 -o "$BENCH_OUT/http-floor" "$BENCH_ROOT/bench/http-floor.c" -lmicrohttpd
 }
 
-# Starts quote-server on an embedded database under bench/out; sets SERVER_PID, SERVER_PORT, DATABASE_URL_BENCH.
+# Starts quote-server on an embedded database under bench/out (BENCH_DATA to use another directory);
+# sets SERVER_PID, SERVER_PORT, DATABASE_URL_BENCH.
 bench_start_server() {
   local port=$1; shift
-  export QUOTEVAULT_DATA="$BENCH_OUT/data"
+  export QUOTEVAULT_DATA="${BENCH_DATA:-$BENCH_OUT/data}"
   "$BENCH_ROOT/.build/release/quote-server" migrate >/dev/null 2>&1
   PORT=$port "$BENCH_ROOT/.build/release/quote-server" serve "$@" 2>"$BENCH_OUT/server.log" &
   SERVER_PID=$!
@@ -25,7 +26,7 @@ bench_start_server() {
     curl -fs "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
     sleep 0.2
   done
-  DATABASE_URL_BENCH="postgresql://quotevault@127.0.0.1:$(cat "$BENCH_OUT/data/postgres/embedded.port")/quotevault"
+  DATABASE_URL_BENCH="postgresql://quotevault@127.0.0.1:$(cat "$QUOTEVAULT_DATA/postgres/embedded.port")/quotevault"
 }
 
 bench_stop_server() {

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Soak: mixed traffic (pages, searches, favorites, quote of the day, logins) at a fixed rate well below
+# saturation for SOAK_SECONDS (default 300). Reports the error rate (must be 0), the server's resident memory
+# over time, and the database connections left open at the end (at most the pool size: nothing leaked).
+# Usage: bench/soak.sh   (SOAK_SECONDS, SOAK_RATE requests/s, default 200)
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+trap bench_stop_server EXIT
+
+bench_build
+bench_start_server 18080 --rate-limits off --db-pool-size 4
+url=$DATABASE_URL_BENCH
+"$BENCH_ROOT/.build/release/quote-server" seed >/dev/null 2>&1 || true
+
+email="soak@bench.local"
+password="correct horse battery"
+curl -fs -o /dev/null -X POST -H 'Content-Type: application/json' -d "{\"email\":\"$email\",\"password\":\"$password\"}" \
+  http://127.0.0.1:18080/v1/auth/signup || true
+token=$(curl -fs -X POST -H 'Content-Type: application/json' -d "{\"email\":\"$email\",\"password\":\"$password\"}" \
+  http://127.0.0.1:18080/v1/auth/login | python3 -c "import json,sys; print(json.load(sys.stdin)['access_token'])")
+psql -XAtq "$url" -c "SELECT id FROM quotes ORDER BY random() LIMIT 2000" >"$BENCH_OUT/soak-quote-ids.txt"
+
+status=0
+python3 "$BENCH_ROOT/bench/soak.py" --port 18080 --pid "$SERVER_PID" --token "$token" --email "$email" \
+  --password "$password" --quote-ids "$BENCH_OUT/soak-quote-ids.txt" \
+  --rate "${SOAK_RATE:-200}" --seconds "${SOAK_SECONDS:-300}" || status=$?
+
+connections=$(psql -XAtq "$url" -c "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+echo "database connections open at the end: $connections (pool size 4)"
+(( connections <= 4 )) || { echo "more connections than the pool holds: leaked"; status=1; }
+exit "$status"
