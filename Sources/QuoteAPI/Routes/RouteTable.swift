@@ -10,5 +10,6 @@ enum RouteTable {
             + MeRoutes(context: context).routes
             + FavoriteRoutes(context: context, favorites: context.favorites).routes
             + CollectionRoutes(context: context, collections: context.collections).routes
+            + GoTrueRoutes(context: context).routes
     }
 }

@@ -20,19 +20,28 @@ public struct AccountService: Sendable {
     }
 
     /// Creates the account and its first session. The unique email constraint decides concurrent sign-ups.
-    public func signUp(email: String, password: String, displayName: String?) async throws -> Session {
+    /// - Parameter metadata: Supabase's `user_metadata` (empty through `/v1`).
+    public func signUp(
+        email: String, password: String, displayName: String?, metadata: [String: JSONValue] = [:]
+    ) async throws -> Session {
         var errors: [FieldError] = []
         var normalised = ""
         do { normalised = try Credentials.normaliseEmail(email) } catch QuoteVaultError.validation(let e) { errors += e }
         do { try Credentials.validatePassword(password) } catch QuoteVaultError.validation(let e) { errors += e }
         do { _ = try Credentials.validateDisplayName(displayName) } catch QuoteVaultError.validation(let e) { errors += e }
+        let metadataJSON: PGJSON
+        do { metadataJSON = try UserMetadata.encode(metadata) } catch QuoteVaultError.validation(let e) {
+            errors += e
+            metadataJSON = PGJSON(data: Data("{}".utf8))
+        }
         guard errors.isEmpty else { throw QuoteVaultError.validation(errors) }
         let hash = try await hashing.hash(password)
         let sessions = self.sessions
         do {
             return try await pool.withTransaction { [normalised] connection in
                 let rows = try connection.query("""
-                    INSERT INTO users (email, password_hash) VALUES (\(normalised), \(hash)) RETURNING id
+                    INSERT INTO users (email, password_hash, user_metadata)
+                    VALUES (\(normalised), \(hash), \(metadataJSON)) RETURNING id
                     """)
                 let userID = try rows[rows.startIndex].decode("id", as: UUID.self)
                 try connection.query("INSERT INTO profiles (id, display_name) VALUES (\(userID), \(displayName))")
@@ -100,9 +109,29 @@ public struct AccountService: Sendable {
         }
     }
 
-    /// Revokes the session: its refresh token and every access token naming it stop working at once.
-    public func logOut(_ user: AuthenticatedUser) async throws {
-        try await pool.query("UPDATE sessions SET revoked_at = now() WHERE id = \(user.sessionID) AND revoked_at IS NULL")
+    /// Which sessions a logout ends.
+    public enum LogoutScope: String, Sendable {
+        /// The caller's session only.
+        case local
+        /// Every session of the user.
+        case global
+        /// Every session of the user but the caller's.
+        case others
+    }
+
+    /// Revokes sessions: their refresh tokens and every access token naming them stop working at once.
+    public func logOut(_ user: AuthenticatedUser, scope: LogoutScope = .local) async throws {
+        switch scope {
+        case .local:
+            try await pool.query("UPDATE sessions SET revoked_at = now() WHERE id = \(user.sessionID) AND revoked_at IS NULL")
+        case .global:
+            try await pool.query("UPDATE sessions SET revoked_at = now() WHERE user_id = \(user.userID) AND revoked_at IS NULL")
+        case .others:
+            try await pool.query("""
+                UPDATE sessions SET revoked_at = now()
+                WHERE user_id = \(user.userID) AND id <> \(user.sessionID) AND revoked_at IS NULL
+                """)
+        }
     }
 
     /// Writes a reset token and its mail (same transaction) when the account exists; answers the same either way.

@@ -61,6 +61,23 @@ public struct ProfileService: Sendable {
         }
     }
 
+    /// Merges `changes` into the user's metadata (top-level keys replaced, null values kept as null, as
+    /// Supabase does).
+    public func mergeMetadata(_ userID: UUID, _ changes: [String: JSONValue]) async throws -> User {
+        _ = try UserMetadata.encode(changes)
+        return try await pool.withTransaction { connection in
+            let rows = try connection.query("SELECT user_metadata FROM users WHERE id = \(userID) FOR UPDATE")
+            guard let row = rows.first else { throw QuoteVaultError.unauthorized }
+            var merged = (try? JSONDecoder().decode(
+                [String: JSONValue].self, from: try row.decode("user_metadata", as: PGJSON.self).data)) ?? [:]
+            merged.merge(changes) { _, new in new }
+            try connection.query("""
+                UPDATE users SET user_metadata = \(try UserMetadata.encode(merged)), updated_at = now() WHERE id = \(userID)
+                """)
+            return try User.load(userID, connection)
+        }
+    }
+
     /// Stores a PNG or JPEG recognised by its first bytes (whatever the declared type says).
     public func setAvatar(_ userID: UUID, bytes: [UInt8]) async throws -> User {
         guard let contentType = Self.imageType(of: bytes) else {

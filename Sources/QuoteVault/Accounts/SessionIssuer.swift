@@ -15,6 +15,11 @@ public struct SessionIssuer: Sendable {
         self.refreshTokenTTL = refreshTokenTTL
     }
 
+    /// The `iss` claim of access tokens.
+    public static let issuer = "quotevault"
+    /// Supabase's `app_metadata`: how the user signs in (email and password is the only way here).
+    public static let appMetadata: [String: JSONValue] = ["provider": .string("email"), "providers": .array([.string("email")])]
+
     /// A new session for `userID`, inside the caller's transaction.
     func open(for userID: UUID, _ connection: PGConnection) throws -> Session {
         let rows = try connection.query("""
@@ -32,9 +37,12 @@ public struct SessionIssuer: Sendable {
             """)
         let user = try User.load(userID, connection)
         let now = Int(Date().timeIntervalSince1970)
+        // One token for both APIs: `/v1` reads sub/sid; Supabase clients read GoTrue's claims.
         let claims = AccessTokenClaims(
             sub: userID.uuidString.lowercased(), sid: sessionID.uuidString.lowercased(), email: user.email, iat: now,
-            exp: now + accessTokenTTL, role: "authenticated")
+            exp: now + accessTokenTTL, role: "authenticated", iss: Self.issuer, aal: "aal1",
+            sessionID: sessionID.uuidString.lowercased(), isAnonymous: false,
+            appMetadata: Self.appMetadata, userMetadata: user.metadata)
         return Session(
             accessToken: try signer.sign(claims), expiresIn: accessTokenTTL, expiresAt: now + accessTokenTTL,
             refreshToken: refreshToken, user: user)

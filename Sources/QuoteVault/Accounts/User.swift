@@ -9,6 +9,8 @@ public struct User: Sendable {
     /// The avatar's content hash, when the user has one.
     public let avatarETag: String?
     public let preferences: Preferences
+    /// Free-form metadata the user may change (Supabase's `user_metadata`).
+    public let metadata: [String: JSONValue]
     public let createdAt: Date
     public let updatedAt: Date
 
@@ -20,7 +22,7 @@ public struct User: Sendable {
     /// Selects everything `init(row:)` needs for the user `id`.
     static func query(id: UUID) -> PGQuery {
         """
-        SELECT u.id, u.email, p.display_name, a.etag AS avatar_etag, p.preferences, u.created_at,
+        SELECT u.id, u.email, p.display_name, a.etag AS avatar_etag, p.preferences, u.user_metadata, u.created_at,
                greatest(u.updated_at, p.updated_at) AS updated_at
         FROM users u JOIN profiles p ON p.id = u.id LEFT JOIN avatars a ON a.user_id = u.id
         WHERE u.id = \(id)
@@ -34,6 +36,7 @@ public struct User: Sendable {
         avatarETag = try row.decode("avatar_etag")
         let stored = try row.decode("preferences", as: PGJSON.self)
         preferences = Preferences(stored: (try? JSONDecoder().decode([String: JSONValue].self, from: stored.data)) ?? [:])
+        metadata = (try? JSONDecoder().decode([String: JSONValue].self, from: try row.decode("user_metadata", as: PGJSON.self).data)) ?? [:]
         createdAt = try row.decode("created_at")
         updatedAt = try row.decode("updated_at")
     }

@@ -1,0 +1,103 @@
+import HTTPServer
+import Logging
+import PGClient
+import QuoteVault
+
+/// GoTrue's error answer: both the current body (`code`, `message`) and the legacy one (`error_code`, `msg`),
+/// and the `X-Supabase-Api-Version` header without which supabase-py ignores `code` and supabase-swift cannot
+/// tell a session error from any other.
+struct GoTrueError: Error {
+    var status: Int
+    var code: String
+    var message: String
+    var headers: [String: String] = [:]
+    /// For `weak_password`: why (GoTrue's `reasons`).
+    var weakPasswordReasons: [String]? = nil
+
+    static let apiVersionHeader = ("X-Supabase-Api-Version", "2024-01-01")
+
+    var response: Response {
+        var writer = JSONWriter(capacity: 256)
+        writer.raw("{")
+        writer.key("code"); writer.string(code); writer.comma()
+        writer.key("error_code"); writer.string(code); writer.comma()
+        writer.key("msg"); writer.string(message); writer.comma()
+        writer.key("message"); writer.string(message)
+        if let weakPasswordReasons {
+            writer.comma(); writer.key("weak_password"); writer.raw("{"); writer.key("reasons")
+            writer.array(weakPasswordReasons) { $0.string($1) }
+            writer.raw("}")
+        }
+        writer.raw("}")
+        var response = Response.json(bytes: writer.bytes, status: status)
+        response.headers.set(Self.apiVersionHeader.0, Self.apiVersionHeader.1)
+        for (name, value) in headers { response.headers.set(name, value) }
+        return response
+    }
+
+    static let noAuthorization = GoTrueError(
+        status: 401, code: "no_authorization", message: "This endpoint requires a Bearer token")
+    static let badJWT = GoTrueError(
+        status: 403, code: "bad_jwt", message: "invalid JWT: unable to parse or verify signature, token is expired or revoked")
+
+    /// The GoTrue answer for anything a handler throws; unexpected errors are logged, never shown.
+    static func answer(for error: any Error, logger: Logger) -> Response {
+        switch error {
+        case let error as GoTrueError:
+            return error.response
+        case let refusal as SupabaseCaller.Refusal:
+            return (refusal == .missingKey ? noAuthorization : badJWT).response
+        case let error as QuoteVaultError:
+            return from(error).response
+        case let error as HTTPError where error.status == 413:
+            return GoTrueError(status: 413, code: "request_too_large", message: "Request body too large").response
+        case let error as HTTPError where error.code == "invalid_json":
+            return GoTrueError(status: 400, code: "bad_json", message: "Could not parse request body as JSON").response
+        case let error as HTTPError:
+            return GoTrueError(status: 400, code: "validation_failed", message: error.detail ?? error.title).response
+        case let error as PGError where error.isConnectionFailure:
+            return GoTrueError(status: 503, code: "service_unavailable", message: "The database is unavailable",
+                               headers: ["Retry-After": "1"]).response
+        default:
+            logger.error("auth request failed", metadata: ["error": "\(error)"])
+            return GoTrueError(status: 500, code: "unexpected_failure", message: "Unexpected failure").response
+        }
+    }
+
+    private static func from(_ error: QuoteVaultError) -> GoTrueError {
+        switch error {
+        case .validation(let fields):
+            if let password = fields.first(where: { $0.field == "password" }) {
+                return GoTrueError(status: 422, code: "weak_password", message: "Password \(password.message)",
+                                   weakPasswordReasons: ["length"])
+            }
+            if fields.contains(where: { $0.field == "email" }) {
+                return GoTrueError(status: 400, code: "validation_failed", message: "Unable to validate email address: invalid format")
+            }
+            return GoTrueError(status: 400, code: "validation_failed",
+                               message: fields.map { "\($0.field) \($0.message)" }.joined(separator: "; "))
+        case .emailExists:
+            return GoTrueError(status: 422, code: "user_already_exists", message: "User already registered")
+        case .invalidCredentials:
+            return GoTrueError(status: 400, code: "invalid_credentials", message: "Invalid login credentials")
+        case .refreshTokenInvalid:
+            return GoTrueError(status: 400, code: "refresh_token_not_found", message: "Invalid Refresh Token: Refresh Token Not Found")
+        case .refreshTokenReused:
+            return GoTrueError(status: 400, code: "refresh_token_already_used", message: "Invalid Refresh Token: Already Used")
+        case .unauthorized:
+            return badJWT
+        case .rateLimited(let seconds):
+            return GoTrueError(status: 429, code: "over_request_rate_limit", message: "Request rate limit reached",
+                               headers: ["Retry-After": String(seconds)])
+        case .busy(let seconds):
+            return GoTrueError(status: 503, code: "service_unavailable", message: "The server is busy; try again shortly",
+                               headers: ["Retry-After": String(seconds)])
+        case .notFound:
+            return GoTrueError(status: 404, code: "not_found", message: "Not found")
+        case .resetTokenInvalid:
+            return GoTrueError(status: 403, code: "otp_expired", message: "Token has expired or is invalid")
+        case .unsupportedMediaType(let detail):
+            return GoTrueError(status: 415, code: "validation_failed", message: detail)
+        }
+    }
+}
