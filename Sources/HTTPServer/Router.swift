@@ -30,7 +30,8 @@ public struct Route: Sendable {
     public let maxBodySize: Int
 
     /// - Parameters:
-    ///   - pattern: literal segments and `{name}` parameters, e.g. `/v1/collections/{id}/quotes/{quote_id}`.
+    ///   - pattern: literal segments and `{name}` parameters, e.g. `/v1/collections/{id}/quotes/{quote_id}`; a
+    ///     last segment `{name...}` takes the rest of the path (one or more segments, none of them `.` or `..`).
     ///   - maxBodySize: larger bodies are refused with `413` while they are read.
     public init(_ method: HTTPMethod, _ pattern: String, maxBodySize: Int = Route.defaultMaxBodySize, handler: Handler) {
         self.method = method
@@ -56,6 +57,8 @@ public final class Router: Sendable {
         // Built once in `init`, then only read: safe to share across threads.
         var literals: [Substring: Node] = [:]
         var parameter: (name: String, node: Node)?
+        /// `{name...}`: the rest of the path, one or more segments.
+        var rest: (name: String, node: Node)?
         var routes: [HTTPMethod: Route] = [:]
     }
 
@@ -69,7 +72,13 @@ public final class Router: Sendable {
         for route in routes {
             var node = root
             for segment in route.pattern.split(separator: "/") {
-                if segment.hasPrefix("{") && segment.hasSuffix("}") {
+                if segment.hasPrefix("{") && segment.hasSuffix("...}") {
+                    let name = String(segment.dropFirst().dropLast(4))
+                    precondition(node.rest == nil || node.rest?.name == name, "conflicting rest parameters in \(route.pattern)")
+                    let child = node.rest?.node ?? Node()
+                    node.rest = (name, child)
+                    node = child
+                } else if segment.hasPrefix("{") && segment.hasSuffix("}") {
                     let name = String(segment.dropFirst().dropLast())
                     if let existing = node.parameter {
                         precondition(existing.name == name, "conflicting parameter names in \(route.pattern)")
@@ -116,6 +125,10 @@ public final class Router: Sendable {
         if let (name, child) = node.parameter, let found = find(rest, from: child, &parameters), !found.routes.isEmpty {
             parameters[name] = String(segment)
             return found
+        }
+        if let (name, child) = node.rest, !child.routes.isEmpty, !segments.contains(where: { $0 == "." || $0 == ".." }) {
+            parameters[name] = segments.joined(separator: "/")
+            return child
         }
         return nil
     }

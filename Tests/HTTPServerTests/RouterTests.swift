@@ -10,7 +10,26 @@ final class RouterTests: XCTestCase {
         Route(.put, "/v1/collections/{id}/quotes/{quote_id}", handler: .immediate { _ in .noContent }),
         Route(.get, "/v1/quotes/search", handler: .immediate { _ in .noContent }),
         Route(.get, "/v1/quotes/{id}", handler: .immediate { _ in .noContent }),
+        Route(.get, "/files/{bucket}/{path...}", handler: .immediate { _ in .noContent }),
+        Route(.get, "/files/public/{bucket}/{path...}", handler: .immediate { _ in .noContent }),
     ])
+
+    func testRestParameterTakesTheRemainingSegments() {
+        guard case .found(let route, let parameters) = router.lookup(method: .get, path: "/files/avatars/u1/a/b.png") else {
+            return XCTFail("no match")
+        }
+        XCTAssertEqual(route.pattern, "/files/{bucket}/{path...}")
+        XCTAssertEqual(parameters, ["bucket": "avatars", "path": "u1/a/b.png"])
+        guard case .found(let publicRoute, let publicParameters) = router.lookup(method: .get, path: "/files/public/avatars/u1/x.png") else {
+            return XCTFail("no match")
+        }
+        XCTAssertEqual(publicRoute.pattern, "/files/public/{bucket}/{path...}")
+        XCTAssertEqual(publicParameters["path"], "u1/x.png")
+        // The rest needs at least one segment, and never climbs.
+        guard case .notFound = router.lookup(method: .get, path: "/files/avatars") else { return XCTFail("matched without a path") }
+        guard case .notFound = router.lookup(method: .get, path: "/files/avatars/u1/../other/x.png") else { return XCTFail("matched ..") }
+        guard case .notFound = router.lookup(method: .get, path: "/files/avatars/./x.png") else { return XCTFail("matched .") }
+    }
 
     func testParametersAreCaptured() {
         guard case .found(let route, let parameters) = router.lookup(method: .put, path: "/v1/collections/c1/quotes/q2") else {

@@ -11,5 +11,7 @@ enum RouteTable {
             + FavoriteRoutes(context: context, favorites: context.favorites).routes
             + CollectionRoutes(context: context, collections: context.collections).routes
             + GoTrueRoutes(context: context).routes
+            + RestRoutes(context: context).routes
+            + StorageRoutes(context: context).routes
     }
 }

@@ -44,6 +44,15 @@ public enum SupabaseCaller: Sendable, Equatable {
         }
     }
 
+    /// For endpoints that act before or without a session (sign-up, token grants, recovery): only the API key
+    /// counts, so a stale or revoked access token still in the client's headers does not block a refresh.
+    public static func requireKey(_ request: Request, context: AppContext) throws -> SupabaseCaller {
+        let anonKey = Array(context.configuration.supabaseAnonKey.utf8)
+        let presented = [request.headers["apikey"], request.bearerToken].compactMap { $0 }
+        guard presented.contains(where: { ConstantTime.equals(Array($0.utf8), anonKey) }) else { throw Refusal.missingKey }
+        return .anonymous
+    }
+
     /// Well signed but past `exp`: the clients refresh on "JWT expired" rather than signing the user out.
     private static func isExpired(_ token: String, signer: JWTSigner) -> Bool {
         do {

@@ -7,6 +7,8 @@ public struct Avatar: Sendable {
     public let contentType: String
     public let bytes: [UInt8]
     public let etag: String
+    /// The object name in the Supabase `avatars` bucket: the uploaded name, or `avatar`.
+    public let storageName: String
 }
 
 /// The caller's profile: display name, preferences and avatar.
@@ -79,16 +81,18 @@ public struct ProfileService: Sendable {
     }
 
     /// Stores a PNG or JPEG recognised by its first bytes (whatever the declared type says).
-    public func setAvatar(_ userID: UUID, bytes: [UInt8]) async throws -> User {
+    /// - Parameter storageName: the object name in the Supabase `avatars` bucket (nil through `/v1`).
+    public func setAvatar(_ userID: UUID, bytes: [UInt8], storageName: String? = nil) async throws -> User {
         guard let contentType = Self.imageType(of: bytes) else {
             throw QuoteVaultError.unsupportedMediaType("The image must be a PNG or JPEG")
         }
         let etag = Digest.sha256Hex(bytes)
         return try await pool.withTransaction { connection in
             try connection.query("""
-                INSERT INTO avatars (user_id, content_type, bytes, etag) VALUES (\(userID), \(contentType), \(bytes), \(etag))
+                INSERT INTO avatars (user_id, content_type, bytes, etag, storage_name)
+                VALUES (\(userID), \(contentType), \(bytes), \(etag), \(storageName))
                 ON CONFLICT (user_id) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes,
-                    etag = excluded.etag, updated_at = now()
+                    etag = excluded.etag, storage_name = excluded.storage_name, updated_at = now()
                 """)
             try connection.query("UPDATE profiles SET updated_at = now() WHERE id = \(userID)")
             return try User.load(userID, connection)
@@ -106,10 +110,12 @@ public struct ProfileService: Sendable {
 
     /// The avatar of `userID` (public); `notFound` when there is none.
     public func avatar(of userID: UUID) async throws -> Avatar {
-        guard let row = try await pool.query("SELECT content_type, bytes, etag FROM avatars WHERE user_id = \(userID)").first else {
+        guard let row = try await pool.query("SELECT content_type, bytes, etag, storage_name FROM avatars WHERE user_id = \(userID)").first else {
             throw QuoteVaultError.notFound
         }
-        return Avatar(contentType: try row.decode("content_type"), bytes: try row.decode("bytes"), etag: try row.decode("etag"))
+        return Avatar(
+            contentType: try row.decode("content_type"), bytes: try row.decode("bytes"), etag: try row.decode("etag"),
+            storageName: try row.decode("storage_name", as: String?.self) ?? "avatar")
     }
 
     /// `image/png` or `image/jpeg` by magic bytes, else nil.

@@ -8,12 +8,12 @@ struct GoTrueRoutes {
 
     var routes: [Route] {
         [
-            Route(.post, "/auth/v1/signup", handler: answering(signUp)),
-            Route(.post, "/auth/v1/token", handler: answering(token)),
+            Route(.post, "/auth/v1/signup", handler: answering(signUp, needsSession: false)),
+            Route(.post, "/auth/v1/token", handler: answering(token, needsSession: false)),
             Route(.get, "/auth/v1/user", handler: answering(user)),
             Route(.put, "/auth/v1/user", handler: answering(updateUser)),
             Route(.post, "/auth/v1/logout", handler: answering(logOut)),
-            Route(.post, "/auth/v1/recover", handler: answering(recover)),
+            Route(.post, "/auth/v1/recover", handler: answering(recover, needsSession: false)),
         ]
     }
 
@@ -23,12 +23,18 @@ struct GoTrueRoutes {
     private struct UserChanges: Decodable { let data: [String: JSONValue]?; let email: String?; let password: String? }
     private struct RecoverBody: Decodable { let email: String }
 
-    /// Runs `handler` after checking the API key, and answers whatever it throws in GoTrue's error format.
-    private func answering(_ handler: @escaping @Sendable (Request, SupabaseCaller) async throws -> Response) -> Handler {
+    /// Runs `handler` after checking the API key (and, where `needsSession`, the bearer token), and answers
+    /// whatever it throws in GoTrue's error format.
+    private func answering(
+        _ handler: @escaping @Sendable (Request, SupabaseCaller) async throws -> Response, needsSession: Bool = true
+    ) -> Handler {
         let context = self.context
         return Handler { request in
             do {
-                var response = try await handler(request, try await SupabaseCaller.resolve(request, context: context))
+                let caller = needsSession
+                    ? try await SupabaseCaller.resolve(request, context: context)
+                    : try SupabaseCaller.requireKey(request, context: context)
+                var response = try await handler(request, caller)
                 response.headers.set(GoTrueError.apiVersionHeader.0, GoTrueError.apiVersionHeader.1)
                 return response
             } catch {

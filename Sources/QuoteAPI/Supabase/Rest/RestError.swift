@@ -1,0 +1,97 @@
+import HTTPServer
+import Logging
+import PGClient
+import QuoteVault
+
+/// PostgREST's error answer: `{code, details, hint, message}` (`details`/`hint` strings or null: supabase-swift
+/// requires `message`, and a string or null `details`).
+struct RestError: Error {
+    var status: Int
+    var code: String
+    var message: String
+    var details: String?
+    var hint: String?
+
+    static func parse(_ message: String) -> RestError {
+        RestError(status: 400, code: "PGRST100", message: "failed to parse the request: \(message)")
+    }
+
+    static func unknownColumn(_ column: String, table: String) -> RestError {
+        RestError(status: 400, code: "PGRST204", message: "Could not find the '\(column)' column of '\(table)' in the schema cache")
+    }
+
+    static func unknownTable(_ table: String) -> RestError {
+        RestError(status: 404, code: "PGRST205", message: "Could not find the table 'public.\(table)' in the schema cache")
+    }
+
+    /// A row rule refused a write: 401 for the anonymous role, 403 for a user (as PostgREST answers 42501).
+    static func rowRule(_ table: String, anonymous: Bool, insert: Bool) -> RestError {
+        RestError(
+            status: anonymous ? 401 : 403, code: "42501",
+            message: insert ? "new row violates row-level security policy for table \"\(table)\"" : "permission denied for table \(table)")
+    }
+
+    static func missingWhere(_ verb: String) -> RestError {
+        RestError(status: 400, code: "21000", message: "\(verb) requires a WHERE clause")
+    }
+
+    var response: Response {
+        var writer = JSONWriter(capacity: 256)
+        writer.raw("{")
+        writer.key("code"); writer.string(code); writer.comma()
+        writer.key("details"); writer.string(details); writer.comma()
+        writer.key("hint"); writer.string(hint); writer.comma()
+        writer.key("message"); writer.string(message)
+        writer.raw("}")
+        return .json(bytes: writer.bytes, status: status)
+    }
+
+    /// The PostgREST answer for anything a handler throws; unexpected errors are logged, never shown.
+    static func answer(for error: any Error, anonymous: Bool, logger: Logger) -> Response {
+        switch error {
+        case let error as RestError:
+            return error.response
+        case let refusal as SupabaseCaller.Refusal:
+            switch refusal {
+            case .missingKey: return RestError(status: 401, code: "PGRST301", message: "No API key found in request").response
+            case .expiredToken: return RestError(status: 401, code: "PGRST303", message: "JWT expired").response
+            case .invalidToken: return RestError(status: 401, code: "PGRST301", message: "JWT could not be verified").response
+            }
+        case let error as QuoteVaultError:
+            if case .validation(let fields) = error {
+                return RestError(status: 400, code: "23514", message: fields.map { "\($0.field) \($0.message)" }.joined(separator: "; ")).response
+            }
+            if case .unauthorized = error { return RestError(status: 401, code: "PGRST301", message: "JWT could not be verified").response }
+            logger.error("rest request failed", metadata: ["error": "\(error)"])
+            return RestError(status: 500, code: "PGRST000", message: "Unexpected failure").response
+        case let error as HTTPError where error.code == "invalid_json":
+            return RestError(status: 400, code: "PGRST102", message: "Empty or invalid json").response
+        case let error as HTTPError:
+            return RestError(status: error.status, code: "PGRST100", message: error.detail ?? error.title).response
+        case let error as PGError where error.isConnectionFailure:
+            var response = RestError(status: 503, code: "PGRST001", message: "Database client error. Retrying the connection.").response
+            response.headers.set("Retry-After", "1")
+            return response
+        case let error as PGError where error.kind == .server:
+            return fromServer(error, anonymous: anonymous, logger: logger).response
+        default:
+            logger.error("rest request failed", metadata: ["error": "\(error)"])
+            return RestError(status: 500, code: "PGRST000", message: "Unexpected failure").response
+        }
+    }
+
+    /// PostgreSQL's own errors keep their SQLSTATE, message and detail, as PostgREST shows them.
+    private static func fromServer(_ error: PGError, anonymous: Bool, logger: Logger) -> RestError {
+        let code = error.sqlState?.rawValue ?? "XX000"
+        let status: Int
+        switch code {
+        case "23505", "23503": status = 409
+        case "42501": status = anonymous ? 401 : 403
+        case _ where code.hasPrefix("22") || code.hasPrefix("23"): status = 400
+        default:
+            logger.error("rest query failed", metadata: ["error": "\(error)"])
+            return RestError(status: 500, code: code, message: "Unexpected failure")
+        }
+        return RestError(status: status, code: code, message: error.message, details: error.detail, hint: error.hint)
+    }
+}

@@ -1,0 +1,306 @@
+import Foundation
+import HTTPServer
+import PGClient
+import QuoteVault
+
+/// `/rest/v1`: the PostgREST subset the Supabase clients use on the app's tables, with Supabase's row rules
+/// (`RestSchema`) enforced in the generated SQL. Writes to columns with business rules go through the same
+/// services as `/v1` (profiles through `ProfileService`, collection names through `CollectionsService`).
+struct RestRoutes {
+    let context: AppContext
+
+    var routes: [Route] {
+        [
+            Route(.get, "/rest/v1/{table}", handler: answering(read)),
+            Route(.post, "/rest/v1/{table}", maxBodySize: 1 << 20, handler: answering(insert)),
+            Route(.patch, "/rest/v1/{table}", maxBodySize: 1 << 20, handler: answering(update)),
+            Route(.delete, "/rest/v1/{table}", handler: answering(delete)),
+            Route(.post, "/rest/v1/rpc/{function}", handler: answering(rpc)),
+        ]
+    }
+
+    private typealias RestHandler = @Sendable (Request, SupabaseCaller) async throws -> Response
+
+    /// Resolves the caller and answers whatever the handler throws in PostgREST's error format.
+    private func answering(_ handler: @escaping RestHandler) -> Handler {
+        let context = self.context
+        return Handler { request in
+            var anonymous = true
+            do {
+                let caller = try await SupabaseCaller.resolve(request, context: context)
+                anonymous = caller.user == nil
+                return try await handler(request, caller)
+            } catch {
+                return RestError.answer(for: error, anonymous: anonymous, logger: context.logger)
+            }
+        }
+    }
+
+    // MARK: request details
+
+    /// `Prefer: return=representation, count=exact, resolution=…` as a dictionary.
+    private static func preferences(_ request: Request) -> [String: String] {
+        var result: [String: String] = [:]
+        for item in (request.headers["Prefer"] ?? "").split(separator: ",") {
+            let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if pair.count == 2 { result[pair[0]] = pair[1] }
+        }
+        return result
+    }
+
+    private static func wantsSingleObject(_ request: Request) -> Bool {
+        request.headers["Accept"]?.contains("application/vnd.pgrst.object+json") ?? false
+    }
+
+    private static func json(_ body: String, status: Int, contentRange: String? = nil) -> Response {
+        var headers: HTTPHeaders = ["Content-Type": "application/json; charset=utf-8"]
+        if let contentRange { headers.set("Content-Range", contentRange) }
+        return Response(status: status, headers: headers, body: Array(body.utf8))
+    }
+
+    /// The one object of a one-row JSON array, or PostgREST's 406 for any other count.
+    private static func singleObject(_ array: String, rows: Int) throws -> String {
+        guard rows == 1 else {
+            throw RestError(status: 406, code: "PGRST116", message: "Cannot coerce the result to a single JSON object",
+                            details: "The result contains \(rows) rows")
+        }
+        let trimmed = array.trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(trimmed.dropFirst().dropLast())
+    }
+
+    /// The JSON body: one object or an array of objects (bulk insert).
+    private static func bodyRows(_ request: Request) throws -> [[String: JSONValue]] {
+        let value = try request.decodeJSON(JSONValue.self)
+        switch value {
+        case .object(let object): return [object]
+        case .array(let items):
+            return try items.map {
+                guard case .object(let object) = $0 else { throw RestError(status: 400, code: "PGRST102", message: "All object keys must match") }
+                return object
+            }
+        default: throw RestError(status: 400, code: "PGRST102", message: "Empty or invalid json")
+        }
+    }
+
+    private static func encode(_ rows: [[String: JSONValue]]) throws -> PGJSON {
+        PGJSON(data: try JSONEncoder().encode(rows))
+    }
+
+    // MARK: read
+
+    @Sendable private func read(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+        let sql = RestSQL(caller: caller)
+        let table = try sql.table(request.pathParameter("table"))
+        let query = try RestQuery.parse(request.query)
+        let counted = Self.preferences(request)["count"] != nil
+        let read = try sql.read(query, from: table)
+        let count = counted ? try sql.count(query, from: table) : nil
+        let (body, rows, total) = try await context.pool.withConnection { connection in
+            let page = try connection.query(read)
+            let row = page[page.startIndex]
+            let total = try count.map { try connection.query($0).first?.decode("total", as: Int.self) ?? 0 }
+            return (try row.decode("body", as: String.self), try row.decode("rows", as: Int.self), total)
+        }
+        let offset = query.offset ?? 0
+        if let total, offset > 0, offset >= total {
+            var response = RestError(status: 416, code: "PGRST103", message: "Requested range not satisfiable",
+                                     details: "An offset of \(offset) was requested, but there are only \(total) rows.").response
+            response.headers.set("Content-Range", "*/\(total)")
+            return response
+        }
+        let range = rows > 0 ? "\(offset)-\(offset + rows - 1)/\(total.map(String.init) ?? "*")" : "*/\(total.map(String.init) ?? "*")"
+        if Self.wantsSingleObject(request) {
+            return Self.json(try Self.singleObject(body, rows: rows), status: 200)
+        }
+        let partial = total.map { rows < $0 } ?? false
+        return Self.json(body, status: partial ? 206 : 200, contentRange: range)
+    }
+
+    // MARK: write checks
+
+    /// The columns a write names: each must exist and be writable, and the table must take writes.
+    private func checkWritable(_ keys: Set<String>, table: RestSchema.Table, caller: SupabaseCaller, insert: Bool) throws {
+        if case .publicReadOnly = table.rule { throw RestError.rowRule(table.name, anonymous: caller.user == nil, insert: insert) }
+        guard caller.user != nil else { throw RestError.rowRule(table.name, anonymous: true, insert: insert) }
+        for key in keys.sorted() {
+            let column = try RestSQL(caller: caller).column(key, of: table)
+            guard column.writable else { throw RestError.rowRule(table.name, anonymous: false, insert: insert) }
+        }
+    }
+
+    /// Fills the owner column with the caller (as Supabase's `default auth.uid()`) and refuses a row owned
+    /// by someone else; applies the services' own validation to collection names.
+    private func prepare(_ rows: [[String: JSONValue]], table: RestSchema.Table, user: AuthenticatedUser, insert: Bool) throws
+        -> [[String: JSONValue]]
+    {
+        try rows.map { row in
+            var row = row
+            if case .ownedBy(let column) = table.rule {
+                if let owner = row[column] {
+                    guard owner.stringValue?.lowercased() == user.userID.uuidString.lowercased() else {
+                        throw RestError.rowRule(table.name, anonymous: false, insert: true)
+                    }
+                } else if insert {
+                    row[column] = .string(user.userID.uuidString.lowercased())
+                }
+            }
+            if table.name == "collections", let name = row["name"] {
+                guard let text = name.stringValue else { throw QuoteVaultError.invalid("name", "must be a string") }
+                row["name"] = .string(try CollectionsService.validateName(text))
+            }
+            return row
+        }
+    }
+
+    // MARK: insert and upsert
+
+    @Sendable private func insert(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+        let sql = RestSQL(caller: caller)
+        let table = try sql.table(request.pathParameter("table"))
+        let query = try RestQuery.parse(request.query)
+        var rows = try Self.bodyRows(request)
+        guard !rows.isEmpty else { return Self.json("[]", status: 201, contentRange: "*/*") }
+        try checkWritable(Set(rows.flatMap(\.keys)), table: table, caller: caller, insert: true)
+        guard let user = caller.user else { throw RestError.rowRule(table.name, anonymous: true, insert: true) }
+        let preferences = Self.preferences(request)
+        if table.name == "profiles" { return try await upsertProfiles(rows, request: request, query: query, user: user, sql: sql) }
+        rows = try prepare(rows, table: table, user: user, insert: true)
+
+        let columns = Array(Set(rows.flatMap(\.keys))).sorted()
+        let list = columns.map { "\"\($0)\"" }.joined(separator: ", ")
+        var statement: PGQuery = "INSERT INTO \(unsafeSQL: "\"\(table.name)\"") (\(unsafeSQL: list)) SELECT \(unsafeSQL: list) FROM json_populate_recordset(NULL::\(unsafeSQL: "\"\(table.name)\""), \(try Self.encode(rows))::json)"
+        if let resolution = preferences["resolution"] {
+            let target = try (query.onConflict ?? table.primaryKey).map { try sql.column($0, of: table).name }
+            let conflict = "ON CONFLICT (\(target.map { "\"\($0)\"" }.joined(separator: ", ")))"
+            let updates = columns.filter { !target.contains($0) }
+            if resolution == "merge-duplicates", !updates.isEmpty {
+                var set = updates.map { "\"\($0)\" = EXCLUDED.\"\($0)\"" }
+                if table.touchesUpdatedAt { set.append("updated_at = now()") }
+                statement.append(PGQuery(unsafeSQL: " \(conflict) DO UPDATE SET \(set.joined(separator: ", "))"))
+            } else {
+                statement.append(PGQuery(unsafeSQL: " \(conflict) DO NOTHING"))
+            }
+        }
+        statement.append(" RETURNING *, (xmax = 0) AS qv_inserted")
+        let wrapped = try sql.changed(statement, select: query.select, table: table)
+        let ownershipCheck: PGQuery? = {
+            guard case .ownedThrough(let column, let owner, let ownerColumn) = table.rule else { return nil }
+            return """
+                SELECT count(*)::int8 AS foreign_rows FROM json_populate_recordset(NULL::\(unsafeSQL: "\"\(table.name)\""), \(try? Self.encode(rows))::json) i
+                WHERE NOT EXISTS (SELECT 1 FROM \(unsafeSQL: "\"\(owner)\"") o WHERE o.id = i.\(unsafeSQL: "\"\(column)\"") AND o.\(unsafeSQL: "\"\(ownerColumn)\"") = \(user.userID))
+                """
+        }()
+        let result = try await context.pool.withTransaction { connection in
+            if let ownershipCheck, try connection.query(ownershipCheck).first?.decode("foreign_rows", as: Int.self) ?? 0 > 0 {
+                throw RestError.rowRule(table.name, anonymous: false, insert: true)
+            }
+            let row = try connection.query(wrapped).first
+            return (try row?.decode("body", as: String.self) ?? "[]", try row?.decode("inserted", as: Int.self) ?? 0)
+        }
+        let status = preferences["resolution"] == "merge-duplicates" && result.1 == 0 ? 200 : 201
+        guard preferences["return"] == "representation" else { return Response(status: status) }
+        return Self.json(result.0, status: status, contentRange: "*/*")
+    }
+
+    /// Profiles exist from sign-up on, so an insert or upsert of one's own profile is an update through
+    /// `ProfileService` (its validation and preference merging), answered as PostgREST would.
+    private func upsertProfiles(
+        _ rows: [[String: JSONValue]], request: Request, query: RestQuery, user: AuthenticatedUser, sql: RestSQL
+    ) async throws -> Response {
+        for row in rows {
+            if let id = row["id"], id.stringValue?.lowercased() != user.userID.uuidString.lowercased() {
+                throw RestError.rowRule("profiles", anonymous: false, insert: true)
+            }
+            _ = try await context.profiles.update(user.userID, displayName: row["display_name"], preferences: row["preferences"])
+        }
+        var own = query
+        own.conditions = [.compare(column: "id", op: .eq, value: .text(user.userID.uuidString), negated: false)]
+        let read = try sql.read(own, from: try sql.table("profiles"))
+        let body = try await context.pool.withConnection { try $0.query(read).first?.decode("body", as: String.self) ?? "[]" }
+        guard Self.preferences(request)["return"] == "representation" else { return Response(status: 200) }
+        return Self.json(body, status: 200, contentRange: "*/*")
+    }
+
+    // MARK: update and delete
+
+    @Sendable private func update(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+        let sql = RestSQL(caller: caller)
+        let table = try sql.table(request.pathParameter("table"))
+        let query = try RestQuery.parse(request.query)
+        guard !query.conditions.isEmpty else { throw RestError.missingWhere("UPDATE") }
+        guard case .object(var changes) = try request.decodeJSON(JSONValue.self) else {
+            throw RestError(status: 400, code: "PGRST102", message: "Empty or invalid json")
+        }
+        try checkWritable(Set(changes.keys), table: table, caller: caller, insert: false)
+        guard let user = caller.user else { throw RestError.rowRule(table.name, anonymous: true, insert: false) }
+        if table.name == "profiles" {
+            // Only the caller's own row is visible; change it through the service when the filters select it.
+            var probe = query
+            probe.select = [.column(name: "id", alias: nil)]
+            let probeSQL = try sql.read(probe, from: table)
+            let visible = try await context.pool.withConnection { try $0.query(probeSQL).first?.decode("rows", as: Int.self) ?? 0 }
+            if visible > 0 {
+                if let id = changes["id"], id.stringValue?.lowercased() != user.userID.uuidString.lowercased() {
+                    throw RestError.rowRule("profiles", anonymous: false, insert: false)
+                }
+                _ = try await context.profiles.update(user.userID, displayName: changes["display_name"], preferences: changes["preferences"])
+            }
+            let read = try sql.read(query, from: table)
+            let (body, rows) = try await context.pool.withConnection { connection in
+                let row = try connection.query(read)[0]
+                return (try row.decode("body", as: String.self), try row.decode("rows", as: Int.self))
+            }
+            return try respondChanged(request, body: visible > 0 ? body : "[]", rows: visible > 0 ? rows : 0, range: rows > 0 && visible > 0 ? "0-\(rows - 1)/*" : "*/*")
+        }
+        changes = try prepare([changes], table: table, user: user, insert: false)[0]
+        var assignments = changes.keys.sorted().map { "\"\($0)\" = src.\"\($0)\"" }
+        if table.touchesUpdatedAt { assignments.append("updated_at = now()") }
+        var statement: PGQuery = "UPDATE \(unsafeSQL: "\"\(table.name)\"") t0 SET \(unsafeSQL: assignments.joined(separator: ", ")) FROM json_populate_record(NULL::\(unsafeSQL: "\"\(table.name)\""), \(try Self.encode([changes]))::json -> 0) src"
+        statement.append(try sql.whereClause(query, of: table, alias: "t0"))
+        statement.append(" RETURNING t0.*, FALSE AS qv_inserted")
+        let wrapped = try sql.changed(statement, select: query.select, table: table)
+        let (body, rows) = try await context.pool.withTransaction { connection in
+            let row = try connection.query(wrapped)[0]
+            return (try row.decode("body", as: String.self), try row.decode("rows", as: Int.self))
+        }
+        return try respondChanged(request, body: body, rows: rows, range: rows > 0 ? "0-\(rows - 1)/*" : "*/*")
+    }
+
+    @Sendable private func delete(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+        let sql = RestSQL(caller: caller)
+        let table = try sql.table(request.pathParameter("table"))
+        let query = try RestQuery.parse(request.query)
+        guard !query.conditions.isEmpty else { throw RestError.missingWhere("DELETE") }
+        try checkWritable([], table: table, caller: caller, insert: false)
+        var statement: PGQuery = "DELETE FROM \(unsafeSQL: "\"\(table.name)\"") t0"
+        statement.append(try sql.whereClause(query, of: table, alias: "t0"))
+        statement.append(" RETURNING t0.*, FALSE AS qv_inserted")
+        let wrapped = try sql.changed(statement, select: query.select, table: table)
+        let (body, rows) = try await context.pool.withTransaction { connection in
+            let row = try connection.query(wrapped)[0]
+            return (try row.decode("body", as: String.self), try row.decode("rows", as: Int.self))
+        }
+        return try respondChanged(request, body: body, rows: rows, range: "*/*")
+    }
+
+    /// PATCH and DELETE: the changed rows with `return=representation`, else 204.
+    private func respondChanged(_ request: Request, body: String, rows: Int, range: String) throws -> Response {
+        guard Self.preferences(request)["return"] == "representation" else { return Response(status: 204) }
+        if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject(body, rows: rows), status: 200) }
+        return Self.json(body, status: 200, contentRange: range)
+    }
+
+    // MARK: rpc
+
+    /// `get_quote_of_the_day()`: today's (UTC) quote by the same rules as `/v1/qotd`, as a quotes row.
+    @Sendable private func rpc(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+        guard request.pathParameter("function") == "get_quote_of_the_day" else {
+            throw RestError(status: 404, code: "PGRST202",
+                            message: "Could not find the function public.\(request.pathParameter("function")) without parameters in the schema cache")
+        }
+        let quote = try await context.quoteOfTheDay.quote(for: PGDate(Date()))
+        var writer = JSONWriter(capacity: 512)
+        writer.quote(quote)
+        return Self.json(String(decoding: writer.bytes, as: UTF8.self), status: 200)
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import PGClient
+
+/// Turns a parsed `RestQuery` into SQL: identifiers only from `RestSchema` (quoted), every value a bind
+/// parameter cast to its column's type, and the table's row rule added to every statement it touches.
+struct RestSQL {
+    let caller: SupabaseCaller
+
+    private func quoted(_ identifier: String) -> String { "\"\(identifier)\"" }
+
+    func table(_ name: String) throws -> RestSchema.Table {
+        guard let table = RestSchema.tables[name] else { throw RestError.unknownTable(name) }
+        return table
+    }
+
+    func column(_ name: String, of table: RestSchema.Table) throws -> RestSchema.Column {
+        guard let column = table.column(name) else { throw RestError.unknownColumn(name, table: table.name) }
+        return column
+    }
+
+    /// The row rule of `table` (aliased `alias`) for this caller, as a predicate.
+    func rule(_ table: RestSchema.Table, alias: String) -> PGQuery {
+        switch table.rule {
+        case .publicReadOnly:
+            return "TRUE"
+        case .ownedBy(let column):
+            guard let user = caller.user else { return "FALSE" }
+            return PGQuery(unsafeSQL: "\(alias).\(quoted(column)) = ") + "\(user.userID)"
+        case .ownedThrough(let column, let owner, let ownerColumn):
+            guard let user = caller.user else { return "FALSE" }
+            return PGQuery(unsafeSQL: "EXISTS (SELECT 1 FROM \(quoted(owner)) o WHERE o.id = \(alias).\(quoted(column)) AND o.\(quoted(ownerColumn)) = ")
+                + "\(user.userID))"
+        }
+    }
+
+    // MARK: select lists and embedding
+
+    /// `alias.col AS "name", (embedded subquery) AS "name", …` for the select items of `table`.
+    func projection(_ items: [RestQuery.SelectItem], of table: RestSchema.Table, alias: String, depth: Int) throws -> PGQuery {
+        var parts: [PGQuery] = []
+        for item in items {
+            switch item {
+            case .all:
+                parts += table.columns.map { PGQuery(unsafeSQL: "\(alias).\(quoted($0.name)) AS \(quoted($0.name))") }
+            case .column(let name, let label):
+                let column = try column(name, of: table)
+                parts.append(PGQuery(unsafeSQL: "\(alias).\(quoted(column.name)) AS \(quoted(label ?? column.name))"))
+            case .embed(let name, let label, _, let inner):
+                let (target, relation) = try embedding(name, from: table)
+                let child = "t\(depth + 1)"
+                var subquery = PGQuery(unsafeSQL: "SELECT ")
+                subquery.append(try projection(inner, of: target, alias: child, depth: depth + 1))
+                subquery.append(PGQuery(unsafeSQL: " FROM \(quoted(target.name)) \(child) WHERE \(child).\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local)) AND "))
+                subquery.append(rule(target, alias: child))
+                var part: PGQuery
+                switch relation.cardinality {
+                case .toOne: part = PGQuery(unsafeSQL: "(SELECT row_to_json(e) FROM (")
+                case .toMany: part = PGQuery(unsafeSQL: "(SELECT coalesce(json_agg(e), '[]'::json) FROM (")
+                }
+                part.append(subquery)
+                part.append(PGQuery(unsafeSQL: ") e) AS \(quoted(label ?? target.name))"))
+                parts.append(part)
+            }
+        }
+        guard !parts.isEmpty else { throw RestError.parse("select names no column") }
+        return joined(parts, separator: ", ")
+    }
+
+    private func embedding(_ name: String, from table: RestSchema.Table) throws -> (RestSchema.Table, RestSchema.Relation) {
+        guard let relation = table.relation(to: name), let target = RestSchema.tables[name] else {
+            throw RestError(status: 400, code: "PGRST200",
+                            message: "Could not find a relationship between '\(table.name)' and '\(name)' in the schema cache")
+        }
+        return (target, relation)
+    }
+
+    /// `!inner` embeds keep only rows that have a visible related row.
+    func innerJoins(_ items: [RestQuery.SelectItem], of table: RestSchema.Table, alias: String) throws -> [PGQuery] {
+        try items.compactMap { item in
+            guard case .embed(let name, _, true, _) = item else { return nil }
+            let (target, relation) = try embedding(name, from: table)
+            var exists = PGQuery(unsafeSQL: "EXISTS (SELECT 1 FROM \(quoted(target.name)) i WHERE i.\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local)) AND ")
+            exists.append(rule(target, alias: "i"))
+            exists.append(PGQuery(unsafeSQL: ")"))
+            return exists
+        }
+    }
+
+    // MARK: conditions
+
+    func condition(_ condition: RestQuery.Condition, of table: RestSchema.Table, alias: String) throws -> PGQuery {
+        switch condition {
+        case .all(let members, let negated), .any(let members, let negated):
+            let isAll: Bool
+            if case .all = condition { isAll = true } else { isAll = false }
+            guard !members.isEmpty else { return PGQuery(unsafeSQL: isAll != negated ? "TRUE" : "FALSE") }
+            var group = PGQuery(unsafeSQL: negated ? "NOT (" : "(")
+            group.append(joined(try members.map { try self.condition($0, of: table, alias: alias) }, separator: isAll ? " AND " : " OR "))
+            group.append(PGQuery(unsafeSQL: ")"))
+            return group
+        case .compare(let name, let op, let value, let negated):
+            let column = try column(name, of: table)
+            let target = "\(alias).\(quoted(column.name))"
+            var test: PGQuery
+            switch (op, value) {
+            case (.is, .text(let keyword)):
+                let literal = ["null": "NULL", "true": "TRUE", "false": "FALSE", "unknown": "UNKNOWN"][keyword] ?? "NULL"
+                test = PGQuery(unsafeSQL: "\(target) IS \(literal)")
+            case (.in, .list(let items)):
+                guard !items.isEmpty else { test = "FALSE"; break }
+                test = PGQuery(unsafeSQL: "\(target) IN (")
+                test.append(joined(items.map { bound($0, as: column.type) }, separator: ", "))
+                test.append(PGQuery(unsafeSQL: ")"))
+            case (.like, .text(let pattern)), (.ilike, .text(let pattern)):
+                test = PGQuery(unsafeSQL: "\(target)::text \(op == .like ? "LIKE" : "ILIKE") ") + "\(pattern)"
+            case (_, .text(let text)):
+                let sqlOperator = [RestQuery.Operator.eq: "=", .neq: "<>", .gt: ">", .gte: ">=", .lt: "<", .lte: "<="][op] ?? "="
+                test = PGQuery(unsafeSQL: "\(target) \(sqlOperator) ") + bound(text, as: column.type)
+            default:
+                throw RestError.parse("\(op.rawValue) does not take this value")
+            }
+            if negated {
+                var not = PGQuery(unsafeSQL: "NOT (")
+                not.append(test)
+                not.append(PGQuery(unsafeSQL: ")"))
+                return not
+            }
+            return test
+        }
+    }
+
+    /// `$n::type`: PostgreSQL parses the client's text as the column's type (bad input fails as 22P02).
+    func bound(_ text: String, as type: String) -> PGQuery {
+        var query: PGQuery = "\(text)"
+        query.append(PGQuery(unsafeSQL: "::\(type)"))
+        return query
+    }
+
+    /// ` WHERE <filters> AND <inner embeds> AND <row rule>`.
+    func whereClause(_ query: RestQuery, of table: RestSchema.Table, alias: String) throws -> PGQuery {
+        var predicates = try query.conditions.map { try condition($0, of: table, alias: alias) }
+        predicates += try innerJoins(query.select, of: table, alias: alias)
+        predicates.append(rule(table, alias: alias))
+        var clause = PGQuery(unsafeSQL: " WHERE ")
+        clause.append(joined(predicates, separator: " AND "))
+        return clause
+    }
+
+    func orderClause(_ query: RestQuery, of table: RestSchema.Table, alias: String) throws -> PGQuery {
+        guard !query.order.isEmpty else { return "" }
+        let terms = try query.order.map { term -> String in
+            let column = try column(term.column, of: table)
+            var text = "\(alias).\(quoted(column.name)) \(term.descending ? "DESC" : "ASC")"
+            if let nulls = term.nulls { text += nulls == .first ? " NULLS FIRST" : " NULLS LAST" }
+            return text
+        }
+        return PGQuery(unsafeSQL: " ORDER BY " + terms.joined(separator: ", "))
+    }
+
+    // MARK: statements
+
+    /// One round trip: the page as a JSON array and its row count.
+    func read(_ query: RestQuery, from table: RestSchema.Table) throws -> PGQuery {
+        var sql = PGQuery(unsafeSQL: "SELECT coalesce(json_agg(r), '[]'::json)::text AS body, count(*)::int8 AS rows FROM (SELECT ")
+        sql.append(try projection(query.select, of: table, alias: "t0", depth: 0))
+        sql.append(PGQuery(unsafeSQL: " FROM \(quoted(table.name)) t0"))
+        sql.append(try whereClause(query, of: table, alias: "t0"))
+        sql.append(try orderClause(query, of: table, alias: "t0"))
+        sql.append(" LIMIT \(min(query.limit ?? RestQuery.maximumRows, RestQuery.maximumRows)) OFFSET \(query.offset ?? 0)")
+        sql.append(PGQuery(unsafeSQL: ") r"))
+        return sql
+    }
+
+    /// The number of rows the filters and the row rule let through (for `Prefer: count=exact`).
+    func count(_ query: RestQuery, from table: RestSchema.Table) throws -> PGQuery {
+        var sql = PGQuery(unsafeSQL: "SELECT count(*)::int8 AS total FROM \(quoted(table.name)) t0")
+        sql.append(try whereClause(query, of: table, alias: "t0"))
+        return sql
+    }
+
+    /// Wraps a data-changing statement (a CTE named `changed` returning whole rows) so that it answers the
+    /// changed rows as JSON in the client's select shape, with their count and how many were inserted.
+    func changed(_ statement: PGQuery, select: [RestQuery.SelectItem], table: RestSchema.Table) throws -> PGQuery {
+        var sql = PGQuery(unsafeSQL: "WITH changed AS (")
+        sql.append(statement)
+        sql.append(PGQuery(unsafeSQL: ") SELECT coalesce(json_agg(r), '[]'::json)::text AS body, count(*)::int8 AS rows, "
+            + "(SELECT count(*) FROM changed WHERE qv_inserted)::int8 AS inserted FROM (SELECT "))
+        sql.append(try projection(select, of: table, alias: "t0", depth: 0))
+        sql.append(PGQuery(unsafeSQL: " FROM changed t0) r"))
+        return sql
+    }
+
+    private func joined(_ parts: [PGQuery], separator: String) -> PGQuery {
+        var result = PGQuery(unsafeSQL: "")
+        for (index, part) in parts.enumerated() {
+            if index > 0 { result.append(PGQuery(unsafeSQL: separator)) }
+            result.append(part)
+        }
+        return result
+    }
+}

@@ -1,0 +1,104 @@
+/// The tables `/rest/v1` exposes, described once as data: their columns and types, what a client may write,
+/// how they relate (for embedding), and the row rule Supabase's policies would state. Every identifier in
+/// generated SQL comes from here, never from a request.
+struct RestSchema {
+    struct Column {
+        let name: String
+        /// The PostgreSQL type request values are cast to (`$n::type`), so bad input fails as 22P02.
+        let type: String
+        let writable: Bool
+    }
+
+    /// A foreign key seen from one side: `local` column(s) of this table against `foreign` of `table`.
+    struct Relation {
+        enum Cardinality { case toOne, toMany }
+        let table: String
+        let local: String
+        let foreign: String
+        let cardinality: Cardinality
+    }
+
+    /// Which rows a caller may see and write.
+    enum RowRule {
+        /// Anyone reads; nobody writes through this API.
+        case publicReadOnly
+        /// The row belongs to the user named by this column.
+        case ownedBy(column: String)
+        /// The row belongs to whoever owns the `table` row its `column` points at.
+        case ownedThrough(column: String, table: String, ownerColumn: String)
+    }
+
+    struct Table {
+        let name: String
+        let columns: [Column]
+        let primaryKey: [String]
+        let relations: [Relation]
+        let rule: RowRule
+        /// Set to now() on every update.
+        let touchesUpdatedAt: Bool
+
+        func column(_ name: String) -> Column? { columns.first { $0.name == name } }
+        func relation(to table: String) -> Relation? { relations.first { $0.table == table } }
+    }
+
+    static let tables: [String: Table] = Dictionary(uniqueKeysWithValues: [
+        Table(
+            name: "quotes",
+            columns: [
+                Column(name: "id", type: "uuid", writable: false), Column(name: "text", type: "text", writable: false),
+                Column(name: "author", type: "text", writable: false), Column(name: "category", type: "text", writable: false),
+                Column(name: "created_at", type: "timestamptz", writable: false),
+            ],
+            primaryKey: ["id"], relations: [], rule: .publicReadOnly, touchesUpdatedAt: false),
+        Table(
+            name: "quote_of_day",
+            columns: [
+                Column(name: "date", type: "date", writable: false), Column(name: "quote_id", type: "uuid", writable: false),
+                Column(name: "created_at", type: "timestamptz", writable: false),
+            ],
+            primaryKey: ["date"],
+            relations: [Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne)],
+            rule: .publicReadOnly, touchesUpdatedAt: false),
+        Table(
+            name: "profiles",
+            columns: [
+                Column(name: "id", type: "uuid", writable: true), Column(name: "display_name", type: "text", writable: true),
+                Column(name: "preferences", type: "jsonb", writable: true),
+                Column(name: "created_at", type: "timestamptz", writable: false),
+                Column(name: "updated_at", type: "timestamptz", writable: false),
+            ],
+            primaryKey: ["id"], relations: [], rule: .ownedBy(column: "id"), touchesUpdatedAt: true),
+        Table(
+            name: "user_favorites",
+            columns: [
+                Column(name: "user_id", type: "uuid", writable: true), Column(name: "quote_id", type: "uuid", writable: true),
+                Column(name: "created_at", type: "timestamptz", writable: false),
+            ],
+            primaryKey: ["user_id", "quote_id"],
+            relations: [Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne)],
+            rule: .ownedBy(column: "user_id"), touchesUpdatedAt: false),
+        Table(
+            name: "collections",
+            columns: [
+                Column(name: "id", type: "uuid", writable: true), Column(name: "user_id", type: "uuid", writable: true),
+                Column(name: "name", type: "text", writable: true),
+                Column(name: "created_at", type: "timestamptz", writable: false),
+                Column(name: "updated_at", type: "timestamptz", writable: false),
+            ],
+            primaryKey: ["id"],
+            relations: [Relation(table: "collection_quotes", local: "id", foreign: "collection_id", cardinality: .toMany)],
+            rule: .ownedBy(column: "user_id"), touchesUpdatedAt: true),
+        Table(
+            name: "collection_quotes",
+            columns: [
+                Column(name: "collection_id", type: "uuid", writable: true), Column(name: "quote_id", type: "uuid", writable: true),
+                Column(name: "added_at", type: "timestamptz", writable: false),
+            ],
+            primaryKey: ["collection_id", "quote_id"],
+            relations: [
+                Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne),
+                Relation(table: "collections", local: "collection_id", foreign: "id", cardinality: .toOne),
+            ],
+            rule: .ownedThrough(column: "collection_id", table: "collections", ownerColumn: "user_id"), touchesUpdatedAt: false),
+    ].map { ($0.name, $0) })
+}

@@ -1,0 +1,156 @@
+import Foundation
+import HTTPServer
+import QuoteVault
+
+/// `/storage/v1` for the public `avatars` bucket. The bucket holds at most one object per user, under
+/// `<user id>/<name>`: the user's avatar, the same data as `/v1/me/avatar` (stored, checked and sized by
+/// `ProfileService`). A user writes only under their own id; anyone reads.
+struct StorageRoutes {
+    let context: AppContext
+
+    static let bucket = "avatars"
+    /// A 2 MiB image plus the multipart envelope.
+    static let maximumUpload = 3 << 20
+
+    var routes: [Route] {
+        [
+            Route(.post, "/storage/v1/object/{bucket}/{path...}", maxBodySize: Self.maximumUpload, handler: answering(upload)),
+            Route(.put, "/storage/v1/object/{bucket}/{path...}", maxBodySize: Self.maximumUpload, handler: answering(update)),
+            Route(.get, "/storage/v1/object/{bucket}/{path...}", handler: answering(download)),
+            Route(.get, "/storage/v1/object/public/{bucket}/{path...}", handler: answering(publicDownload, needsKey: false)),
+            Route(.delete, "/storage/v1/object/{bucket}", handler: answering(remove)),
+        ]
+    }
+
+    private func answering(
+        _ handler: @escaping @Sendable (Request, SupabaseCaller) async throws -> Response, needsKey: Bool = true
+    ) -> Handler {
+        let context = self.context
+        return Handler { request in
+            do {
+                guard request.pathParameter("bucket") == Self.bucket else { throw StorageError.bucketNotFound }
+                let caller = needsKey ? try await SupabaseCaller.resolve(request, context: context) : .anonymous
+                return try await handler(request, caller)
+            } catch {
+                return StorageError.answer(for: error, logger: context.logger)
+            }
+        }
+    }
+
+    /// `<user id>/<name>`: the owner and the object name, or nil for any other shape.
+    private static func objectPath(_ path: String) -> (owner: UUID, name: String)? {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard segments.count == 2, let owner = UUID(uuidString: String(segments[0])), !segments[1].isEmpty,
+              segments[1].count <= 200
+        else { return nil }
+        return (owner, String(segments[1]))
+    }
+
+    /// The caller's own object path, or the storage API's row-level-security refusal.
+    private static func ownPath(_ request: Request, _ caller: SupabaseCaller) throws -> (user: AuthenticatedUser, name: String) {
+        guard let user = caller.user, let (owner, name) = objectPath(request.pathParameter("path")), owner == user.userID else {
+            throw StorageError.forbidden
+        }
+        return (user, name)
+    }
+
+    /// The uploaded bytes: the multipart part that carries a file (named `file` by supabase-py, `""` by
+    /// supabase-swift), or a raw body.
+    private static func fileBytes(_ request: Request) throws -> [UInt8] {
+        guard let contentType = request.headers["Content-Type"], contentType.lowercased().hasPrefix("multipart/form-data") else {
+            return request.body
+        }
+        let form = try MultipartForm(body: request.body, contentType: contentType)
+        guard let file = form.parts.first(where: { $0.filename != nil })
+            ?? form.parts.first(where: { $0.name != "cacheControl" && $0.name != "metadata" })
+        else { throw StorageError(statusCode: "400", error: "invalid_request", message: "No file in the form") }
+        return file.body
+    }
+
+    private static func stored(_ path: String) -> Response {
+        var writer = JSONWriter(capacity: 128)
+        writer.raw("{")
+        writer.key("Key"); writer.string("\(bucket)/\(path)"); writer.comma()
+        // One object per user: its id is stable for the life of the avatar slot.
+        writer.key("Id"); writer.string(UUID(uuidString: String(path.prefix(36)))?.uuidString.lowercased() ?? path)
+        writer.raw("}")
+        return .json(bytes: writer.bytes)
+    }
+
+    private func existingName(of user: UUID) async throws -> String? {
+        do {
+            return try await context.profiles.avatar(of: user).storageName
+        } catch QuoteVaultError.notFound {
+            return nil
+        }
+    }
+
+    /// POST: a new object; with `x-upsert: true` it may replace the user's current one.
+    @Sendable private func upload(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+        let (user, name) = try Self.ownPath(request, caller)
+        let upsert = request.headers["x-upsert"]?.lowercased() == "true"
+        if !upsert, try await existingName(of: user.userID) != nil { throw StorageError.duplicate }
+        _ = try await context.profiles.setAvatar(user.userID, bytes: try Self.fileBytes(request), storageName: name)
+        return Self.stored(request.pathParameter("path"))
+    }
+
+    /// PUT: replaces the object at this path, which must exist.
+    @Sendable private func update(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+        let (user, name) = try Self.ownPath(request, caller)
+        guard try await existingName(of: user.userID) == name else { throw StorageError.notFound }
+        _ = try await context.profiles.setAvatar(user.userID, bytes: try Self.fileBytes(request), storageName: name)
+        return Self.stored(request.pathParameter("path"))
+    }
+
+    @Sendable private func download(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+        try await object(at: request.pathParameter("path"), download: nil)
+    }
+
+    /// The public URL: no key needed for a public bucket; `?download=` asks for an attachment.
+    @Sendable private func publicDownload(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+        try await object(at: request.pathParameter("path"), download: request.queryValue("download"))
+    }
+
+    private func object(at path: String, download: String?) async throws -> Response {
+        guard let (owner, name) = Self.objectPath(path) else { throw StorageError.notFound }
+        let avatar: Avatar
+        do { avatar = try await context.profiles.avatar(of: owner) } catch QuoteVaultError.notFound { throw StorageError.notFound }
+        guard avatar.storageName == name else { throw StorageError.notFound }
+        var headers: HTTPHeaders = ["Content-Type": avatar.contentType, "ETag": "\"\(avatar.etag)\"", "Cache-Control": "max-age=3600"]
+        if let download {
+            let filename = (download.isEmpty ? name : download).filter { $0.isLetter || $0.isNumber || ".-_".contains($0) }
+            headers.set("Content-Disposition", "attachment; filename=\"\(filename.isEmpty ? "avatar" : filename)\"")
+        }
+        return Response(status: 200, headers: headers, body: avatar.bytes)
+    }
+
+    private struct RemoveBody: Decodable { let prefixes: [String] }
+
+    /// Removes the caller's objects among `prefixes`; answers the removed ones (others are silently skipped,
+    /// as the storage API does for objects the caller may not see).
+    @Sendable private func remove(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+        guard let user = caller.user else { throw StorageError.forbidden }
+        let body = try request.decodeJSON(RemoveBody.self)
+        guard body.prefixes.count <= 1000 else {
+            throw StorageError(statusCode: "400", error: "invalid_request", message: "At most 1000 prefixes")
+        }
+        var removed: [String] = []
+        if let current = try await existingName(of: user.userID) {
+            let path = "\(user.userID.uuidString.lowercased())/\(current)"
+            if body.prefixes.contains(where: { Self.objectPath($0).map { $0.owner == user.userID && $0.name == current } ?? false }) {
+                _ = try await context.profiles.removeAvatar(user.userID)
+                removed.append(path)
+            }
+        }
+        var writer = JSONWriter(capacity: 256)
+        writer.array(removed) { writer, path in
+            writer.raw("{")
+            writer.key("name"); writer.string(path); writer.comma()
+            writer.key("bucket_id"); writer.string(Self.bucket); writer.comma()
+            writer.key("owner"); writer.uuid(user.userID); writer.comma()
+            writer.key("metadata"); writer.raw("{}")
+            writer.raw("}")
+        }
+        return .json(bytes: writer.bytes)
+    }
+}
