@@ -211,6 +211,10 @@ final class SupabaseRestTests: XCTestCase {
                                          headers: ["apikey": app.anonKey, "Authorization": "Bearer \(expired)"])
         XCTAssertEqual(refused.status, 401)
         XCTAssertEqual(try refused.jsonObject()["code"] as? String, "PGRST303")
+        let otherSchema = try app.supabase("GET", "/rest/v1/quotes?select=%2A", headers: ["Accept-Profile": "auth"])
+        XCTAssertEqual(otherSchema.status, 406)
+        XCTAssertEqual(try otherSchema.jsonObject()["code"] as? String, "PGRST106")
+        XCTAssertEqual(try app.supabase("GET", "/rest/v1/quotes?select=id&limit=1", headers: ["Accept-Profile": "public"]).status, 200)
         let forged = try app.client.get("/rest/v1/quotes?select=%2A", headers: ["apikey": app.anonKey, "Authorization": "Bearer a.b.c"])
         XCTAssertEqual(try forged.jsonObject()["code"] as? String, "PGRST301")
     }

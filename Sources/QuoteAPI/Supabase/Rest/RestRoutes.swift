@@ -29,6 +29,13 @@ struct RestRoutes {
             do {
                 let caller = try await SupabaseCaller.resolve(request, context: context)
                 anonymous = caller.user == nil
+                // Only the `public` schema exists here.
+                for header in ["Accept-Profile", "Content-Profile"] {
+                    if let profile = request.headers[header], profile != "public" {
+                        throw RestError(status: 406, code: "PGRST106", message: "Invalid schema: \(profile)",
+                                        hint: "Only the following schemas are exposed: public")
+                    }
+                }
                 return try await handler(request, caller)
             } catch {
                 return RestError.answer(for: error, anonymous: anonymous, logger: context.logger)
