@@ -110,6 +110,18 @@ final class SupabaseRestTests: XCTestCase {
         XCTAssertEqual(tree.jsonArray.first?["name"] as? String, "Faves")
         XCTAssertEqual((tree.jsonArray.first?["collection_quotes"] as? [[String: Any]])?.count, 2)
         XCTAssertEqual(try app.supabase("GET", "/rest/v1/collection_quotes?select=%2A", as: bob).jsonArray.count, 0)
+        // Bob cannot move his own collection quote into Alice's collection either.
+        let bobsCollection = try XCTUnwrap(try app.supabase("POST", "/rest/v1/collections", as: bob, body: ["name": "Bob's"],
+                                                            headers: ["Prefer": "return=representation"]).jsonArray.first?["id"] as? String)
+        XCTAssertEqual(try app.supabase("POST", "/rest/v1/collection_quotes", as: bob,
+                                        body: ["collection_id": bobsCollection, "quote_id": quoteIDs[5].uuidString]).status, 201)
+        let moved = try app.supabase("PATCH", "/rest/v1/collection_quotes?collection_id=eq.\(bobsCollection)", as: bob,
+                                     body: ["collection_id": collectionID])
+        XCTAssertEqual(moved.status, 403)
+        XCTAssertEqual(try moved.jsonObject()["code"] as? String, "42501")
+        XCTAssertEqual((tree.jsonArray.first?["collection_quotes"] as? [[String: Any]])?.count, 2)
+        let aliceTree = try app.supabase("GET", "/rest/v1/collection_quotes?select=%2A&collection_id=eq.\(collectionID)", as: alice)
+        XCTAssertEqual(aliceTree.jsonArray.count, 2, "nothing was moved into Alice's collection")
 
         // Profiles: one's own row only.
         XCTAssertEqual(try app.supabase("GET", "/rest/v1/profiles?select=%2A&id=eq.\(alice.id)", as: bob).jsonArray.count, 0)

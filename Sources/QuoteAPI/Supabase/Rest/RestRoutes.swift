@@ -266,7 +266,18 @@ struct RestRoutes {
         statement.append(try sql.whereClause(query, of: table, alias: "t0"))
         statement.append(" RETURNING t0.*, FALSE AS qv_inserted")
         let wrapped = try sql.changed(statement, select: query.select, table: table)
+        // A row may not be moved under an owner that is not the caller (the policy's WITH CHECK).
+        let movedCheck: PGQuery? = {
+            guard case .ownedThrough(let column, let owner, let ownerColumn) = table.rule, let target = changes[column] else { return nil }
+            return """
+                SELECT count(*)::int8 AS owned FROM \(unsafeSQL: "\"\(owner)\"") o
+                WHERE o.id::text = \(target.stringValue ?? "") AND o.\(unsafeSQL: "\"\(ownerColumn)\"") = \(user.userID)
+                """
+        }()
         let (body, rows) = try await context.pool.withTransaction { connection in
+            if let movedCheck, try connection.query(movedCheck).first?.decode("owned", as: Int.self) ?? 0 == 0 {
+                throw RestError.rowRule(table.name, anonymous: false, insert: true)
+            }
             let row = try connection.query(wrapped)[0]
             return (try row.decode("body", as: String.self), try row.decode("rows", as: Int.self))
         }
