@@ -1,4 +1,5 @@
 import Foundation
+import QuoteAPI
 import TestSupport
 import XCTest
 
@@ -23,6 +24,21 @@ final class ServerCommandTests: XCTestCase {
         for line in server.output.split(separator: "\n") {
             XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(line.utf8)), String(line))
         }
+    }
+
+    func testAnonKeyCommandPrintsTheKeyTheServerAccepts() async throws {
+        let derived = try ServerProcess(["anon-key"], environment: ["DATABASE_URL": "postgresql://unused", "JWT_SECRET": secret])
+        let derivedStatus = try await derived.waitForExit()
+        XCTAssertEqual(derivedStatus, 0, derived.output)
+        XCTAssertEqual(derived.output.trimmingCharacters(in: .whitespacesAndNewlines),
+                       SupabaseAnonKey.derived(fromJWTSecret: Array(secret.utf8)))
+        XCTAssertTrue(derived.output.hasPrefix("sb_publishable_"))
+        let configured = try ServerProcess(["anon-key"], environment: [
+            "DATABASE_URL": "postgresql://unused", "JWT_SECRET": secret, "SUPABASE_ANON_KEY": "my-anon-key",
+        ])
+        let configuredStatus = try await configured.waitForExit()
+        XCTAssertEqual(configuredStatus, 0, configured.output)
+        XCTAssertEqual(configured.output.trimmingCharacters(in: .whitespacesAndNewlines), "my-anon-key")
     }
 
     func testWithoutDatabaseURLAnEmbeddedClusterIsStartedAndStoppedOnSIGINT() async throws {
