@@ -44,11 +44,12 @@ wrk_rate() {
   echo "$rate ${p99:-?}"
 }
 
-# pgbench running one SQL statement; prints transactions/s. Same protocol as the server (extended, unnamed).
+# pgbench running one SQL statement; prints transactions/s. By default the same protocol as the server for each
+# statement (extended, unnamed: parsed and planned every time); MODE=prepared for the plan-cached reference.
 pgbench_rate() {
-  local url=$1 sql=$2 clients=${3:-4}
+  local url=$1 sql=$2 clients=${3:-4} mode=${4:-extended}
   printf '%s\n' "$sql" >"$BENCH_OUT/pgbench.sql"
-  pgbench -n -M extended -c "$clients" -j 1 -T "$DURATION" -f "$BENCH_OUT/pgbench.sql" "$url" 2>/dev/null \
+  pgbench -n -M "$mode" -c "$clients" -j 1 -T "$DURATION" -f "$BENCH_OUT/pgbench.sql" "$url" 2>/dev/null \
     | awk '/^tps/ {print $3; exit}'
 }
 

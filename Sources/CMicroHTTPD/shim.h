@@ -13,6 +13,8 @@
 // non-variadic start function (MHD 2 has one).
 static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags,
                                                   const struct sockaddr_in *bind_address,
+                                                  MHD_AcceptPolicyCallback accept_policy,
+                                                  void *accept_policy_context,
                                                   MHD_AccessHandlerCallback handler,
                                                   void *handler_context,
                                                   MHD_RequestCompletedCallback completed,
@@ -24,7 +26,7 @@ static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags,
                                                   unsigned int listen_backlog) {
   uint16_t port = ntohs(bind_address->sin_port);
   if (thread_pool_size > 1) {
-    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_context,
+    return MHD_start_daemon(flags, port, accept_policy, accept_policy_context, handler, handler_context,
                             MHD_OPTION_SOCK_ADDR, bind_address,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
                             MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
@@ -34,7 +36,7 @@ static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
                             MHD_OPTION_END);
   }
-  return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_context,
+  return MHD_start_daemon(flags, port, accept_policy, accept_policy_context, handler, handler_context,
                           MHD_OPTION_SOCK_ADDR, bind_address,
                           MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
                           MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,

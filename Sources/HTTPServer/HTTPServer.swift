@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// How the server listens and how much it tolerates.
 public struct HTTPServerConfiguration: Sendable {
@@ -62,6 +63,7 @@ public final class HTTPServer: @unchecked Sendable {
     private var daemon: MicroHTTPDDaemon?
     private let lock = NSLock()
     private var suspended: [ObjectIdentifier: (RequestContext, ConnectionHandle)] = [:]
+    private let draining = Atomic<Bool>(false)
 
     /// - Parameters:
     ///   - observer: called once per answered request, on the thread that answered it; must be fast.
@@ -92,7 +94,11 @@ public final class HTTPServer: @unchecked Sendable {
     /// everything. Requests still running after the grace period are answered `503`.
     public func shutdown() async {
         guard let daemon else { return }
-        daemon.quiesce()
+        // Stop accepting: connections accepted from now on are closed at once (see `acceptsConnections`). Not
+        // MHD_quiesce_daemon: with a thread pool on epoll it races the worker threads, which take the listening
+        // socket out of their epoll sets themselves, and then aborts the process ("Failed to remove listen FD
+        // from epoll set"), as the test suite once saw.
+        draining.store(true, ordering: .relaxed)
         let deadline = ContinuousClock.now + configuration.shutdownGracePeriod
         while inFlightCount > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(20))
@@ -113,6 +119,9 @@ public final class HTTPServer: @unchecked Sendable {
     public var inFlightCount: Int { lock.withLock { suspended.count } }
 
     // MARK: - Called by the MHD trampolines, on event threads.
+
+    /// False once shutdown began: connections accepted from then on are closed at once.
+    var acceptsConnections: Bool { !draining.load(ordering: .relaxed) }
 
     func begin(connection: ConnectionHandle, method: String, path: String) -> RequestContext {
         let method = HTTPMethod(rawValue: method)

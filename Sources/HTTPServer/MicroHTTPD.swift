@@ -99,21 +99,14 @@ final class MicroHTTPDDaemon: @unchecked Sendable {
         let context = Unmanaged.passUnretained(server).toOpaque()
         let started = withUnsafePointer(to: &address) { addressPointer in
             cmhd_start_daemon(
-                flags, addressPointer, accessHandlerTrampoline, context, requestCompletedTrampoline, context,
+                flags, addressPointer, acceptPolicyTrampoline, context, accessHandlerTrampoline, context,
+                requestCompletedTrampoline, context,
                 UInt32(max(1, settings.threadPoolSize)), UInt32(settings.connectionTimeoutSeconds),
                 settings.connectionMemoryLimit, UInt32(settings.connectionLimit), 1024)
         }
         guard let started else { throw HTTPServerError.couldNotStart(host: settings.host, port: settings.port) }
         daemon = started
         port = Int(cmhd_bound_port(started))
-    }
-
-    /// Stops accepting new connections; connections already open are still served.
-    func quiesce() {
-        guard let daemon else { return }
-        let listenSocket = MHD_quiesce_daemon(daemon)
-        // MHD hands the listening socket back to us to close.
-        if listenSocket >= 0 { close(listenSocket) }
     }
 
     /// Closes every connection and joins MHD's threads. Every suspended connection must be resumed first.
@@ -124,6 +117,14 @@ final class MicroHTTPDDaemon: @unchecked Sendable {
     }
 
     deinit { stop() }
+}
+
+/// MHD asks before serving each accepted connection; no closes it at once.
+private func acceptPolicyTrampoline(
+    context: UnsafeMutableRawPointer?, address: UnsafePointer<sockaddr>?, addressLength: socklen_t
+) -> MHD_Result {
+    guard let context else { return .NO }
+    return Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().acceptsConnections ? .YES : .NO
 }
 
 /// MHD's access handler: called when the headers are in, once per body chunk, and once more after the body

@@ -12,10 +12,12 @@ import Logging
 /// use a `PGConnection` directly for scripts and migrations.
 public final class PGConnection {
     /// The only owner of the `PGconn*`; `PQfinish` runs exactly once, in deinit.
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     private let noticeSink: NoticeSink
     /// Nesting depth of `transaction` calls that use savepoints.
     var savepointDepth = 0
+    /// Set when the session is left in a state no later caller can use (see `abandon()`).
+    private var isAbandoned = false
 
     /// How long a connection attempt may take before failing, unless the connection
     /// string says otherwise: a dead server should fail a request, not hang it.
@@ -68,8 +70,11 @@ public final class PGConnection {
         PQfinish(handle)
     }
 
-    /// Whether the connection is unusable (`PQstatus` is not `CONNECTION_OK`).
-    public var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+    /// Whether the connection is unusable (`PQstatus` is not `CONNECTION_OK`, or it was abandoned).
+    public var isBroken: Bool { isAbandoned || PQstatus(handle) != CONNECTION_OK }
+
+    /// Marks the connection unusable, so the pool replaces it instead of handing it to the next job.
+    func abandon() { isAbandoned = true }
 
     /// The server's version as an integer, e.g. 150004 for 15.4.
     public var serverVersion: Int { Int(PQserverVersion(handle)) }
@@ -77,68 +82,10 @@ public final class PGConnection {
     /// Runs one statement with its parameters (PQexecParams) and returns all rows as text.
     @discardableResult
     public func query(_ query: PGQuery) throws(PGError) -> PGRows {
-        let binds = query.binds
-        guard binds.count <= 65_535 else {
-            throw PGError(kind: .invalidQuery, message: "\(binds.count) parameters; PostgreSQL allows 65535",
-                          query: query.description)
-        }
-        let sql = query.sql
-        guard !sql.utf8.contains(0) else {
-            throw PGError(kind: .invalidQuery, message: "the SQL text contains a NUL byte", query: query.description)
-        }
-
-        // All parameter values live in one buffer; each parameter is an offset into it.
-        var storage = [UInt8]()
-        var offsets = [Int?]()
-        var lengths = [Int32]()
-        var formats = [Int32]()
-        for (index, bind) in binds.enumerated() {
-            switch bind.value {
-            case .null:
-                offsets.append(nil)
-                lengths.append(0)
-                formats.append(0)
-            case .text(let text):
-                // libpq reads text parameters as C strings: a NUL would silently truncate.
-                guard !text.utf8.contains(0) else {
-                    throw PGError(kind: .invalidQuery, message: "text parameter $\(index + 1) contains a NUL byte",
-                                  query: query.description)
-                }
-                offsets.append(storage.count)
-                storage.append(contentsOf: text.utf8)
-                storage.append(0)
-                lengths.append(0)
-                formats.append(0)
-            case .binary(let bytes):
-                guard bytes.count <= Int32.max else {
-                    throw PGError(kind: .invalidQuery, message: "binary parameter $\(index + 1) is too large",
-                                  query: query.description)
-                }
-                offsets.append(storage.count)
-                storage.append(contentsOf: bytes)
-                lengths.append(Int32(bytes.count))
-                formats.append(1)
-            }
-        }
-        storage.append(0)  // never empty, so the buffer has a base address
-        let types = binds.map { Oid($0.type.rawValue) }
-
-        let result = storage.withUnsafeBufferPointer { buffer in
-            let base = UnsafeRawPointer(buffer.baseAddress!)
-            let values = offsets.map { offset in
-                offset.map { UnsafePointer<CChar>(base.advanced(by: $0).assumingMemoryBound(to: CChar.self)) }
-            }
-            return values.withUnsafeBufferPointer { values in
-                types.withUnsafeBufferPointer { types in
-                    lengths.withUnsafeBufferPointer { lengths in
-                        formats.withUnsafeBufferPointer { formats in
-                            sql.withCString { sql in
-                                PQexecParams(handle, sql, Int32(binds.count), types.baseAddress, values.baseAddress,
-                                             lengths.baseAddress, formats.baseAddress, 0)
-                            }
-                        }
-                    }
-                }
+        let parameters = try PGParameters(query)
+        let result = parameters.withCArguments { count, types, values, lengths, formats in
+            query.sql.withCString { sql in
+                PQexecParams(handle, sql, count, types, values, lengths, formats, 0)
             }
         }
         return try rows(of: result, query: query.description)
@@ -155,7 +102,7 @@ public final class PGConnection {
         _ = try rows(of: result, query: nil)
     }
 
-    private func rows(of pointer: OpaquePointer?, query: String?) throws(PGError) -> PGRows {
+    func rows(of pointer: OpaquePointer?, query: String?) throws(PGError) -> PGRows {
         guard let result = PGResultHandle(taking: pointer) else {
             throw PGError(kind: isBroken ? .connection : .server, message: lastErrorMessage, query: query)
         }
@@ -165,7 +112,7 @@ public final class PGConnection {
         return result.rows()
     }
 
-    private var lastErrorMessage: String {
+    var lastErrorMessage: String {
         let message = PQerrorMessage(handle).map { trimmedLibpqMessage(String(cString: $0)) } ?? ""
         return message.isEmpty ? "connection failed" : message
     }

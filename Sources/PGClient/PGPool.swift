@@ -46,16 +46,56 @@ public final class PGPool: Sendable {
     /// `.poolShutdown` after `shutdown()`, and `CancellationError` if the task is cancelled
     /// while waiting. Errors thrown by `body` are rethrown unchanged.
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
+        try await submitAndWait { continuation in
+            .session { connection in
+                let result = Result { try body(connection) }
+                return { continuation.resume(with: result) }
+            }
+        }
+    }
+
+    /// Runs `body` inside a transaction on a leased connection (see `PGConnection.transaction`):
+    /// COMMIT when it returns, ROLLBACK when it throws. Throw `PGCommitThenThrow(error)` to
+    /// commit and still fail.
+    public func withTransaction<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
+        try await withConnection { connection in try connection.transaction(body) }
+    }
+
+    /// Runs one statement on its own (an implicit transaction, like `PQexecParams`).
+    ///
+    /// Statements waiting together share one pipeline on one connection (see `PGConnection.runPipelined`), so under
+    /// load many callers cost the database far fewer round trips; each still commits or fails on its own. Use
+    /// `withConnection` for anything that depends on session state or on another statement.
+    @discardableResult
+    public func query(_ query: PGQuery) async throws -> PGRows {
+        try await statement(query, readOnly: false)
+    }
+
+    /// Runs one read-only statement (a `SELECT` that writes nothing). Like `query`, but reads waiting together
+    /// also share one `BEGIN READ ONLY … COMMIT`, one transaction for the database instead of one each.
+    /// PostgreSQL refuses a write in it (SQLSTATE 25006). A failing read does not fail the others: the ones the
+    /// database skipped after it run again.
+    public func read(_ query: PGQuery) async throws -> PGRows {
+        try await statement(query, readOnly: true)
+    }
+
+    private func statement(_ query: PGQuery, readOnly: Bool) async throws -> PGRows {
+        try await submitAndWait { continuation in
+            .statement(query, readOnly: readOnly, finish: { continuation.resume(with: $0.mapError { $0 as any Error }) })
+        }
+    }
+
+    /// Queues the work `makeWork` builds around the caller's continuation and suspends until it is finished,
+    /// failed (timeout, shutdown) or cancelled while still waiting.
+    private func submitAndWait<T: Sendable>(
+        _ makeWork: @escaping (CheckedContinuation<T, any Error>) -> PoolJob.Work
+    ) async throws -> T {
         let core = self.core
         let id = core.makeJobID()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 let job = PoolJob(
-                    id: id, deadline: .now + core.acquireTimeout,
-                    run: { connection in
-                        let result = Result { try body(connection) }
-                        return { continuation.resume(with: result) }
-                    },
+                    id: id, deadline: .now + core.acquireTimeout, work: makeWork(continuation),
                     fail: { error in continuation.resume(throwing: error) })
                 if Task.isCancelled {
                     job.fail(CancellationError())
@@ -68,19 +108,6 @@ public final class PGPool: Sendable {
         }
     }
 
-    /// Runs `body` inside a transaction on a leased connection (see `PGConnection.transaction`):
-    /// COMMIT when it returns, ROLLBACK when it throws. Throw `PGCommitThenThrow(error)` to
-    /// commit and still fail.
-    public func withTransaction<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
-        try await withConnection { connection in try connection.transaction(body) }
-    }
-
-    /// Runs one query on a leased connection.
-    @discardableResult
-    public func query(_ query: PGQuery) async throws -> PGRows {
-        try await withConnection { connection in try connection.query(query) }
-    }
-
     /// Blocking variant of `withConnection` for command-line tools and other non-async
     /// code. Never call it from a pool worker (it would wait for itself).
     public func withConnectionSync<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) throws -> T {
@@ -88,7 +115,7 @@ public final class PGPool: Sendable {
         let core = self.core
         core.submit(PoolJob(
             id: core.makeJobID(), deadline: .now + core.acquireTimeout,
-            run: { connection in
+            work: .session { connection in
                 let result = Result { try body(connection) }
                 return { outcome.set(result) }
             },

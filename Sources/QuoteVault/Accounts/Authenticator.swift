@@ -35,12 +35,10 @@ public struct Authenticator: Sendable {
         guard let userID = UUID(uuidString: claims.sub), let sessionID = UUID(uuidString: claims.sid) else {
             throw QuoteVaultError.unauthorized
         }
-        let live = try await pool.withConnection { connection in
-            try connection.query("""
-                SELECT 1 AS live FROM sessions
-                WHERE id = \(sessionID) AND user_id = \(userID) AND revoked_at IS NULL
-                """).count == 1
-        }
+        let live = try await pool.read("""
+            SELECT 1 AS live FROM sessions
+            WHERE id = \(sessionID) AND user_id = \(userID) AND revoked_at IS NULL
+            """).count == 1
         guard live else { throw QuoteVaultError.unauthorized }
         return AuthenticatedUser(userID: userID, sessionID: sessionID, email: claims.email ?? "")
     }

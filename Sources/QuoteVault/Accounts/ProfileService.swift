@@ -110,7 +110,7 @@ public struct ProfileService: Sendable {
 
     /// The avatar of `userID` (public); `notFound` when there is none.
     public func avatar(of userID: UUID) async throws -> Avatar {
-        guard let row = try await pool.query("SELECT content_type, bytes, etag, storage_name FROM avatars WHERE user_id = \(userID)").first else {
+        guard let row = try await pool.read("SELECT content_type, bytes, etag, storage_name FROM avatars WHERE user_id = \(userID)").first else {
             throw QuoteVaultError.notFound
         }
         return Avatar(

@@ -51,7 +51,7 @@ public struct CollectionsService: Sendable {
 
     /// Newest first, each with its quote count: one query whatever the number of collections.
     public func list(userID: UUID) async throws -> [QuoteCollection] {
-        try await pool.query("""
+        try await pool.read("""
             SELECT \(unsafeSQL: QuoteCollection.columns) FROM collections c
             WHERE c.user_id = \(userID) ORDER BY c.created_at DESC, c.id DESC
             """).map(QuoteCollection.init(row:))

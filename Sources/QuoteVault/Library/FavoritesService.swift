@@ -35,7 +35,7 @@ public struct FavoritesService: Sendable {
 
     /// Every favorite's quote id, newest first: one index-only query whatever the library's size.
     public func ids(userID: UUID) async throws -> [UUID] {
-        try await pool.query("""
+        try await pool.read("""
             SELECT quote_id FROM user_favorites WHERE user_id = \(userID) ORDER BY created_at DESC, quote_id DESC
             """).map { try $0.decode("quote_id", as: UUID.self) }
     }

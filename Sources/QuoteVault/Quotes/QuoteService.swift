@@ -15,43 +15,46 @@ public struct QuoteService: Sendable {
     /// A cursor page costs the same at any depth: it seeks the index to the position the cursor encodes.
     public func list(category: QuoteCategory?, page request: PageRequest) async throws -> Page<Quote> {
         let after = try request.cursor.map(cursors.decode)
-        let cursors = self.cursors
-        return try await pool.withConnection { connection in
-            // The total rides along as an init-plan (evaluated once), so a page costs one round trip.
-            var query: PGQuery = "SELECT \(unsafeSQL: Quote.columns()), \(Self.totalQuery(category)) AS total, "
-            query.append("(extract(epoch FROM quotes.created_at) * 1000000)::int8 AS created_us FROM quotes WHERE true")
-            if let category { query.append(" AND quotes.category = \(category.rawValue)") }
-            if let after {
-                query.append("""
-                     AND (quotes.created_at, quotes.id) < \
-                    (timestamptz 'epoch' + \(after.createdAtMicroseconds) * interval '1 microsecond', \(after.id))
-                    """)
-            }
-            query.append(" ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT \(request.size + 1)")
-            if after == nil { query.append(" OFFSET \(request.offset)") }
-            let rows = try connection.query(query)
-            let total = try rows.first?.decode("total", as: Int.self) ?? Self.count(category, connection)
-            let hasMore = rows.count > request.size
-            let pageRows = rows.prefix(request.size)
-            let nextCursor = try hasMore ? pageRows.last.map { row in
-                cursors.encode(QuoteCursor(createdAtMicroseconds: try row.decode("created_us"), id: try row.decode("quote_id")))
-            } : nil
-            return Page(
-                items: try pageRows.map(Quote.init(row:)), page: request.page, pageSize: request.size, total: total,
-                hasMore: hasMore, nextCursor: nextCursor)
+        // The total rides along as an init-plan (evaluated once), so a page costs one round trip.
+        var query: PGQuery = "SELECT \(unsafeSQL: Quote.columns()), \(Self.totalQuery(category)) AS total, "
+        query.append("(extract(epoch FROM quotes.created_at) * 1000000)::int8 AS created_us FROM quotes WHERE true")
+        if let category { query.append(" AND quotes.category = \(category.rawValue)") }
+        if let after {
+            query.append("""
+                 AND (quotes.created_at, quotes.id) < \
+                (timestamptz 'epoch' + \(after.createdAtMicroseconds) * interval '1 microsecond', \(after.id))
+                """)
         }
+        query.append(" ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT \(request.size + 1)")
+        if after == nil { query.append(" OFFSET \(request.offset)") }
+        let rows = try await pool.read(query)
+        let total: Int
+        if let first = rows.first {
+            total = try first.decode("total", as: Int.self)
+        } else {
+            // A page past the end has no row to carry the total.
+            total = try await pool.read("SELECT \(Self.totalQuery(category)) AS total").first?.decode("total", as: Int.self) ?? 0
+        }
+        let hasMore = rows.count > request.size
+        let pageRows = rows.prefix(request.size)
+        let nextCursor = try hasMore ? pageRows.last.map { row in
+            cursors.encode(QuoteCursor(createdAtMicroseconds: try row.decode("created_us"), id: try row.decode("quote_id")))
+        } : nil
+        return Page(
+            items: try pageRows.map(Quote.init(row:)), page: request.page, pageSize: request.size, total: total,
+            hasMore: hasMore, nextCursor: nextCursor)
     }
 
     /// One quote; `QuoteVaultError.notFound` when there is none with this id.
     public func quote(id: UUID) async throws -> Quote {
-        let rows = try await pool.query("SELECT \(unsafeSQL: Quote.columns()) FROM quotes WHERE id = \(id)")
+        let rows = try await pool.read("SELECT \(unsafeSQL: Quote.columns()) FROM quotes WHERE id = \(id)")
         guard let row = rows.first else { throw QuoteVaultError.notFound }
         return try Quote(row: row)
     }
 
     /// The number of quotes per category, every category included.
     public func categoryCounts() async throws -> [(category: QuoteCategory, count: Int)] {
-        let rows = try await pool.query("SELECT category, count FROM quote_counts")
+        let rows = try await pool.read("SELECT category, count FROM quote_counts")
         var counts: [String: Int] = [:]
         for row in rows { counts[try row.decode("category")] = try row.decode("count", as: Int.self) }
         return QuoteCategory.allCases.map { ($0, counts[$0.rawValue] ?? 0) }
@@ -63,9 +66,5 @@ public struct QuoteService: Sendable {
             return "(SELECT count FROM quote_counts WHERE category = \(category.rawValue))"
         }
         return "(SELECT coalesce(sum(count), 0)::int8 FROM quote_counts)"
-    }
-
-    static func count(_ category: QuoteCategory?, _ connection: PGConnection) throws -> Int {
-        try connection.query("SELECT \(totalQuery(category)) AS total").first?.decode("total", as: Int.self) ?? 0
     }
 }

@@ -1,0 +1,147 @@
+internal import CLibPQ
+
+extension PGConnection {
+    /// How a pipeline groups its statements into transactions.
+    enum PipelineMode {
+        /// Each statement is its own implicit transaction, exactly as if it had been run alone with `query(_:)`:
+        /// one failing neither aborts nor rolls back the others.
+        case separateTransactions
+        /// All statements share one `BEGIN READ ONLY … COMMIT` and one sync point, which costs the database one
+        /// transaction instead of one per statement; PostgreSQL refuses any write. When one fails, the ones
+        /// after it (which the database skipped) run again in a new pipeline.
+        case sharedReadOnlyTransaction
+    }
+
+    /// Runs independent statements in libpq's pipeline mode: all are sent before the first answer is read, so
+    /// the batch costs the database one wake-up instead of one round trip per statement.
+    ///
+    /// `onResult(index, result)` is called exactly once per statement, in order, as soon as its answer is read
+    /// (while the database works on the next ones). A broken connection fails the statements still unanswered
+    /// with a `.connection` error.
+    func runPipelined(
+        _ queries: [PGQuery], mode: PipelineMode, onResult: (Int, Result<PGRows, PGError>) -> Void
+    ) {
+        if queries.count == 1, mode == .separateTransactions {
+            onResult(0, Result { () throws(PGError) in try query(queries[0]) })
+            return
+        }
+        var pending = Array(queries.indices)
+        // Each round answers at least its first statement, so this ends.
+        while !pending.isEmpty {
+            let answers = runOnePipeline(pending.map { queries[$0] }, mode: mode)
+            for (position, result) in answers.enumerated() { onResult(pending[position], result) }
+            pending.removeFirst(answers.count)
+            if isBroken {
+                let error = PGError(kind: .connection, message: lastErrorMessage)
+                for index in pending { onResult(index, .failure(error)) }
+                return
+            }
+            if transactionState == .failedTransaction {
+                // The shared transaction failed part-way; roll it back before sending the rest again.
+                try? execute(unsafeSQL: "ROLLBACK")
+            }
+        }
+    }
+
+    /// One pipeline: the answers of a prefix of `queries`. All of them, unless the shared transaction failed
+    /// part-way: the statements after the failure were skipped by the database and are left out, to be sent again.
+    private func runOnePipeline(_ queries: [PGQuery], mode: PipelineMode) -> [Result<PGRows, PGError>] {
+        func lost(_ error: PGError? = nil) -> [Result<PGRows, PGError>] {
+            let error = error ?? PGError(kind: .connection, message: lastErrorMessage)
+            return Array(repeating: .failure(error), count: queries.count)
+        }
+        guard PQenterPipelineMode(handle) == 1 else { return lost() }
+        defer {
+            // Fails only when answers are still unread, i.e. the connection broke: then it must not be reused.
+            if PQexitPipelineMode(handle) != 1 { abandon() }
+        }
+        let shared = mode == .sharedReadOnlyTransaction
+
+        // Send everything. A statement libpq would misread is answered at once and not sent.
+        var answers = [Result<PGRows, PGError>?](repeating: nil, count: queries.count)
+        if shared, !send("BEGIN READ ONLY") { return lost() }
+        for (index, query) in queries.enumerated() {
+            do {
+                let parameters = try PGParameters(query)
+                guard send(query.sql, parameters), shared || PQpipelineSync(handle) == 1 else { return lost() }
+            } catch {
+                answers[index] = .failure(error)
+            }
+        }
+        if shared, !send("COMMIT") || PQpipelineSync(handle) != 1 { return lost() }
+
+        // Read the answers in the order sent.
+        if shared {
+            switch nextAnswer(query: "BEGIN READ ONLY") {
+            case .answered(.success): break
+            case .answered(.failure(let error)), .lost(let error): return lost(error)
+            case .skipped: return lost()
+            }
+        }
+        var firstSkipped: Int?
+        func answered(upTo end: Int) -> [Result<PGRows, PGError>] {
+            answers.prefix(min(end, firstSkipped ?? end)).map { $0! }
+        }
+        for (index, query) in queries.enumerated() where answers[index] == nil {
+            switch nextAnswer(query: query.description) {
+            case .answered(let result): answers[index] = result
+            case .skipped: firstSkipped = firstSkipped ?? index
+            case .lost(let error): return answered(upTo: index) + [.failure(error)]
+            }
+            if !shared, case .lost(let error) = nextAnswer(query: query.description, expectingSync: true) {
+                return answered(upTo: index + 1) + [.failure(error)]
+            }
+        }
+        if shared {
+            _ = nextAnswer(query: "COMMIT")  // committed, or skipped after a failure
+            if case .lost(let error) = nextAnswer(query: "COMMIT", expectingSync: true) {
+                return answered(upTo: queries.count) + [.failure(error)]
+            }
+        }
+        return answered(upTo: queries.count)
+    }
+
+    private enum PipelinedAnswer {
+        case answered(Result<PGRows, PGError>)
+        /// The database skipped the statement after an earlier failure in the same transaction.
+        case skipped
+        case lost(PGError)
+    }
+
+    private func send(_ sql: String, _ parameters: PGParameters? = nil) -> Bool {
+        let parameters = parameters ?? (try! PGParameters(PGQuery(unsafeSQL: sql)))
+        return parameters.withCArguments { count, types, values, lengths, formats in
+            sql.withCString { PQsendQueryParams(handle, $0, count, types, values, lengths, formats, 0) }
+        } == 1
+    }
+
+    private func connectionLost(count: Int) -> [Result<PGRows, PGError>] {
+        Array(repeating: .failure(PGError(kind: .connection, message: lastErrorMessage)), count: count)
+    }
+
+    /// Reads one statement's answer (its result and the NULL that ends it), or with `expectingSync` the
+    /// `PGRES_PIPELINE_SYNC` of a sync point. A NULL where a result is due means the connection is gone.
+    private func nextAnswer(query: String, expectingSync: Bool = false) -> PipelinedAnswer {
+        guard let pointer = PQgetResult(handle) else {
+            return .lost(PGError(kind: .connection, message: lastErrorMessage, query: query))
+        }
+        let status = PQresultStatus(pointer)
+        if expectingSync || status == PGRES_PIPELINE_SYNC {
+            PQclear(pointer)
+            return status == PGRES_PIPELINE_SYNC
+                ? .answered(.success(PGRows(columns: PGColumns(names: []), rows: [], affectedRows: 0, commandTag: "")))
+                : .lost(PGError(kind: .connection, message: "unexpected answer in a pipeline", query: query))
+        }
+        let answer: PipelinedAnswer
+        if status == PGRES_PIPELINE_ABORTED {
+            PQclear(pointer)
+            answer = .skipped
+        } else {
+            answer = .answered(Result { () throws(PGError) in try rows(of: pointer, query: query) })
+        }
+        // The NULL that ends this statement's results; anything else (a second result) is drained.
+        while let extra = PQgetResult(handle) { PQclear(extra) }
+        if case .answered(.failure(let error)) = answer, error.kind == .connection { return .lost(error) }
+        return answer
+    }
+}
