@@ -53,7 +53,13 @@ measure() { # label, url, pgbench sql (or "floor")
   local label=$1 target=$2 sql=$3 rate p99 reference
   read -r rate p99 < <(wrk_rate "$target")
   if [[ "$sql" == floor ]]; then
+    # Alternated twice and averaged, as in foundation.sh: neither side is measured only in a noisy moment.
+    local rate2 reference2
     read -r reference _ < <(wrk_rate "http://127.0.0.1:18081/qotd")
+    read -r rate2 _ < <(wrk_rate "$target")
+    read -r reference2 _ < <(wrk_rate "http://127.0.0.1:18081/qotd")
+    rate=$(awk -v a="$rate" -v b="$rate2" 'BEGIN {print (a+b)/2}')
+    reference=$(awk -v a="$reference" -v b="$reference2" 'BEGIN {print (a+b)/2}')
     printf '%-30s %10.0f %8s   C floor %10.0f   %s\n' "$label" "$rate" "$p99" "$reference" "$(ratio "$rate" "$reference")"
   else
     reference=$(pgbench_rate "$url" "$sql" 4)

@@ -22,7 +22,8 @@ extension Date: PGEncodable, PGDecodable {
         case "infinity": self = .distantFuture
         case "-infinity": self = .distantPast
         default:
-            guard let seconds = parseISOTimestamp(Array(text.utf8)) else {
+            var text = text
+            guard let seconds = text.withUTF8(parseISOTimestamp) else {
                 throw .decodingFailure(Date.self, text)
             }
             self = Date(timeIntervalSince1970: seconds)
@@ -39,15 +40,16 @@ extension Int64 {
 
 /// Parses "YYYY-MM-DD[ HH:MM:SS[.ffffff][±HH[:MM[:SS]]]]" into seconds since 1970.
 /// A missing offset (plain `timestamp`) is read as UTC; a date alone is midnight UTC.
-func parseISOTimestamp(_ chars: [UInt8]) -> Double? {
+func parseISOTimestamp(_ chars: UnsafeBufferPointer<UInt8>) -> Double? {
     var index = 0
     func number(_ count: Int) -> Int? {
         guard index + count <= chars.count, let value = parseDigits(chars[index..<index + count]) else { return nil }
         index += count
         return value
     }
-    func expect(_ char: Character) -> Bool {
-        guard index < chars.count, chars[index] == char.asciiValue else { return false }
+    // Bytes, not Characters: comparing Characters costs a grapheme lookup per call (perf showed it on list pages).
+    func expect(_ char: Unicode.Scalar) -> Bool {
+        guard index < chars.count, chars[index] == UInt8(ascii: char) else { return false }
         index += 1
         return true
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import PGClient
 import QuoteVault
 
 /// `/v1/collections…`: the caller's collections (Bearer). Someone else's collection is a `404`, like a
@@ -82,7 +83,7 @@ struct CollectionRoutes {
         let user = try await context.authenticate(request)
         let id = try request.uuidParameter("id")
         // A malformed quote id cannot be in the collection: a no-op, but an unknown collection is still 404.
-        let quoteID = UUID(uuidString: request.pathParameter("quote_id"))
+        let quoteID = UUID(canonicalText: request.pathParameter("quote_id"))
         try await collections.removeQuote(userID: user.userID, collectionID: id, quoteID: quoteID)
         return .noContent
     }

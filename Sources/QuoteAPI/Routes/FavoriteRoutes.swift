@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import PGClient
 import QuoteVault
 
 /// `/v1/favorites…`: the caller's favorites (Bearer).
@@ -51,7 +52,7 @@ struct FavoriteRoutes {
     @Sendable private func remove(_ request: Request) async throws -> Response {
         let user = try await context.authenticate(request)
         // A malformed id cannot be a favorite: removing it is the same no-op as removing a missing one.
-        if let quoteID = UUID(uuidString: request.pathParameter("quote_id")) {
+        if let quoteID = UUID(canonicalText: request.pathParameter("quote_id")) {
             try await favorites.remove(userID: user.userID, quoteID: quoteID)
         }
         return .noContent

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import PGClient
 import QuoteVault
 
 // Hand-written JSON for the hot read paths (see JSONWriter).
@@ -39,7 +40,7 @@ extension Request {
 
     /// The path parameter `name` as a UUID; a malformed one answers like an unknown id (`404`).
     func uuidParameter(_ name: String) throws -> UUID {
-        guard let id = UUID(uuidString: pathParameter(name)) else { throw QuoteVaultError.notFound }
+        guard let id = UUID(canonicalText: pathParameter(name)) else { throw QuoteVaultError.notFound }
         return id
     }
 }

@@ -32,7 +32,7 @@ public struct Authenticator: Sendable {
         } catch {
             throw QuoteVaultError.unauthorized
         }
-        guard let userID = UUID(uuidString: claims.sub), let sessionID = UUID(uuidString: claims.sid) else {
+        guard let userID = UUID(canonicalText: claims.sub), let sessionID = UUID(canonicalText: claims.sid) else {
             throw QuoteVaultError.unauthorized
         }
         let live = try await pool.read("""

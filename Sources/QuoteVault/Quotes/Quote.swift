@@ -32,6 +32,13 @@ public struct Quote: Sendable, Equatable {
 
     /// The columns `init(row:)` reads, qualified by `alias` when the query joins.
     public static func columns(_ alias: String = "quotes") -> String {
+        alias == "quotes" ? columnsOfQuotes : columnList(alias)
+    }
+
+    /// Built once: the hot routes use the default alias on every request.
+    private static let columnsOfQuotes = columnList("quotes")
+
+    private static func columnList(_ alias: String) -> String {
         "\(alias).id AS quote_id, \(alias).text AS quote_text, \(alias).author AS quote_author, "
             + "\(alias).category AS quote_category, \(alias).created_at AS quote_created_at"
     }
