@@ -1,14 +1,27 @@
 /// Column names of a result, shared by all its rows.
 final class PGColumns: Sendable {
     let names: [String]
-    let indexes: [String: Int]
+    /// Only for wide results: hashing a name costs more than comparing it with a handful of others
+    /// (perf showed the hasher on every decoded row of a page of quotes).
+    private let wideIndexes: [String: Int]?
+    private static let linearSearchLimit = 16
 
     init(names: [String]) {
         self.names = names
+        guard names.count > Self.linearSearchLimit else {
+            wideIndexes = nil
+            return
+        }
         // With duplicate names (e.g. two joined "id"s) the first wins, as in most drivers.
         var indexes = [String: Int]()
         for (index, name) in names.enumerated() where indexes[name] == nil { indexes[name] = index }
-        self.indexes = indexes
+        wideIndexes = indexes
+    }
+
+    /// The position of the first column called `name`.
+    func index(of name: String) -> Int? {
+        if let wideIndexes { return wideIndexes[name] }
+        return names.firstIndex(of: name)
     }
 }
 
@@ -23,7 +36,7 @@ public struct PGRow: Sendable {
     /// Decodes the named column. NULL decodes as `nil` for optionals and throws otherwise;
     /// an unknown column or unparseable value throws a `PGError` naming the column.
     public func decode<T: PGDecodable>(_ column: String, as type: T.Type = T.self) throws(PGError) -> T {
-        guard let index = columns.indexes[column] else {
+        guard let index = columns.index(of: column) else {
             throw PGError(kind: .decoding, message: "no such column in the result", column: column)
         }
         return try decode(at: index, as: type)
@@ -49,7 +62,7 @@ public struct PGRow: Sendable {
 
     /// Whether the named column is NULL (false for unknown columns).
     public func isNull(_ column: String) -> Bool {
-        guard let index = columns.indexes[column] else { return false }
+        guard let index = columns.index(of: column) else { return false }
         return values[index] == nil
     }
 
