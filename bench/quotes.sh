@@ -33,6 +33,8 @@ read -r deep_us deep_id < <(psql -XAtq -F ' ' "$url" -c "
 
 columns="quotes.id AS quote_id, quotes.text AS quote_text, quotes.author AS quote_author, quotes.category AS quote_category, quotes.created_at AS quote_created_at"
 page_sql="SELECT $columns, (extract(epoch FROM quotes.created_at) * 1000000)::int8 AS created_us FROM quotes WHERE true ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
+# The same page with its total, as the server sends it: what the total costs PostgreSQL itself.
+page_total_sql="SELECT $columns, (SELECT coalesce(sum(count), 0)::int8 FROM quote_counts) AS total, (extract(epoch FROM quotes.created_at) * 1000000)::int8 AS created_us FROM quotes WHERE true ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
 deep_sql="SELECT $columns, (extract(epoch FROM quotes.created_at) * 1000000)::int8 AS created_us FROM quotes WHERE true AND (quotes.created_at, quotes.id) < (timestamptz 'epoch' + $deep_us * interval '1 microsecond', '$deep_id') ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1));"
 search_sql() { # column, literal
   echo "SELECT $columns, count(*) OVER () AS total FROM quotes WHERE quotes.$1 ILIKE '%$2%' ORDER BY CASE WHEN quotes.$1 ~* '(^|\\W)$2(\$|\\W)' THEN 0 WHEN quotes.$1 ~* '(^|\\W)$2' THEN 1 ELSE 2 END, quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
@@ -71,6 +73,8 @@ measure() { # label, url, pgbench sql (or "floor")
 printf '\n%-30s %10s %8s\n' "route" "req/s" "p99 ms"
 measure "first page + total" "http://127.0.0.1:18080/v1/quotes?page_size=$size" "$page_sql"
 first_rate=$(cat "$BENCH_OUT/last-rate")
+page_total_pg=$(pgbench_rate "$url" "$page_total_sql" 4)
+printf '%-30s %10s %8s   pgbench %10.0f   %s (reference: the page query with its total)\n' "" "" "" "$page_total_pg" "$(ratio "$first_rate" "$page_total_pg")"
 measure "cursor page 5,000 deep" "http://127.0.0.1:18080/v1/quotes?page_size=$size&cursor=$cursor" "$deep_sql"
 deep_rate=$(cat "$BENCH_OUT/last-rate")
 measure "keyword search 'courage'" "http://127.0.0.1:18080/v1/quotes/search?q=courage&page_size=$size" "$(search_sql text courage)"
