@@ -27,7 +27,7 @@ status=0
 
 echo "== 1. PostgreSQL stopped and restarted under load"
 bench_start_server 18085 --rate-limits off
-"$BENCH_ROOT/.build/release/quote-server" seed >/dev/null 2>&1 || true
+bench_seed
 psql -XAtq "$DATABASE_URL_BENCH" -c "SELECT id FROM quotes ORDER BY random() LIMIT 5000" >"$BENCH_OUT/faults-quote-ids.txt"
 python3 "$BENCH_ROOT/bench/faults.py" database --port 18085 --quote-ids "$BENCH_OUT/faults-quote-ids.txt" \
   --stop-command 'pg_ctl_as_owner -D "$cluster" stop -m fast -w' \

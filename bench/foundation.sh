@@ -8,7 +8,7 @@ trap bench_stop_server EXIT
 
 bench_build
 bench_start_server 18080
-"$BENCH_ROOT/.build/release/quote-server" seed >/dev/null 2>&1 || true
+bench_seed
 
 body='{"status":"ok"}'
 "$BENCH_OUT/http-floor" 18081 2 "$body" &

@@ -29,15 +29,28 @@ bench_start_server() {
   DATABASE_URL_BENCH="postgresql://quotevault@127.0.0.1:$(cat "$QUOTEVAULT_DATA/postgres/embedded.port")/quotevault"
 }
 
+# Loads the real quote corpus into the benchmark database (already loaded: nothing to do).
+bench_seed() { "$BENCH_ROOT/.build/release/quote-server" seed >/dev/null 2>&1 || true; }
+
+# Prints an access token for EMAIL from the server on port 18080: signs up, or logs in when the account exists.
+bench_token() {
+  local body="{\"email\":\"$1\",\"password\":\"correct horse battery\"}" route
+  for route in signup login; do
+    curl -fs -X POST -H 'Content-Type: application/json' -d "$body" "http://127.0.0.1:18080/v1/auth/$route" \
+      | python3 -c "import json,sys; print(json.load(sys.stdin)['access_token'])" 2>/dev/null && return 0
+  done
+  return 1
+}
+
 bench_stop_server() {
   [[ -n "${SERVER_PID:-}" ]] && kill -TERM "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null || true
   SERVER_PID=""
 }
 
-# wrk against URL; prints "requests/s p99_ms".
+# wrk against URL (more wrk arguments after it, e.g. -s script.lua); prints "requests/s p99_ms".
 wrk_rate() {
-  local url=$1
-  wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$url" >"$BENCH_OUT/wrk.txt" 2>&1
+  local url=$1; shift
+  wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" "$url" >"$BENCH_OUT/wrk.txt" 2>&1
   local rate p99
   rate=$(awk '/Requests\/sec/ {print $2}' "$BENCH_OUT/wrk.txt")
   p99=$(awk '$1 == "99%" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; print v}' "$BENCH_OUT/wrk.txt")

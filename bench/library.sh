@@ -8,14 +8,9 @@ trap bench_stop_server EXIT
 
 bench_build
 bench_start_server 18080 --rate-limits off
-"$BENCH_ROOT/.build/release/quote-server" seed >/dev/null 2>&1 || true
+bench_seed
 url=$DATABASE_URL_BENCH
-token=$(curl -fs -X POST -H 'Content-Type: application/json' -d '{"email":"big@bench.local","password":"correct horse battery"}' \
-  http://127.0.0.1:18080/v1/auth/signup | python3 -c "import json,sys; print(json.load(sys.stdin)['access_token'])" || true)
-if [[ -z "$token" ]]; then
-  token=$(curl -fs -X POST -H 'Content-Type: application/json' -d '{"email":"big@bench.local","password":"correct horse battery"}' \
-    http://127.0.0.1:18080/v1/auth/login | python3 -c "import json,sys; print(json.load(sys.stdin)['access_token'])")
-fi
+token=$(bench_token big@bench.local)
 user=$(psql -XAtq "$url" -c "SELECT id FROM users WHERE email = 'big@bench.local'")
 psql -XAtq "$url" >/dev/null <<SQL
 INSERT INTO user_favorites (user_id, quote_id, created_at)

@@ -9,9 +9,8 @@ trap bench_stop_server EXIT
 
 bench_build
 bench_start_server 18080 --rate-limits off
-"$BENCH_ROOT/.build/release/quote-server" seed >/dev/null 2>&1 || true
-curl -fs -o /dev/null -X POST -H 'Content-Type: application/json' \
-  -d '{"email":"burst@bench.local","password":"correct horse battery"}' http://127.0.0.1:18080/v1/auth/signup || true
+bench_seed
+bench_token burst@bench.local >/dev/null
 
 cat >"$BENCH_OUT/login.lua" <<'LUA'
 wrk.method = "POST"

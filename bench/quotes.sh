@@ -10,7 +10,7 @@ trap 'bench_stop_server; [[ -n "${floor_pid:-}" ]] && kill "$floor_pid" 2>/dev/n
 bench_build
 bench_start_server 18080
 url=$DATABASE_URL_BENCH
-"$BENCH_ROOT/.build/release/quote-server" seed >/dev/null 2>&1 || true
+bench_seed
 
 # Grow the corpus to 100,000+ distinct quotes by numbering copies of the real ones (same words, same search load).
 count=$(psql -XAtq "$url" -c "SELECT count(*) FROM quotes")

@@ -10,14 +10,11 @@ trap bench_stop_server EXIT
 bench_build
 bench_start_server 18080 --rate-limits off --db-pool-size 4
 url=$DATABASE_URL_BENCH
-"$BENCH_ROOT/.build/release/quote-server" seed >/dev/null 2>&1 || true
+bench_seed
 
 email="soak@bench.local"
 password="correct horse battery"
-curl -fs -o /dev/null -X POST -H 'Content-Type: application/json' -d "{\"email\":\"$email\",\"password\":\"$password\"}" \
-  http://127.0.0.1:18080/v1/auth/signup || true
-token=$(curl -fs -X POST -H 'Content-Type: application/json' -d "{\"email\":\"$email\",\"password\":\"$password\"}" \
-  http://127.0.0.1:18080/v1/auth/login | python3 -c "import json,sys; print(json.load(sys.stdin)['access_token'])")
+token=$(bench_token "$email")
 psql -XAtq "$url" -c "SELECT id FROM quotes ORDER BY random() LIMIT 2000" >"$BENCH_OUT/soak-quote-ids.txt"
 
 status=0

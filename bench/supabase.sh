@@ -9,7 +9,7 @@ trap bench_stop_server EXIT
 
 bench_build
 bench_start_server 18080 --supabase-anon-key bench-anon-key
-"$BENCH_ROOT/.build/release/quote-server" seed >/dev/null 2>&1 || true
+bench_seed
 
 cat >"$BENCH_OUT/supabase.lua" <<'LUA'
 wrk.headers["apikey"] = "bench-anon-key"
@@ -20,9 +20,7 @@ v1_url="http://127.0.0.1:18080/v1/quotes?category=love&page_size=20"
 [[ $(curl -fs -H 'apikey: bench-anon-key' "$rest_url" | python3 -c "import json,sys; print(len(json.load(sys.stdin)))") == 20 ]]
 
 read -r v1 v1_p99 < <(wrk_rate "$v1_url")
-wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$BENCH_OUT/supabase.lua" "$rest_url" >"$BENCH_OUT/wrk.txt" 2>&1
-rest=$(awk '/Requests\/sec/ {print $2}' "$BENCH_OUT/wrk.txt")
-rest_p99=$(awk '$1 == "99%" {print $2}' "$BENCH_OUT/wrk.txt")
+read -r rest rest_p99 < <(wrk_rate "$rest_url" -s "$BENCH_OUT/supabase.lua")
 printf '\n%-44s %10s %10s\n' "route" "req/s" "p99"
 printf '%-44s %10s %10s\n' "/v1/quotes?category=love&page_size=20" "$v1" "${v1_p99} ms"
-printf '%-44s %10s %10s   %s of /v1\n' "/rest/v1/quotes (same page, PostgREST)" "$rest" "$rest_p99" "$(ratio "$rest" "$v1")"
+printf '%-44s %10s %10s   %s of /v1\n' "/rest/v1/quotes (same page, PostgREST)" "$rest" "$rest_p99 ms" "$(ratio "$rest" "$v1")"

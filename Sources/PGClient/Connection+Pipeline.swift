@@ -59,16 +59,16 @@ extension PGConnection {
 
         // Send everything. A statement libpq would misread is answered at once and not sent.
         var answers = [Result<PGRows, PGError>?](repeating: nil, count: queries.count)
-        if shared, !send("BEGIN READ ONLY") { return lost() }
+        if shared, !send(command: "BEGIN READ ONLY") { return lost() }
         for (index, query) in queries.enumerated() {
             do {
                 let parameters = try PGParameters(query)
-                guard send(query.sql, parameters), shared || PQpipelineSync(handle) == 1 else { return lost() }
+                guard send(query, parameters), shared || PQpipelineSync(handle) == 1 else { return lost() }
             } catch {
                 answers[index] = .failure(error)
             }
         }
-        if shared, !send("COMMIT") || PQpipelineSync(handle) != 1 { return lost() }
+        if shared, !send(command: "COMMIT") || PQpipelineSync(handle) != 1 { return lost() }
 
         // Read the answers in the order sent.
         if shared {
@@ -88,13 +88,13 @@ extension PGConnection {
             case .skipped: firstSkipped = firstSkipped ?? index
             case .lost(let error): return answered(upTo: index) + [.failure(error)]
             }
-            if !shared, case .lost(let error) = nextAnswer(query: query.description, expectingSync: true) {
+            if !shared, let error = readSync(query: query.description) {
                 return answered(upTo: index + 1) + [.failure(error)]
             }
         }
         if shared {
             _ = nextAnswer(query: "COMMIT")  // committed, or skipped after a failure
-            if case .lost(let error) = nextAnswer(query: "COMMIT", expectingSync: true) {
+            if let error = readSync(query: "COMMIT") {
                 return answered(upTo: queries.count) + [.failure(error)]
             }
         }
@@ -108,29 +108,42 @@ extension PGConnection {
         case lost(PGError)
     }
 
-    private func send(_ sql: String, _ parameters: PGParameters? = nil) -> Bool {
-        let parameters = parameters ?? (try! PGParameters(PGQuery(unsafeSQL: sql)))
-        return parameters.withCArguments { count, types, values, lengths, formats in
-            sql.withCString { PQsendQueryParams(handle, $0, count, types, values, lengths, formats, 0) }
+    /// Queues `query` with its checked parameters.
+    private func send(_ query: PGQuery, _ parameters: PGParameters) -> Bool {
+        parameters.withCArguments { count, types, values, lengths, formats in
+            query.sql.withCString { PQsendQueryParams(handle, $0, count, types, values, lengths, formats, 0) }
         } == 1
     }
 
-    private func connectionLost(count: Int) -> [Result<PGRows, PGError>] {
-        Array(repeating: .failure(PGError(kind: .connection, message: lastErrorMessage)), count: count)
+    /// Queues a fixed command without parameters (BEGIN, COMMIT).
+    private func send(command: StaticString) -> Bool {
+        command.withUTF8Buffer { utf8 in
+            utf8.withMemoryRebound(to: CChar.self) { PQsendQueryParams(handle, $0.baseAddress, 0, nil, nil, nil, nil, 0) }
+        } == 1
     }
 
-    /// Reads one statement's answer (its result and the NULL that ends it), or with `expectingSync` the
-    /// `PGRES_PIPELINE_SYNC` of a sync point. A NULL where a result is due means the connection is gone.
-    private func nextAnswer(query: String, expectingSync: Bool = false) -> PipelinedAnswer {
+    /// Reads a sync point's `PGRES_PIPELINE_SYNC`; the error when something else (or nothing) comes instead.
+    private func readSync(query: String) -> PGError? {
+        guard let pointer = PQgetResult(handle) else {
+            return PGError(kind: .connection, message: lastErrorMessage, query: query)
+        }
+        defer { PQclear(pointer) }
+        guard PQresultStatus(pointer) == PGRES_PIPELINE_SYNC else {
+            return PGError(kind: .connection, message: "unexpected answer in a pipeline", query: query)
+        }
+        return nil
+    }
+
+    /// Reads one statement's answer: its result and the NULL that ends it. A NULL where a result is due means
+    /// the connection is gone.
+    private func nextAnswer(query: String) -> PipelinedAnswer {
         guard let pointer = PQgetResult(handle) else {
             return .lost(PGError(kind: .connection, message: lastErrorMessage, query: query))
         }
         let status = PQresultStatus(pointer)
-        if expectingSync || status == PGRES_PIPELINE_SYNC {
+        if status == PGRES_PIPELINE_SYNC {
             PQclear(pointer)
-            return status == PGRES_PIPELINE_SYNC
-                ? .answered(.success(PGRows(columns: PGColumns(names: []), rows: [], affectedRows: 0, commandTag: "")))
-                : .lost(PGError(kind: .connection, message: "unexpected answer in a pipeline", query: query))
+            return .lost(PGError(kind: .connection, message: "unexpected sync point in a pipeline", query: query))
         }
         let answer: PipelinedAnswer
         if status == PGRES_PIPELINE_ABORTED {

@@ -81,7 +81,7 @@ public final class PGPool: Sendable {
 
     private func statement(_ query: PGQuery, readOnly: Bool) async throws -> PGRows {
         try await submitAndWait { continuation in
-            .statement(query, readOnly: readOnly, finish: { continuation.resume(with: $0.mapError { $0 as any Error }) })
+            .statement(.init(query: query, readOnly: readOnly, finish: { continuation.resume(with: $0.mapError { $0 as any Error }) }))
         }
     }
 

@@ -11,7 +11,13 @@ struct PoolJob: Sendable {
         case session(@Sendable (PGConnection) -> @Sendable () -> Void)
         /// One statement on its own, which may share a pipeline with other waiting statements of the same
         /// kind; read-only ones also share a transaction.
-        case statement(PGQuery, readOnly: Bool, finish: @Sendable (Result<PGRows, PGError>) -> Void)
+        case statement(Statement)
+    }
+
+    struct Statement: Sendable {
+        let query: PGQuery
+        let readOnly: Bool
+        let finish: @Sendable (Result<PGRows, PGError>) -> Void
     }
 
     let id: UInt64
@@ -20,17 +26,17 @@ struct PoolJob: Sendable {
     /// Hands back an error instead (no connection, timed out, cancelled, shut down).
     let fail: @Sendable (any Error) -> Void
 
-    var isStatement: Bool {
-        if case .statement = work { return true }
-        return false
+    var statement: Statement? {
+        if case .statement(let statement) = work { return statement }
+        return nil
     }
+
+    var isStatement: Bool { statement != nil }
 
     /// Whether this job can share a pipeline with `other`.
     func canPipeline(with other: PoolJob) -> Bool {
-        guard case .statement(_, let readOnly, _) = work, case .statement(_, let otherReadOnly, _) = other.work else {
-            return false
-        }
-        return readOnly == otherReadOnly
+        guard let statement, let otherStatement = other.statement else { return false }
+        return statement.readOnly == otherStatement.readOnly
     }
 }
 
@@ -261,19 +267,12 @@ final class PoolCore: @unchecked Sendable {
             if case .session(let run) = live[0].work {
                 deliveries.append(run(active))
             } else {
-                var queries: [PGQuery] = []
-                var finishes: [@Sendable (Result<PGRows, PGError>) -> Void] = []
-                var readOnly = false
-                for job in live {
-                    guard case .statement(let query, let isRead, let finish) = job.work else { continue }
-                    queries.append(query)
-                    finishes.append(finish)
-                    readOnly = isRead
-                }
-                active.runPipelined(queries, mode: readOnly ? .sharedReadOnlyTransaction : .separateTransactions) {
-                    index, result in
-                    let finish = finishes[index]
-                    if index == live.count - 1 {
+                // takeJobs batches statements of one kind only.
+                let statements = live.compactMap(\.statement)
+                let mode: PGConnection.PipelineMode = statements[0].readOnly ? .sharedReadOnlyTransaction : .separateTransactions
+                active.runPipelined(statements.map(\.query), mode: mode) { index, result in
+                    let finish = statements[index].finish
+                    if index == statements.count - 1 {
                         deliveries.append { finish(result) }
                     } else {
                         // Hand back at once: the caller goes on while the database answers the rest.
