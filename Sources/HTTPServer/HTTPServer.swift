@@ -39,6 +39,14 @@ public struct CompletedRequest: Sendable {
     public let status: Int
     public let duration: Duration
     public let requestID: String
+
+    public init(method: HTTPMethod, route: String, status: Int, duration: Duration, requestID: String) {
+        self.method = method
+        self.route = route
+        self.status = status
+        self.duration = duration
+        self.requestID = requestID
+    }
 }
 
 /// An HTTP/1.1 server over libmicrohttpd.
@@ -66,7 +74,9 @@ public final class HTTPServer: @unchecked Sendable {
     private let draining = Atomic<Bool>(false)
 
     /// - Parameters:
-    ///   - observer: called once per answered request, on the thread that answered it; must be fast.
+    ///   - logger: for failures (an error turned into a 500, the server's own events).
+    ///   - observer: called once per answered request, on the thread that answered it; must be fast. This is
+    ///     where requests are logged and measured: the server itself writes no line per request.
     public init(
         configuration: HTTPServerConfiguration, router: Router, logger: Logger,
         observer: (@Sendable (CompletedRequest) -> Void)? = nil
@@ -246,12 +256,6 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    /// Milliseconds with microsecond resolution, as a number for the log line.
-    private static func milliseconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return (Double(seconds) * 1e6 + Double(attoseconds / 1_000_000_000_000)).rounded() / 1000
-    }
-
     private func send(_ response: Response, for state: RequestContext, on connection: ConnectionHandle) -> Bool {
         var response = response
         response.headers.set("X-Request-Id", state.requestID)
@@ -260,11 +264,6 @@ public final class HTTPServer: @unchecked Sendable {
         let duration = ContinuousClock.now - state.startedAt
         let route: String
         if case .found(let matched, _) = state.lookup { route = matched.pattern } else { route = "unmatched" }
-        logger.info("request", metadata: [
-            "method": .string(state.method.rawValue), "route": .string(route), "status": .stringConvertible(response.status),
-            "duration_ms": .stringConvertible(Self.milliseconds(duration)),
-            "request_id": .string(state.requestID),
-        ])
         observer?(CompletedRequest(method: state.method, route: route, status: response.status, duration: duration, requestID: state.requestID))
         return queued
     }

@@ -25,6 +25,8 @@ public struct AppConfiguration: Sendable {
     public var hashingQueueLimit = 64
     /// The link in reset mails; the token is appended as `?token=…`.
     public var passwordResetURL = "quotevault://reset-password"
+    /// The access log's format (`LOG_FORMAT`), the same as every other line's.
+    public var logFormat = LogFormat.json
 
     /// The key Supabase clients send as `apikey` (and as the bearer token before sign-in): the anonymous role.
     /// Publishable, not secret; by default derived from the JWT key so every instance agrees on it.

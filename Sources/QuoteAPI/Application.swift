@@ -38,10 +38,16 @@ public final class Application: Sendable {
             hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
             collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger)
         let router = Router(routes: RouteTable.routes(context))
+        let metrics = context.metrics
+        let requestLog = logger.logLevel <= .info ? RequestLog(format: configuration.logFormat) : nil
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(
                 host: configuration.host, port: configuration.port, eventThreads: configuration.eventThreads),
-            router: router, logger: logger, observer: context.metrics.observe)
+            router: router, logger: logger,
+            observer: { request in
+                metrics.observe(request)
+                requestLog?.record(request)
+            })
         return Application(context: context, server: server)
     }
 

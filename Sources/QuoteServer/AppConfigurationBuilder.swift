@@ -35,6 +35,7 @@ enum AppConfigurationBuilder {
         guard scrypt.isSupported else { throw ValidationError("SCRYPT_LN/SCRYPT_R/SCRYPT_P are out of the supported range") }
         configuration.scrypt = scrypt
         if let link = options.value(options.passwordResetURL, "PASSWORD_RESET_URL") { configuration.passwordResetURL = link }
+        configuration.logFormat = try options.resolvedLogFormat()
         configuration.eventThreads = try options.intValue(options.httpThreads, "HTTP_THREADS", default: 2)
         guard (1...64).contains(configuration.eventThreads) else { throw ValidationError("HTTP_THREADS must be 1...64") }
         if let anonKey = options.value(options.supabaseAnonKey, "SUPABASE_ANON_KEY") {

@@ -7,7 +7,7 @@ enum LoggingBootstrap {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var done = false
 
-    static func once(level: Logger.Level, format: String) {
+    static func once(level: Logger.Level, format: LogFormat) {
         lock.withLock {
             guard !done else { return }
             done = true

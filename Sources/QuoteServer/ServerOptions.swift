@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import QuoteAPI
 
 /// Flags shared by every command. Each falls back to the environment variable of the same name, then to the
 /// contract's default.
@@ -64,14 +65,19 @@ struct ServerOptions: ParsableArguments {
         URL(fileURLWithPath: value(dataDirectory, "QUOTEVAULT_DATA") ?? "./.quotevault").standardizedFileURL
     }
 
+    func resolvedLogFormat() throws -> LogFormat {
+        guard let format = LogFormat(rawValue: value(logFormat, "LOG_FORMAT") ?? "json") else {
+            throw ValidationError("LOG_FORMAT must be json or text")
+        }
+        return format
+    }
+
     func makeLogger(label: String = "quote-server") throws -> Logger {
         let levelText = value(logLevel, "LOG_LEVEL") ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
             throw ValidationError("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
         }
-        let format = value(logFormat, "LOG_FORMAT") ?? "json"
-        guard ["json", "text"].contains(format) else { throw ValidationError("LOG_FORMAT must be json or text") }
-        LoggingBootstrap.once(level: level, format: format)
+        LoggingBootstrap.once(level: level, format: try resolvedLogFormat())
         return Logger(label: label)
     }
 }

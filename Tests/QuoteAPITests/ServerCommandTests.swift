@@ -14,16 +14,31 @@ final class ServerCommandTests: XCTestCase {
         ])
         let port = try await server.waitForPort()
         let client = HTTPTestClient(port: port)
-        XCTAssertEqual(try client.get("/health").status, 200)
+        let health = try client.get("/health")
+        XCTAssertEqual(health.status, 200)
         XCTAssertEqual(try client.get("/ready").status, 200, "serve applied the migrations")
+        XCTAssertEqual(try client.get("/v1/quotes/not-a-uuid?access_token=secret-looking").status, 404)
         server.signal(SIGTERM)
         let status = try await server.waitForExit()
         XCTAssertEqual(status, 0, server.output)
         XCTAssertThrowsError(try client.get("/health"), "no longer listening")
-        // Every log line is JSON.
+        // Every log line is JSON; each request has its access line, without query strings.
+        var requests: [[String: Any]] = []
         for line in server.output.split(separator: "\n") {
             XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(line.utf8)), String(line))
+            if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], object["msg"] as? String == "request" {
+                requests.append(object)
+            }
         }
+        let healthLine = try XCTUnwrap(requests.first { $0["request_id"] as? String == health.header("X-Request-Id") }, server.output)
+        XCTAssertEqual(healthLine["level"] as? String, "info")
+        XCTAssertEqual(healthLine["method"] as? String, "GET")
+        XCTAssertEqual(healthLine["route"] as? String, "/health")
+        XCTAssertEqual(healthLine["status"] as? Int, 200)
+        XCTAssertNotNil(healthLine["duration_ms"] as? Double)
+        XCTAssertNotNil(healthLine["ts"] as? String)
+        XCTAssertTrue(requests.contains { $0["route"] as? String == "/v1/quotes/{id}" && $0["status"] as? Int == 404 })
+        XCTAssertFalse(server.output.contains("secret-looking"), "query strings are not logged")
     }
 
     func testAnonKeyCommandPrintsTheKeyTheServerAccepts() async throws {

@@ -21,15 +21,21 @@ public struct JSONLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    /// `{"ts":…,"level":…,"msg":…`: the start of every JSON line, left open for the metadata.
+    static func openLine(_ level: Logger.Level, _ message: String) -> [UInt8] {
         var line: [UInt8] = []
         line.reserveCapacity(256)
         line.append(contentsOf: #"{"ts":""#.utf8)
         line.append(contentsOf: Timestamp.format(Date()).utf8)
         line.append(contentsOf: #"","level":""#.utf8)
-        line.append(contentsOf: event.level.rawValue.utf8)
+        line.append(contentsOf: level.rawValue.utf8)
         line.append(contentsOf: #"","msg":"#.utf8)
-        Self.appendQuoted(event.message.description, to: &line)
+        appendQuoted(message, to: &line)
+        return line
+    }
+
+    public func log(event: LogEvent) {
+        var line = Self.openLine(event.level, event.message.description)
         // Most lines carry only the event's own metadata: skip the merge then.
         var merged = event.metadata ?? [:]
         if !metadata.isEmpty || metadataProvider != nil {

@@ -15,7 +15,8 @@ public final class LogSink: @unchecked Sendable {
     private var flusherStarted = false
     private static let flushThreshold = 32 * 1024
 
-    init(fileDescriptor: Int32) {
+    /// A sink writing to `fileDescriptor` (tests give a pipe; the server uses `standardError`).
+    public init(fileDescriptor: Int32) {
         self.fileDescriptor = fileDescriptor
         buffer.reserveCapacity(2 * Self.flushThreshold)
     }

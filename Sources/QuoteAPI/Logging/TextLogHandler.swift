@@ -15,22 +15,28 @@ public struct TextLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
+    /// `<timestamp> <LEVEL> <message>`: the start of every text line.
+    static func prefix(_ level: Logger.Level, _ message: String) -> String {
+        "\(Timestamp.format(Date())) \(level.rawValue.uppercased()) \(message)"
+    }
+
     public func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { $1 } }
         let fields = merged.keys.sorted().map { "\($0)=\(merged[$0]!)" }.joined(separator: " ")
         LogSink.standardError.write(
-            Array("\(Timestamp.format(Date())) \(event.level.rawValue.uppercased()) \(event.message) \(fields)\n".utf8),
-            urgent: event.level >= .warning)
+            Array("\(Self.prefix(event.level, event.message.description)) \(fields)\n".utf8), urgent: event.level >= .warning)
     }
 }
 
 /// Installs the process-wide logging backend once.
 public enum LoggingSetup {
-    public static func bootstrap(level: Logger.Level, format: String) {
+    public static func bootstrap(level: Logger.Level, format: LogFormat) {
         LoggingSystem.bootstrap { label in
-            if format == "text" { return TextLogHandler(label: label, level: level) }
-            return JSONLogHandler(label: label, level: level)
+            switch format {
+            case .text: TextLogHandler(label: label, level: level)
+            case .json: JSONLogHandler(label: label, level: level)
+            }
         }
     }
 }
