@@ -8,7 +8,9 @@ import QuoteVault
 struct QuoteOfTheDayRoutes {
     let quoteOfTheDay: QuoteOfTheDay
     private let timeZones = TimeZoneCache()
-    private let bodies = EncodedAnswers()
+    /// A date's answer as sent: it never changes once the date's quote is chosen, so it is encoded once
+    /// (writing the JSON was two thirds of the route's own CPU).
+    private let bodies = DateCache<[UInt8]>(capacity: 64)
 
     init(quoteOfTheDay: QuoteOfTheDay) { self.quoteOfTheDay = quoteOfTheDay }
 
@@ -62,11 +64,12 @@ struct QuoteOfTheDayRoutes {
     }
 
     private func respond(_ target: Target, _ quote: Quote) -> Response {
-        let body = bodies.body(for: target.date) {
+        let body = bodies[target.date] ?? {
             var writer = JSONWriter(capacity: 512)
             Self.write(target.date, quote, to: &writer)
+            bodies[target.date] = writer.bytes
             return writer.bytes
-        }
+        }()
         // Today's answer holds until the date changes in the client's zone; a named date's never changes.
         let maxAge = target.explicit
             ? "public, max-age=31536000, immutable"
@@ -133,25 +136,6 @@ private final class Zone: @unchecked Sendable {
         let endsAt = now.addingTimeInterval(Double(QuoteOfTheDay.secondsUntilEnd(of: date, in: timeZone, now: now)))
         lock.withLock { current = (date, endsAt) }
         return (date, endsAt)
-    }
-}
-
-/// A date's answer as sent: it never changes once the date's quote is chosen, so it is encoded once
-/// (writing the JSON was two thirds of the route's own CPU). Bounded: cleared when full.
-private final class EncodedAnswers: @unchecked Sendable {
-    // @unchecked: `bodies` is guarded by `lock`.
-    private let lock = NSLock()
-    private var bodies: [PGDate: [UInt8]] = [:]
-    private static let capacity = 64
-
-    func body(for date: PGDate, encode: () -> [UInt8]) -> [UInt8] {
-        if let known = lock.withLock({ bodies[date] }) { return known }
-        let body = encode()
-        lock.withLock {
-            if bodies.count >= Self.capacity { bodies.removeAll(keepingCapacity: true) }
-            bodies[date] = body
-        }
-        return body
     }
 }
 

@@ -18,7 +18,7 @@ public final class QuoteOfTheDay: Sendable {
     public static let maximumRange = 31
 
     private let pool: PGPool
-    private let cache = DateCache(capacity: 800)
+    private let cache = DateCache<Quote>(capacity: 800)
 
     public init(pool: PGPool) { self.pool = pool }
 
@@ -97,26 +97,6 @@ public final class QuoteOfTheDay: Sendable {
         guard date >= firstDate else { throw QuoteVaultError.invalid(field, "must be on or after 2000-01-01") }
         guard date.dayNumber - today.dayNumber <= maximumDaysAhead else {
             throw QuoteVaultError.invalid(field, "must be at most \(maximumDaysAhead) days after today")
-        }
-    }
-}
-
-/// Recently served dates, kept in memory: a stored choice never changes, so entries never go stale.
-private final class DateCache: @unchecked Sendable {
-    // @unchecked: `entries` is guarded by `lock`.
-    private let lock = NSLock()
-    private var entries: [PGDate: Quote] = [:]
-    private let capacity: Int
-
-    init(capacity: Int) { self.capacity = capacity }
-
-    subscript(date: PGDate) -> Quote? {
-        get { lock.withLock { entries[date] } }
-        set {
-            lock.withLock {
-                if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-                entries[date] = newValue
-            }
         }
     }
 }
