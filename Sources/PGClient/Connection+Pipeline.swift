@@ -13,7 +13,9 @@ extension PGConnection {
     }
 
     /// Runs independent statements in libpq's pipeline mode: all are sent before the first answer is read, so
-    /// the batch costs the database one wake-up instead of one round trip per statement.
+    /// the batch costs the database one wake-up instead of one round trip per statement. Each runs as a named
+    /// prepared statement of this connection (see `PreparedStatements`), prepared in the same pipeline the first
+    /// time.
     ///
     /// `onResult(index, result)` is called exactly once per statement, in order, as soon as its answer is read
     /// (while the database works on the next ones). A broken connection fails the statements still unanswered
@@ -21,10 +23,6 @@ extension PGConnection {
     func runPipelined(
         _ queries: [PGQuery], mode: PipelineMode, onResult: (Int, Result<PGRows, PGError>) -> Void
     ) {
-        if queries.count == 1, mode == .separateTransactions {
-            onResult(0, Result { () throws(PGError) in try query(queries[0]) })
-            return
-        }
         var pending = Array(queries.indices)
         // Each round answers at least its first statement, so this ends.
         while !pending.isEmpty {
@@ -59,11 +57,24 @@ extension PGConnection {
 
         // Send everything. A statement libpq would misread is answered at once and not sent.
         var answers = [Result<PGRows, PGError>?](repeating: nil, count: queries.count)
+        var dispatches = [Dispatch](repeating: .unnamed, count: queries.count)
+        var preparing = Set<PreparedStatements.Key>()
         if shared, !send(command: "BEGIN READ ONLY") { return lost() }
         for (index, query) in queries.enumerated() {
             do {
                 let parameters = try PGParameters(query)
-                guard send(query, parameters), shared || PQpipelineSync(handle) == 1 else { return lost() }
+                let sql = query.sql
+                let key = PreparedStatements.Key(sql: sql, types: parameters.types)
+                if let name = preparedStatements.name(of: key) {
+                    dispatches[index] = .prepared(name: name, key: key)
+                } else if preparing.insert(key).inserted, let name = preparedStatements.newName() {
+                    // A second use of the same new statement in this batch runs unnamed: were the prepare to
+                    // fail, it would otherwise fail for a reason of its own.
+                    dispatches[index] = .preparing(name: name, key: key)
+                }
+                guard send(sql, parameters, as: dispatches[index]), shared || PQpipelineSync(handle) == 1 else {
+                    return lost()
+                }
             } catch {
                 answers[index] = .failure(error)
             }
@@ -83,9 +94,23 @@ extension PGConnection {
             answers.prefix(min(end, firstSkipped ?? end)).map { $0! }
         }
         for (index, query) in queries.enumerated() where answers[index] == nil {
+            if case .preparing(let name, let key) = dispatches[index] {
+                switch nextAnswer(query: query.description) {
+                case .answered(.success): preparedStatements.confirm(key, name: name)
+                case .answered(.failure(let error)): answers[index] = .failure(error)  // and its run is skipped
+                case .skipped: break  // and so is its run
+                case .lost(let error): return answered(upTo: index) + [.failure(error)]
+                }
+            }
             switch nextAnswer(query: query.description) {
-            case .answered(let result): answers[index] = result
-            case .skipped: firstSkipped = firstSkipped ?? index
+            case .answered(let result):
+                answers[index] = result
+                if case .failure(let error) = result, PreparedStatements.invalidates(error),
+                   let key = dispatches[index].key {
+                    preparedStatements.forget(key)
+                }
+            case .skipped:
+                if answers[index] == nil { firstSkipped = firstSkipped ?? index }
             case .lost(let error): return answered(upTo: index) + [.failure(error)]
             }
             if !shared, let error = readSync(query: query.description) {
@@ -108,10 +133,38 @@ extension PGConnection {
         case lost(PGError)
     }
 
-    /// Queues `query` with its checked parameters.
-    private func send(_ query: PGQuery, _ parameters: PGParameters) -> Bool {
+    /// How one statement goes out.
+    private enum Dispatch {
+        /// Parsed and planned for this run only (the prepared-statement cache is full).
+        case unnamed
+        /// Runs the connection's prepared statement.
+        case prepared(name: String, key: PreparedStatements.Key)
+        /// Prepared in this pipeline just before it runs: the prepare's answer comes first.
+        case preparing(name: String, key: PreparedStatements.Key)
+
+        var key: PreparedStatements.Key? {
+            switch self {
+            case .unnamed: nil
+            case .prepared(_, let key), .preparing(_, let key): key
+            }
+        }
+    }
+
+    /// Queues `sql` with its checked parameters, as `dispatch` says.
+    private func send(_ sql: String, _ parameters: PGParameters, as dispatch: Dispatch) -> Bool {
         parameters.withCArguments { count, types, values, lengths, formats in
-            query.sql.withCString { PQsendQueryParams(handle, $0, count, types, values, lengths, formats, 0) }
+            switch dispatch {
+            case .unnamed:
+                return sql.withCString { PQsendQueryParams(handle, $0, count, types, values, lengths, formats, 0) }
+            case .preparing(let name, _):
+                let prepared = name.withCString { name in
+                    sql.withCString { PQsendPrepare(handle, name, $0, count, types) }
+                }
+                guard prepared == 1 else { return 0 }
+                return name.withCString { PQsendQueryPrepared(handle, $0, count, values, lengths, formats, 0) }
+            case .prepared(let name, _):
+                return name.withCString { PQsendQueryPrepared(handle, $0, count, values, lengths, formats, 0) }
+            }
         } == 1
     }
 

@@ -18,6 +18,8 @@ public final class PGConnection {
     var savepointDepth = 0
     /// Set when the session is left in a state no later caller can use (see `abandon()`).
     private var isAbandoned = false
+    /// The named statements pipelines have prepared on this session.
+    var preparedStatements = PreparedStatements()
 
     /// How long a connection attempt may take before failing, unless the connection
     /// string says otherwise: a dead server should fail a request, not hang it.

@@ -10,7 +10,8 @@ struct PGParameters {
     private var offsets: [Int?] = []
     private var lengths: [Int32] = []
     private var formats: [Int32] = []
-    private var types: [Oid] = []
+    /// Each parameter's type OID (0 lets the server infer it).
+    private(set) var types: [Oid] = []
 
     init(_ query: PGQuery) throws(PGError) {
         let binds = query.binds
