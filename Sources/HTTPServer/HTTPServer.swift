@@ -189,9 +189,10 @@ public final class HTTPServer: @unchecked Sendable {
                 body: state.body, pathParameters: parameters, routePattern: route.pattern, requestID: state.requestID,
                 clientAddress: connection.clientAddress())
             state.body = []
-            // A decoded %00 would be cut short by every C API downstream (libpq included): refuse it here.
-            if let field = request.query.first(where: { $0.name.contains("\0") || $0.value.contains("\0") }) {
-                let name = field.name.contains("\0") ? "query" : field.name
+            // A decoded %00 would be cut short by every C API downstream (libpq included): refuse it here. (Checked
+            // on the UTF-8 bytes: `String.contains("\0")` resolves to Foundation's substring search, ~1 µs a field.)
+            if let field = request.query.first(where: { $0.name.utf8.contains(0) || $0.value.utf8.contains(0) }) {
+                let name = field.name.utf8.contains(0) ? "query" : field.name
                 return send(HTTPError.validation(field: name, "must not contain NUL characters").response, for: state, on: connection)
             }
             if let immediate = route.handler.immediate {

@@ -75,6 +75,10 @@ public final class PGPool: Sendable {
     /// also share one `BEGIN READ ONLY … COMMIT`, one transaction for the database instead of one each.
     /// PostgreSQL refuses a write in it (SQLSTATE 25006). A failing read does not fail the others: the ones the
     /// database skipped after it run again.
+    ///
+    /// Each read is planned once per connection (a generic plan, whatever its values), so use it for keyed lookups
+    /// and index-ordered pages; a statement whose best plan depends on its values (a pattern search) belongs in
+    /// `withConnection`, where every run is planned for its own values.
     public func read(_ query: PGQuery) async throws -> PGRows {
         try await statement(query, readOnly: true)
     }

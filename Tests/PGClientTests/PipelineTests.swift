@@ -125,6 +125,23 @@ final class PipelineTests: XCTestCase {
         XCTAssertTrue(connection.isBroken)
     }
 
+    func testConnectionLostInTheLastSeparateStatementFailsItOnce() throws {
+        let url = try TestDatabase.makeDatabase()
+        let connection = try PGConnection(connectionString: url)
+        let pid = try XCTUnwrap(connection.query("SELECT pg_backend_pid() AS v").first?.decode("v", as: Int.self))
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 0.3)
+            _ = try? PGConnection(connectionString: url).query("SELECT pg_terminate_backend(\(pid)::int)")
+        }
+        // The server's goodbye answers the sleeping statement, then its sync point never comes: one answer each.
+        let answers = run(["SELECT \(1) AS v", "SELECT pg_sleep(\(5.0)) IS NULL AS v"],
+                          mode: .separateTransactions, on: connection)
+        XCTAssertEqual(value(answers[0]), 1)
+        guard case .failure(let error) = answers[1] else { return XCTFail("expected a failure, got \(answers[1])") }
+        XCTAssertTrue(error.kind == .connection || error.sqlState == .adminShutdown, "\(error)")
+        XCTAssertTrue(connection.isBroken)
+    }
+
     func testPoolGathersConcurrentStatementsIntoPipelines() async throws {
         var logger = Logger(label: "PipelineTests")
         logger.logLevel = .error

@@ -101,4 +101,22 @@ final class PreparedStatementTests: XCTestCase {
                                   on: connection)), [3])
         XCTAssertEqual(try prepared("/* forgotten */", on: connection), 1)
     }
+
+    func testSharedReadsKeepOneGenericPlanAndLeaveTheSessionsSettingAlone() throws {
+        let connection = try makeConnection()
+        try connection.execute(unsafeSQL: "CREATE TABLE items (id int PRIMARY KEY); INSERT INTO items SELECT generate_series(1, 100)")
+        for limit in 1...3 {
+            let answers = run(["SELECT id AS v FROM items ORDER BY id LIMIT \(limit) /* paged */"],
+                              mode: .sharedReadOnlyTransaction, on: connection)
+            XCTAssertEqual(try answers[0].get().count, limit)
+        }
+        let plans = try XCTUnwrap(connection.query("""
+            SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%/* paged */%'
+            """).first)
+        // PostgreSQL's default would plan `LIMIT $1` anew for each of the three runs.
+        XCTAssertEqual(try plans.decode("custom_plans", as: Int.self), 0)
+        XCTAssertEqual(try plans.decode("generic_plans", as: Int.self), 3)
+        let setting = try connection.query("SHOW plan_cache_mode").first?.decode("plan_cache_mode", as: String.self)
+        XCTAssertEqual(setting, "auto", "the setting is the transaction's only")
+    }
 }
