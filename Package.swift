@@ -21,15 +21,17 @@ let package = Package(
         // libcurl's SMTP support delivers password-reset mail (no hand-written SMTP client).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
+        // Day counts to and from proleptic Gregorian dates, shared by the database client and the HTTP layer.
+        .target(name: "CivilCalendar"),
         // A thin, safe PostgreSQL client over libpq.
         .target(name: "PGClient", dependencies: [
-            "CLibPQ", .product(name: "Logging", package: "swift-log"),
+            "CLibPQ", "CivilCalendar", .product(name: "Logging", package: "swift-log"),
         ]),
         // Password hashing (scrypt), HS256 JWTs and opaque tokens over OpenSSL.
         .target(name: "AuthJWT", dependencies: ["COpenSSL"]),
         // A small HTTP/1.1 server over libmicrohttpd: requests, responses, routing.
         .target(name: "HTTPServer", dependencies: [
-            "CMicroHTTPD", .product(name: "Logging", package: "swift-log"),
+            "CMicroHTTPD", "CivilCalendar", .product(name: "Logging", package: "swift-log"),
         ]),
         // A throwaway or persistent local PostgreSQL cluster driven by initdb/pg_ctl.
         .target(name: "EmbeddedPostgres", dependencies: [

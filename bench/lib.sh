@@ -57,8 +57,10 @@ wrk_rate() {
   echo "$rate ${p99:-?}"
 }
 
-# pgbench running one SQL statement; prints transactions/s. By default the same protocol as the server for each
-# statement (extended, unnamed: parsed and planned every time); MODE=prepared for the plan-cached reference.
+# pgbench running one SQL statement; prints transactions/s. MODE is pgbench's -M: `prepared` is the server's
+# protocol for the statements PGPool.read/query pipeline (named prepared statements, planned once per connection),
+# `extended` its protocol for statements run inside withConnection, such as the searches (parsed and planned every
+# time).
 pgbench_rate() {
   local url=$1 sql=$2 clients=${3:-4} mode=${4:-extended}
   printf '%s\n' "$sql" >"$BENCH_OUT/pgbench.sql"

@@ -51,8 +51,8 @@ qotd_body=$(curl -fs "http://127.0.0.1:18080/v1/qotd")
 floor_pid=$!
 sleep 0.5
 
-measure() { # label, url, pgbench sql (or "floor")
-  local label=$1 target=$2 sql=$3 rate p99 reference
+measure() { # label, url, pgbench sql (or "floor"), pgbench mode (the server's protocol for that statement)
+  local label=$1 target=$2 sql=$3 mode=${4:-} rate p99 reference
   read -r rate p99 < <(wrk_rate "$target")
   if [[ "$sql" == floor ]]; then
     # Alternated twice and averaged, as in foundation.sh: neither side is measured only in a noisy moment.
@@ -64,21 +64,24 @@ measure() { # label, url, pgbench sql (or "floor")
     reference=$(awk -v a="$reference" -v b="$reference2" 'BEGIN {print (a+b)/2}')
     printf '%-30s %10.0f %8s   C floor %10.0f   %s\n' "$label" "$rate" "$p99" "$reference" "$(ratio "$rate" "$reference")"
   else
-    reference=$(pgbench_rate "$url" "$sql" 4)
-    printf '%-30s %10.0f %8s   pgbench %10.0f   %s\n' "$label" "$rate" "$p99" "$reference" "$(ratio "$rate" "$reference")"
+    reference=$(pgbench_rate "$url" "$sql" 4 "$mode")
+    printf '%-30s %10.0f %8s   pgbench %10.0f   %s (-M %s)\n' "$label" "$rate" "$p99" "$reference" "$(ratio "$rate" "$reference")" "$mode"
   fi
   echo "$rate" >"$BENCH_OUT/last-rate"
 }
 
 printf '\n%-30s %10s %8s\n' "route" "req/s" "p99 ms"
-measure "first page + total" "http://127.0.0.1:18080/v1/quotes?page_size=$size" "$page_sql"
+# The pages are pipelined reads (named prepared statements); the searches run unnamed, planned for each pattern.
+measure "first page + total" "http://127.0.0.1:18080/v1/quotes?page_size=$size" "$page_sql" prepared
 first_rate=$(cat "$BENCH_OUT/last-rate")
-page_total_pg=$(pgbench_rate "$url" "$page_total_sql" 4)
-printf '%-30s %10s %8s   pgbench %10.0f   %s (reference: the page query with its total)\n' "" "" "" "$page_total_pg" "$(ratio "$first_rate" "$page_total_pg")"
-measure "cursor page 5,000 deep" "http://127.0.0.1:18080/v1/quotes?page_size=$size&cursor=$cursor" "$deep_sql"
+page_total_pg=$(pgbench_rate "$url" "$page_total_sql" 4 prepared)
+printf '%-30s %10s %8s   pgbench %10.0f   %s (reference: the page query with its total, -M prepared)\n' "" "" "" "$page_total_pg" "$(ratio "$first_rate" "$page_total_pg")"
+page_extended=$(pgbench_rate "$url" "$page_sql" 4 extended)
+printf '%-30s %10s %8s   pgbench %10.0f   %s (reference: the page query alone, -M extended)\n' "" "" "" "$page_extended" "$(ratio "$first_rate" "$page_extended")"
+measure "cursor page 5,000 deep" "http://127.0.0.1:18080/v1/quotes?page_size=$size&cursor=$cursor" "$deep_sql" prepared
 deep_rate=$(cat "$BENCH_OUT/last-rate")
-measure "keyword search 'courage'" "http://127.0.0.1:18080/v1/quotes/search?q=courage&page_size=$size" "$(search_sql text courage)"
-measure "author search 'twain'" "http://127.0.0.1:18080/v1/quotes/search?q=twain&type=author&page_size=$size" "$(search_sql author twain)"
+measure "keyword search 'courage'" "http://127.0.0.1:18080/v1/quotes/search?q=courage&page_size=$size" "$(search_sql text courage)" extended
+measure "author search 'twain'" "http://127.0.0.1:18080/v1/quotes/search?q=twain&type=author&page_size=$size" "$(search_sql author twain)" extended
 measure "quote of the day" "http://127.0.0.1:18080/v1/qotd" floor
 echo
 echo "cursor page 5,000 deep vs first page: $(ratio "$deep_rate" "$first_rate")"

@@ -9,7 +9,7 @@ public import Foundation
 /// Pure computation over its arguments — the clock is passed in — so it can be
 /// unit-tested and fuzzed without HTTP.
 public struct JWTSigner: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    private let secret: [UInt8]
+    private let key: HMACSHA256.Key
 
     /// Shortest secret accepted: RFC 7518 §3.2 requires an HS256 key of at least 256 bits.
     public static let minimumSecretLength = 32
@@ -29,7 +29,7 @@ public struct JWTSigner: Sendable, CustomStringConvertible, CustomDebugStringCon
     public init(secret: [UInt8]) {
         precondition(secret.count >= Self.minimumSecretLength,
                      "JWTSigner: secret must be at least \(Self.minimumSecretLength) bytes")
-        self.secret = secret
+        self.key = HMACSHA256.Key(secret)
     }
 
     /// Encodes and signs `claims`.
@@ -42,7 +42,7 @@ public struct JWTSigner: Sendable, CustomStringConvertible, CustomDebugStringCon
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let payload = try encoder.encode(claims)
         let signingInput = Self.encodedHeader + "." + Base64URL.encode(payload)
-        let tag = HMACSHA256.authenticationCode(for: signingInput.utf8, key: secret)
+        let tag = key.authenticationCode(for: signingInput.utf8)
         let token = signingInput + "." + Base64URL.encode(tag)
         guard token.utf8.count <= Self.maximumTokenLength else { throw JWTError.tooLarge }
         return token
@@ -72,7 +72,7 @@ public struct JWTSigner: Sendable, CustomStringConvertible, CustomDebugStringCon
         try header.validate()
 
         guard let signature = UnpaddedBase64.url.decode(bytes[(secondDot + 1)...]) else { throw .malformed }
-        let expected = HMACSHA256.authenticationCode(for: bytes[..<secondDot], key: secret)
+        let expected = key.authenticationCode(for: bytes[..<secondDot])
         guard ConstantTime.equals(signature, expected) else { throw .badSignature }
 
         // Only now, with the signature proven ours, is the payload parsed.

@@ -6,4 +6,5 @@
 #include <openssl/err.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
+#include <openssl/params.h>
 #endif

@@ -75,7 +75,11 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    public mutating func timestamp(_ value: Date) { string(Timestamp.format(value)) }
+    public mutating func timestamp(_ value: Date) {
+        bytes.append(UInt8(ascii: "\""))
+        Timestamp.write(value, into: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
 
     public mutating func int(_ value: Int) { bytes.append(contentsOf: String(value).utf8) }
 

@@ -1,3 +1,4 @@
+import CivilCalendar
 import Foundation
 
 /// `Date` is a `timestamptz`, sent as UTC text with millisecond precision
@@ -10,7 +11,7 @@ extension Date: PGEncodable, PGDecodable {
         let millis = Int64((timeIntervalSince1970 * 1000).rounded())
         let days = Int(millis.floorDiv(86_400_000))
         let msOfDay = Int(millis - Int64(days) * 86_400_000)
-        let (year, month, day) = civilFromDays(days)
+        let (year, month, day) = CivilDate.date(daysSince1970: days)
         return .text(String(
             format: "%04d-%02d-%02d %02d:%02d:%02d.%03d+00", year, month, day,
             msOfDay / 3_600_000, msOfDay / 60_000 % 60, msOfDay / 1000 % 60, msOfDay % 1000))
@@ -59,7 +60,7 @@ func parseISOTimestamp(_ chars: UnsafeBufferPointer<UInt8>) -> Double? {
     guard yearDigits >= 4, let year = number(yearDigits), expect("-"), let month = number(2), expect("-"),
           let day = number(2), (1...12).contains(month), (1...daysInMonth(year: year, month: month)).contains(day)
     else { return nil }
-    let days = daysFromCivil(year: year, month: month, day: day)
+    let days = CivilDate.days(year: year, month: month, day: day)
     if index == chars.count { return Double(days) * 86_400 }
 
     guard expect(" ") || expect("T"), let hour = number(2), expect(":"), let minute = number(2), expect(":"),

@@ -29,7 +29,7 @@ extension Bool: PGEncodable, PGDecodable {
 
 extension UUID: PGEncodable, PGDecodable {
     public static var pgType: PGType { .uuid }
-    public func pgEncode() -> PGBind.Value { .text(uuidString) }
+    public func pgEncode() -> PGBind.Value { .text(canonicalText) }
     public init(pgText text: String) throws(PGError) {
         guard let value = UUID(canonicalText: text) ?? UUID(uuidString: text) else {
             throw .decodingFailure(UUID.self, text)

@@ -1,3 +1,4 @@
+import CivilCalendar
 import Foundation
 
 /// A calendar date without time or time zone (PostgreSQL `date`), e.g. a publication date.
@@ -28,12 +29,12 @@ public struct PGDate: Sendable, Hashable, Comparable, Codable, CustomStringConve
     /// The UTC calendar date of `date`.
     public init(_ date: Date) {
         let days = Int((date.timeIntervalSince1970 / 86_400).rounded(.down))
-        (year, month, day) = civilFromDays(days)
+        (year, month, day) = CivilDate.date(daysSince1970: days)
     }
 
     /// Midnight UTC at the start of this date.
     public var date: Date {
-        Date(timeIntervalSince1970: Double(daysFromCivil(year: year, month: month, day: day)) * 86_400)
+        Date(timeIntervalSince1970: Double(CivilDate.days(year: year, month: month, day: day)) * 86_400)
     }
 
     /// `YYYY-MM-DD`, written digit by digit: `String(format:)` was the largest cost of the quote-of-the-day
@@ -95,28 +96,4 @@ func daysInMonth(year: Int, month: Int) -> Int {
     case 4, 6, 9, 11: 30
     default: 31
     }
-}
-
-// Proleptic Gregorian conversions (Howard Hinnant's algorithms): exact, no Calendar or
-// locale involved, so encoding and decoding cannot disagree.
-
-func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-    let y = month <= 2 ? year - 1 : year
-    let era = (y >= 0 ? y : y - 399) / 400
-    let yearOfEra = y - era * 400
-    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-    return era * 146_097 + dayOfEra - 719_468
-}
-
-func civilFromDays(_ days: Int) -> (year: Int, month: Int, day: Int) {
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let dayOfEra = z - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let mp = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * mp + 2) / 5 + 1
-    let month = mp < 10 ? mp + 3 : mp - 9
-    return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
 }

@@ -28,6 +28,27 @@ extension UUID {
         self.init(uuid: parsed)
     }
 
+    /// The lower-case 8-4-4-4-12 form, written from the bytes: `uuidString` formats with `snprintf` (it showed
+    /// in the profile of every statement with an id parameter) and is upper-case.
+    public var canonicalText: String {
+        let digits: StaticString = "0123456789abcdef"
+        return withUnsafeBytes(of: uuid) { raw in
+            String(unsafeUninitializedCapacity: 36) { out in
+                var position = 0
+                for (index, byte) in raw.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        out[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    out[position] = digits.utf8Start[Int(byte >> 4)]
+                    out[position + 1] = digits.utf8Start[Int(byte & 0xf)]
+                    position += 2
+                }
+                return position
+            }
+        }
+    }
+
     private static func hexValue(_ digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")

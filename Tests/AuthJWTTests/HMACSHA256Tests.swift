@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 import AuthJWT
 
@@ -7,6 +8,11 @@ final class HMACSHA256Tests: XCTestCase {
         let tag = HMACSHA256.authenticationCode(for: data, key: key)
         XCTAssertEqual(tag.count, HMACSHA256.byteCount, file: file, line: line)
         XCTAssertEqual(hexString(tag), expected, file: file, line: line)
+        // A prepared key gives the same tag, every time it is used.
+        let prepared = HMACSHA256.Key(key)
+        for _ in 0..<2 {
+            XCTAssertEqual(hexString(prepared.authenticationCode(for: data)), expected, "prepared key", file: file, line: line)
+        }
     }
 
     func testCase1() {
@@ -46,4 +52,31 @@ final class HMACSHA256Tests: XCTestCase {
         let tag = HMACSHA256.authenticationCode(for: "Hi There".utf8, key: repeatElement(UInt8(0x0b), count: 20))
         XCTAssertEqual(hexString(tag), "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
     }
+
+    func testAPreparedKeyServesManyThreadsAtOnce() {
+        let key = HMACSHA256.Key(Array("a key shared by every request".utf8))
+        let messages = (0..<64).map { Array("message \($0)".utf8) }
+        let expected = messages.map { HMACSHA256.authenticationCode(for: $0, key: Array("a key shared by every request".utf8)) }
+        let mismatches = LockedCounter()
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            for round in 0..<200 {
+                let index = (worker * 31 + round) % messages.count
+                if key.authenticationCode(for: messages[index]) != expected[index] { mismatches.increment() }
+            }
+        }
+        XCTAssertEqual(mismatches.value, 0)
+    }
+
+    func testAPreparedKeyTagsTheEmptyMessage() {
+        // RFC 4231 has no empty message; this is HMAC-SHA-256 of "" under "key" as every implementation gives it.
+        XCTAssertEqual(hexString(HMACSHA256.Key(Array("key".utf8)).authenticationCode(for: [UInt8]())),
+                       "5d5d139563c95b5967b9bd9a8c9b233a9dedb45072794cd232dc1b74832607d0")
+    }
+}
+
+private final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.lock(); count += 1; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
 }

@@ -66,6 +66,18 @@ final class TypeRoundTripTests: XCTestCase {
         XCTAssertEqual(try row.decode(at: 1, as: String.self), text)
     }
 
+    func testUUIDsTravelAsTheDatabasesOwnText() throws {
+        let connection = try makeConnection()
+        for uuid in (0..<50).map({ _ in UUID() }) + [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))] {
+            XCTAssertEqual(uuid.canonicalText, uuid.uuidString.lowercased())
+            XCTAssertEqual(UUID(canonicalText: uuid.canonicalText), uuid)
+            // PostgreSQL prints a uuid in the same lower-case form it is sent in.
+            let row = try XCTUnwrap(connection.query("SELECT \(uuid)::text AS t, \(uuid) AS u").first)
+            XCTAssertEqual(try row.decode("t", as: String.self), uuid.canonicalText)
+            XCTAssertEqual(try row.decode("u", as: UUID.self), uuid)
+        }
+    }
+
     func testNullsRoundTripAsNil() throws {
         let none: String? = nil
         let noInt: Int? = nil

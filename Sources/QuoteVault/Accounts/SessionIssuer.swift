@@ -39,9 +39,9 @@ public struct SessionIssuer: Sendable {
         let now = Int(Date().timeIntervalSince1970)
         // One token for both APIs: `/v1` reads sub/sid; Supabase clients read GoTrue's claims.
         let claims = AccessTokenClaims(
-            sub: userID.uuidString.lowercased(), sid: sessionID.uuidString.lowercased(), email: user.email, iat: now,
+            sub: userID.canonicalText, sid: sessionID.canonicalText, email: user.email, iat: now,
             exp: now + accessTokenTTL, role: "authenticated", iss: Self.issuer, aal: "aal1",
-            sessionID: sessionID.uuidString.lowercased(), isAnonymous: false,
+            sessionID: sessionID.canonicalText, isAnonymous: false,
             appMetadata: Self.appMetadata, userMetadata: user.metadata)
         return Session(
             accessToken: try signer.sign(claims), expiresIn: accessTokenTTL, expiresAt: now + accessTokenTTL,

@@ -16,7 +16,7 @@ public struct User: Sendable {
 
     /// `/v1/avatars/{id}?v=<etag>`, or nil.
     public var avatarURL: String? {
-        avatarETag.map { "/v1/avatars/\(id.uuidString.lowercased())?v=\($0)" }
+        avatarETag.map { "/v1/avatars/\(id.canonicalText)?v=\($0)" }
     }
 
     /// Selects everything `init(row:)` needs for the user `id`.

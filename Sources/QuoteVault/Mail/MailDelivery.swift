@@ -100,7 +100,7 @@ public final class MailDelivery: Sendable {
             From: \(from)
             To: <\(recipient)>
             Subject: \(subject)
-            Message-ID: <\(UUID().uuidString.lowercased())@quotevault>
+            Message-ID: <\(UUID().canonicalText)@quotevault>
             MIME-Version: 1.0
             Content-Type: text/plain; charset=utf-8
 

@@ -19,17 +19,17 @@ public struct QuoteCursor: Sendable, Equatable {
 
     /// Cursors signed with `key` (derived from the server's secret, so every instance accepts every cursor).
     public struct Codec: Sendable {
-        private let key: [UInt8]
+        private let key: HMACSHA256.Key
 
         public init(secret: [UInt8]) {
-            key = HMACSHA256.authenticationCode(for: Array("quote-cursor".utf8), key: secret)
+            key = HMACSHA256.Key(HMACSHA256.authenticationCode(for: Array("quote-cursor".utf8), key: secret))
         }
 
         public func encode(_ cursor: QuoteCursor) -> String {
             var payload: [UInt8] = [QuoteCursor.version]
             withUnsafeBytes(of: cursor.createdAtMicroseconds.bigEndian) { payload.append(contentsOf: $0) }
             withUnsafeBytes(of: cursor.id.uuid) { payload.append(contentsOf: $0) }
-            let mac = HMACSHA256.authenticationCode(for: payload, key: key).prefix(QuoteCursor.macLength)
+            let mac = key.authenticationCode(for: payload).prefix(QuoteCursor.macLength)
             return Base64URL.encode(payload + mac)
         }
 
@@ -40,7 +40,7 @@ public struct QuoteCursor: Sendable, Equatable {
                 bytes[0] == QuoteCursor.version
             else { throw invalid }
             let payload = Array(bytes[..<25])
-            let mac = Array(HMACSHA256.authenticationCode(for: payload, key: key).prefix(QuoteCursor.macLength))
+            let mac = Array(key.authenticationCode(for: payload).prefix(QuoteCursor.macLength))
             guard ConstantTime.equals(mac, Array(bytes[25...])) else { throw invalid }
             let micros = payload[1..<9].reduce(Int64(0)) { $0 << 8 | Int64($1) }
             let idBytes = Array(payload[9..<25])

@@ -144,11 +144,11 @@ struct RestRoutes {
             var row = row
             if case .ownedBy(let column) = table.rule {
                 if let owner = row[column] {
-                    guard owner.stringValue?.lowercased() == user.userID.uuidString.lowercased() else {
+                    guard owner.stringValue?.lowercased() == user.userID.canonicalText else {
                         throw RestError.rowRule(table.name, anonymous: false, insert: true)
                     }
                 } else if insert {
-                    row[column] = .string(user.userID.uuidString.lowercased())
+                    row[column] = .string(user.userID.canonicalText)
                 }
             }
             if table.name == "collections", let name = row["name"] {
@@ -215,7 +215,7 @@ struct RestRoutes {
         _ rows: [[String: JSONValue]], request: Request, query: RestQuery, user: AuthenticatedUser, sql: RestSQL
     ) async throws -> Response {
         for row in rows {
-            if let id = row["id"], id.stringValue?.lowercased() != user.userID.uuidString.lowercased() {
+            if let id = row["id"], id.stringValue?.lowercased() != user.userID.canonicalText {
                 throw RestError.rowRule("profiles", anonymous: false, insert: true)
             }
             _ = try await context.profiles.update(user.userID, displayName: row["display_name"], preferences: row["preferences"])
@@ -247,7 +247,7 @@ struct RestRoutes {
             let probeSQL = try sql.read(probe, from: table)
             let visible = try await context.pool.withConnection { try $0.query(probeSQL).first?.decode("rows", as: Int.self) ?? 0 }
             if visible > 0 {
-                if let id = changes["id"], id.stringValue?.lowercased() != user.userID.uuidString.lowercased() {
+                if let id = changes["id"], id.stringValue?.lowercased() != user.userID.canonicalText {
                     throw RestError.rowRule("profiles", anonymous: false, insert: false)
                 }
                 _ = try await context.profiles.update(user.userID, displayName: changes["display_name"], preferences: changes["preferences"])

@@ -72,7 +72,7 @@ struct StorageRoutes {
         writer.raw("{")
         writer.key("Key"); writer.string("\(bucket)/\(path)"); writer.comma()
         // One object per user: its id is stable for the life of the avatar slot.
-        writer.key("Id"); writer.string(UUID(uuidString: String(path.prefix(36)))?.uuidString.lowercased() ?? path)
+        writer.key("Id"); writer.string(UUID(uuidString: String(path.prefix(36)))?.canonicalText ?? path)
         writer.raw("}")
         return .json(bytes: writer.bytes)
     }
@@ -136,7 +136,7 @@ struct StorageRoutes {
         }
         var removed: [String] = []
         if let current = try await existingName(of: user.userID) {
-            let path = "\(user.userID.uuidString.lowercased())/\(current)"
+            let path = "\(user.userID.canonicalText)/\(current)"
             if body.prefixes.contains(where: { Self.objectPath($0).map { $0.owner == user.userID && $0.name == current } ?? false }) {
                 _ = try await context.profiles.removeAvatar(user.userID)
                 removed.append(path)
