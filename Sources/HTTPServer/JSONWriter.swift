@@ -18,7 +18,8 @@ public struct JSONWriter: Sendable {
     public mutating func key(_ name: StaticString) {
         bytes.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))  // (not an array literal: that allocated on every key)
+        bytes.append(UInt8(ascii: ":"))
     }
 
     public mutating func string(_ value: String) {

@@ -76,16 +76,16 @@ public final class PGPool: Sendable {
     /// PostgreSQL refuses a write in it (SQLSTATE 25006). A failing read does not fail the others: the ones the
     /// database skipped after it run again.
     ///
-    /// Each read is planned once per connection (a generic plan, whatever its values), so use it for keyed lookups
-    /// and index-ordered pages; a statement whose best plan depends on its values (a pattern search) belongs in
-    /// `withConnection`, where every run is planned for its own values.
-    public func read(_ query: PGQuery) async throws -> PGRows {
-        try await statement(query, readOnly: true)
+    /// Like every pipelined statement it runs as a prepared statement of its connection; `plan` says whether
+    /// PostgreSQL plans it for each run's values (its default) or keeps one generic plan.
+    public func read(_ query: PGQuery, plan: PGPlanCaching = .automatic) async throws -> PGRows {
+        try await statement(query, readOnly: true, plan: plan)
     }
 
-    private func statement(_ query: PGQuery, readOnly: Bool) async throws -> PGRows {
+    private func statement(_ query: PGQuery, readOnly: Bool, plan: PGPlanCaching = .automatic) async throws -> PGRows {
         try await submitAndWait { continuation in
-            .statement(.init(query: query, readOnly: readOnly, finish: { continuation.resume(with: $0.mapError { $0 as any Error }) }))
+            .statement(.init(query: query, readOnly: readOnly, plan: plan,
+                             finish: { continuation.resume(with: $0.mapError { $0 as any Error }) }))
         }
     }
 

@@ -17,6 +17,8 @@ struct PoolJob: Sendable {
     struct Statement: Sendable {
         let query: PGQuery
         let readOnly: Bool
+        /// Only for read-only statements.
+        let plan: PGPlanCaching
         let finish: @Sendable (Result<PGRows, PGError>) -> Void
     }
 
@@ -36,7 +38,7 @@ struct PoolJob: Sendable {
     /// Whether this job can share a pipeline with `other`.
     func canPipeline(with other: PoolJob) -> Bool {
         guard let statement, let otherStatement = other.statement else { return false }
-        return statement.readOnly == otherStatement.readOnly
+        return statement.readOnly == otherStatement.readOnly && statement.plan == otherStatement.plan
     }
 }
 
@@ -269,7 +271,8 @@ final class PoolCore: @unchecked Sendable {
             } else {
                 // takeJobs batches statements of one kind only.
                 let statements = live.compactMap(\.statement)
-                let mode: PGConnection.PipelineMode = statements[0].readOnly ? .sharedReadOnlyTransaction : .separateTransactions
+                let mode: PGConnection.PipelineMode = statements[0].readOnly
+                    ? .sharedReadOnlyTransaction(genericPlans: statements[0].plan == .generic) : .separateTransactions
                 active.runPipelined(statements.map(\.query), mode: mode) { index, result in
                     let finish = statements[index].finish
                     if index == statements.count - 1 {

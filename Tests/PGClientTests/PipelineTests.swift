@@ -63,7 +63,7 @@ final class PipelineTests: XCTestCase {
         let connection = try makeConnection()
         let answers = run([
             "SELECT \(1) AS v", "SELECT 1 / \(0) AS v", "SELECT \(3) AS v", "SELECT 1 / \(0) AS v", "SELECT \(5) AS v",
-        ], mode: .sharedReadOnlyTransaction, on: connection)
+        ], mode: .sharedReadOnlyTransaction(), on: connection)
 
         XCTAssertEqual(value(answers[0]), 1)
         XCTAssertEqual(sqlState(answers[1]), "22012")
@@ -79,7 +79,7 @@ final class PipelineTests: XCTestCase {
         try connection.execute(unsafeSQL: "CREATE TABLE items (id int PRIMARY KEY)")
         let answers = run([
             "SELECT \(1) AS v", "INSERT INTO items VALUES (\(1))", "SELECT \(3) AS v",
-        ], mode: .sharedReadOnlyTransaction, on: connection)
+        ], mode: .sharedReadOnlyTransaction(), on: connection)
 
         XCTAssertEqual(value(answers[0]), 1)
         XCTAssertEqual(sqlState(answers[1]), "25006")  // read_only_sql_transaction
@@ -89,7 +89,7 @@ final class PipelineTests: XCTestCase {
     }
 
     func testStatementsLibpqWouldMisreadAreRefusedWithoutStoppingTheOthers() throws {
-        for mode in [PGConnection.PipelineMode.separateTransactions, .sharedReadOnlyTransaction] {
+        for mode in [PGConnection.PipelineMode.separateTransactions, .sharedReadOnlyTransaction()] {
             let connection = try makeConnection()
             let answers = run([
                 "SELECT \(1) AS v", "SELECT length(\("a\u{0}b")) AS v", "SELECT \(3) AS v",
@@ -115,7 +115,7 @@ final class PipelineTests: XCTestCase {
         }
         let answers = run([
             "SELECT pg_sleep(\(5.0)) IS NULL AS v", "SELECT \(2) AS v", "SELECT \(3) AS v",
-        ], mode: .sharedReadOnlyTransaction, on: connection)
+        ], mode: .sharedReadOnlyTransaction(), on: connection)
         terminated.wait()
         for (index, answer) in answers.enumerated() {
             guard case .failure(let error) = answer else { return XCTFail("expected a failure, got \(answer)") }

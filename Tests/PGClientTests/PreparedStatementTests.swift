@@ -27,7 +27,7 @@ final class PreparedStatementTests: XCTestCase {
     }
 
     func testEachStatementIsPreparedOnceAndAnswersEveryValue() throws {
-        for mode in [PGConnection.PipelineMode.separateTransactions, .sharedReadOnlyTransaction] {
+        for mode in [PGConnection.PipelineMode.separateTransactions, .sharedReadOnlyTransaction()] {
             let connection = try makeConnection()
             for round in 0..<3 {
                 let queries: [PGQuery] = (0..<4).map { "SELECT \(round * 10 + $0)::int8 + 1 AS v /* once */" }
@@ -51,7 +51,7 @@ final class PreparedStatementTests: XCTestCase {
     }
 
     func testAStatementThatCannotBePreparedFailsAloneAndIsNotKept() throws {
-        for mode in [PGConnection.PipelineMode.separateTransactions, .sharedReadOnlyTransaction] {
+        for mode in [PGConnection.PipelineMode.separateTransactions, .sharedReadOnlyTransaction()] {
             let connection = try makeConnection()
             for _ in 0..<2 {
                 let answers = run([
@@ -70,7 +70,7 @@ final class PreparedStatementTests: XCTestCase {
     func testAPrepareSkippedAfterAFailureIsSentAgain() throws {
         let connection = try makeConnection()
         let answers = run(["SELECT 1 / \(0) AS v", "SELECT \(5)::int8 + 100 AS v /* later */"],
-                          mode: .sharedReadOnlyTransaction, on: connection)
+                          mode: .sharedReadOnlyTransaction(), on: connection)
         XCTAssertEqual(values(answers), [nil, 105])
         XCTAssertEqual(try prepared("/* later */", on: connection), 1)
         XCTAssertEqual(values(run(["SELECT \(6)::int8 + 100 AS v /* later */"], mode: .separateTransactions,
@@ -102,20 +102,23 @@ final class PreparedStatementTests: XCTestCase {
         XCTAssertEqual(try prepared("/* forgotten */", on: connection), 1)
     }
 
-    func testSharedReadsKeepOneGenericPlanAndLeaveTheSessionsSettingAlone() throws {
+    func testSharedReadsKeepOneGenericPlanOnlyWhenAskedAndLeaveTheSessionsSettingAlone() throws {
         let connection = try makeConnection()
         try connection.execute(unsafeSQL: "CREATE TABLE items (id int PRIMARY KEY); INSERT INTO items SELECT generate_series(1, 100)")
-        for limit in 1...3 {
-            let answers = run(["SELECT id AS v FROM items ORDER BY id LIMIT \(limit) /* paged */"],
-                              mode: .sharedReadOnlyTransaction, on: connection)
-            XCTAssertEqual(try answers[0].get().count, limit)
+        for genericPlans in [true, false] {
+            let marker = genericPlans ? "/* generic */" : "/* automatic */"
+            for limit in 1...3 {
+                let answers = run(["SELECT id AS v FROM items ORDER BY id LIMIT \(limit) \(unsafeSQL: marker)"],
+                                  mode: .sharedReadOnlyTransaction(genericPlans: genericPlans), on: connection)
+                XCTAssertEqual(try answers[0].get().count, limit)
+            }
+            let plans = try XCTUnwrap(connection.query("""
+                SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%' || \(marker) || '%'
+                """).first)
+            // PostgreSQL's default plans `LIMIT $1` anew for each of the three runs.
+            XCTAssertEqual(try plans.decode("generic_plans", as: Int.self), genericPlans ? 3 : 0, marker)
+            XCTAssertEqual(try plans.decode("custom_plans", as: Int.self), genericPlans ? 0 : 3, marker)
         }
-        let plans = try XCTUnwrap(connection.query("""
-            SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%/* paged */%'
-            """).first)
-        // PostgreSQL's default would plan `LIMIT $1` anew for each of the three runs.
-        XCTAssertEqual(try plans.decode("custom_plans", as: Int.self), 0)
-        XCTAssertEqual(try plans.decode("generic_plans", as: Int.self), 3)
         let setting = try connection.query("SHOW plan_cache_mode").first?.decode("plan_cache_mode", as: String.self)
         XCTAssertEqual(setting, "auto", "the setting is the transaction's only")
     }

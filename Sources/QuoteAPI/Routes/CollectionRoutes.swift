@@ -56,7 +56,7 @@ struct CollectionRoutes {
         let user = try await context.authenticate(request)
         let id = try request.uuidParameter("id")
         let page = try await collections.quotes(userID: user.userID, collectionID: id, page: try request.pageRequest(allowsCursor: false))
-        var writer = JSONWriter()
+        var writer = JSONWriter(forPageOf: page.items.count)
         writer.page(page) { writer, entry in
             writer.raw("{")
             writer.key("quote"); writer.quote(entry.quote); writer.comma()

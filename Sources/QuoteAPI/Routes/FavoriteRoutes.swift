@@ -20,7 +20,7 @@ struct FavoriteRoutes {
     @Sendable private func list(_ request: Request) async throws -> Response {
         let user = try await context.authenticate(request)
         let page = try await favorites.list(userID: user.userID, page: try request.pageRequest(allowsCursor: false))
-        var writer = JSONWriter()
+        var writer = JSONWriter(forPageOf: page.items.count)
         writer.page(page) { writer, favorite in
             writer.raw("{")
             writer.key("quote"); writer.quote(favorite.quote); writer.comma()

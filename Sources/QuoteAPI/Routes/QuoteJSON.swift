@@ -6,6 +6,12 @@ import QuoteVault
 // Hand-written JSON for the hot read paths (see JSONWriter).
 
 extension JSONWriter {
+    /// A writer with room for a page of `count` items (a quote is ~300 bytes), so the buffer is not regrown while
+    /// the page is written.
+    init(forPageOf count: Int) {
+        self.init(capacity: 128 + 400 * count)
+    }
+
     /// `{id, text, author, category, created_at}`.
     mutating func quote(_ quote: Quote) {
         raw("{")

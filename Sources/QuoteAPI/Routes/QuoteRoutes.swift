@@ -19,7 +19,7 @@ struct QuoteRoutes {
     @Sendable private func list(_ request: Request) async throws -> Response {
         let category = try request.queryValue("category").map { try QuoteCategory.parse($0) }
         let page = try await quotes.list(category: category, page: try request.pageRequest())
-        var writer = JSONWriter()
+        var writer = JSONWriter(forPageOf: page.items.count)
         writer.page(page) { $0.quote($1) }
         return .json(bytes: writer.bytes)
     }
@@ -34,7 +34,7 @@ struct QuoteRoutes {
         let category = try request.queryValue("category").map { try QuoteCategory.parse($0) }
         let page = try request.pageRequest(allowsCursor: false)
         let results = try await search.search(request.queryValue("q"), in: field, category: category, page: page)
-        var writer = JSONWriter()
+        var writer = JSONWriter(forPageOf: results.items.count)
         writer.page(results) { $0.quote($1) }
         return .json(bytes: writer.bytes)
     }

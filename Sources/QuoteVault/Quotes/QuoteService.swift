@@ -27,7 +27,8 @@ public struct QuoteService: Sendable {
         }
         query.append(" ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT \(request.size + 1)")
         if after == nil { query.append(" OFFSET \(request.offset)") }
-        let rows = try await pool.read(query)
+        // The same index scan for every page whatever its values: one generic plan, not one per request.
+        let rows = try await pool.read(query, plan: .generic)
         let total: Int
         if let first = rows.first {
             total = try first.decode("total", as: Int.self)
