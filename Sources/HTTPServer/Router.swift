@@ -62,13 +62,18 @@ public final class Router: Sendable {
         var routes: [HTTPMethod: Route] = [:]
     }
 
-    private let root = Node()
+    private let root: Node
+    /// The nodes of patterns without parameters, by pattern: a request for exactly such a path (`/health`,
+    /// `/v1/qotd`) is found with one hash instead of splitting its path. The tree gives the same node.
+    private let literalPaths: [String: Node]
     /// Every route, in registration order (for documentation and tests).
     public let routes: [Route]
 
     /// - Parameter routes: the table of routes. Two routes with the same method and shape are a programming error.
     public init(routes: [Route]) {
         self.routes = routes
+        let root = Node()
+        var literalPaths: [String: Node] = [:]
         for route in routes {
             var node = root
             for segment in route.pattern.split(separator: "/") {
@@ -98,13 +103,17 @@ public final class Router: Sendable {
             }
             precondition(node.routes[route.method] == nil, "duplicate route \(route.method) \(route.pattern)")
             node.routes[route.method] = route
+            if !route.pattern.contains("{") { literalPaths[route.pattern] = node }
         }
+        self.root = root
+        self.literalPaths = literalPaths
     }
 
     /// Finds the route for `method` and `path`. `HEAD` falls back to `GET`.
     public func lookup(method: HTTPMethod, path: String) -> RouteLookup {
         var parameters: [String: String] = [:]
-        guard let node = find(path.split(separator: "/", omittingEmptySubsequences: true)[...], from: root, &parameters),
+        guard let node = literalPaths[path]
+                ?? find(path.split(separator: "/", omittingEmptySubsequences: true)[...], from: root, &parameters),
             !node.routes.isEmpty
         else { return .notFound }
         if let route = node.routes[method] ?? (method == .head ? node.routes[.get] : nil) {

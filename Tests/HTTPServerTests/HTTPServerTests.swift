@@ -26,6 +26,7 @@ final class HTTPServerTests: XCTestCase {
                 return Response(status: 200, body: Array("done".utf8))
             }),
             Route(.get, "/fail", handler: Handler { _ in throw CancellationError() }),
+            Route(.get, "/whoami", handler: .immediate { request in Response(status: 200, body: Array(request.clientAddress.utf8)) }),
         ]
         var logger = Logger(label: "test")
         logger.logLevel = .critical
@@ -45,6 +46,12 @@ final class HTTPServerTests: XCTestCase {
         XCTAssertEqual(try response.jsonObject()["id"] as? String, "abc")
         XCTAssertEqual(try response.jsonObject()["q"] as? String, "hello world")
         XCTAssertEqual(try client.get("/items/special").text, "special", "a literal segment wins over a parameter")
+        await server.shutdown()
+    }
+
+    func testRequestsKnowTheClientsAddress() async throws {
+        let server = try makeServer()
+        XCTAssertEqual(try HTTPTestClient(port: server.port).get("/whoami").text, "127.0.0.1")
         await server.shutdown()
     }
 

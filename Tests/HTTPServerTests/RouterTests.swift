@@ -47,6 +47,19 @@ final class RouterTests: XCTestCase {
         XCTAssertEqual(parameters["id"], "123")
     }
 
+    func testALiteralPathIsFoundAlikeHoweverItIsSpelled() {
+        for path in ["/v1/quotes/search", "/v1/quotes/search/", "//v1//quotes/search"] {
+            guard case .found(let route, let parameters) = router.lookup(method: .get, path: path) else {
+                return XCTFail(path)
+            }
+            XCTAssertEqual(route.pattern, "/v1/quotes/search", path)
+            XCTAssertEqual(parameters, [:], path)
+            // A method the literal route lacks is 405 for it, not a match of the `{id}` route beside it.
+            guard case .methodNotAllowed(let allowed) = router.lookup(method: .post, path: path) else { return XCTFail(path) }
+            XCTAssertEqual(allowed, [.get, .head], path)
+        }
+    }
+
     func testMethodNotAllowedListsMethods() {
         guard case .methodNotAllowed(let allowed) = router.lookup(method: .delete, path: "/v1/collections") else {
             return XCTFail()

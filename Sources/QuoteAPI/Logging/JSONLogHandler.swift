@@ -26,7 +26,7 @@ public struct JSONLogHandler: LogHandler {
         var line: [UInt8] = []
         line.reserveCapacity(256)
         line.append(contentsOf: #"{"ts":""#.utf8)
-        line.append(contentsOf: Timestamp.format(Date()).utf8)
+        Timestamp.write(Date(), into: &line)
         line.append(contentsOf: #"","level":""#.utf8)
         line.append(contentsOf: level.rawValue.utf8)
         line.append(contentsOf: #"","msg":"#.utf8)
