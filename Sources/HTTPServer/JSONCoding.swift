@@ -96,10 +96,18 @@ public enum Timestamp {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends `YYYY-MM-DDTHH:MM:SS.mmmZ` to `bytes`, digit by digit and with the calendar computed arithmetically
-    /// (`CivilDate`): a page of quotes writes ten of these, and a String plus `gmtime_r` for each was a third of
-    /// the page's JSON writing.
+    /// Appends `YYYY-MM-DDTHH:MM:SS.mmmZ` to `bytes`, in one append (a page of quotes writes ten of these;
+    /// byte-by-byte appends, each checking the array's uniqueness and capacity, were most of their cost).
     public static func write(_ date: Date, into bytes: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
+            write(date, to: buffer)
+            bytes.append(contentsOf: buffer)
+        }
+    }
+
+    /// Writes the `length` bytes of the timestamp into `buffer`, digit by digit and with the calendar computed
+    /// arithmetically (`CivilDate`): a String plus `gmtime_r` for each was a third of a page's JSON writing.
+    private static func write(_ date: Date, to buffer: UnsafeMutableBufferPointer<UInt8>) {
         // From the seconds a Date holds (since 2001), split exactly into whole seconds and a fraction; the fraction
         // to the microsecond first (the database's precision), so a value a hair below a whole millisecond in
         // binary floating point is not truncated to the millisecond before it.
@@ -110,23 +118,21 @@ public enum Timestamp {
         let (totalSeconds, milliseconds) = floorDivision(totalMilliseconds, 1000)
         let (days, secondOfDay) = floorDivision(totalSeconds, 86_400)
         let (year, month, day) = CivilDate.date(daysSince1970: days)
-        func put(_ value: Int, digits: Int) {
-            var divisor: UInt = 1
-            for _ in 1..<digits { divisor *= 10 }
+        func put(_ value: Int, at offset: Int, digits: Int, then separator: Unicode.Scalar) {
             var value = value.magnitude  // a year before 1 AD prints its digits rather than trapping
-            while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-                value %= divisor
-                divisor /= 10
+            for index in stride(from: offset + digits - 1, through: offset, by: -1) {
+                buffer[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
             }
+            buffer[offset + digits] = UInt8(ascii: separator)
         }
-        put(year, digits: 4); bytes.append(UInt8(ascii: "-"))
-        put(month, digits: 2); bytes.append(UInt8(ascii: "-"))
-        put(day, digits: 2); bytes.append(UInt8(ascii: "T"))
-        put(secondOfDay / 3600, digits: 2); bytes.append(UInt8(ascii: ":"))
-        put(secondOfDay / 60 % 60, digits: 2); bytes.append(UInt8(ascii: ":"))
-        put(secondOfDay % 60, digits: 2); bytes.append(UInt8(ascii: "."))
-        put(milliseconds, digits: 3); bytes.append(UInt8(ascii: "Z"))
+        put(year, at: 0, digits: 4, then: "-")
+        put(month, at: 5, digits: 2, then: "-")
+        put(day, at: 8, digits: 2, then: "T")
+        put(secondOfDay / 3600, at: 11, digits: 2, then: ":")
+        put(secondOfDay / 60 % 60, at: 14, digits: 2, then: ":")
+        put(secondOfDay % 60, at: 17, digits: 2, then: ".")
+        put(milliseconds, at: 20, digits: 3, then: "Z")
     }
 
     /// Quotient and remainder rounded toward negative infinity, so times before 1970 land on the right day.

@@ -12,14 +12,14 @@ extension JSONWriter {
         self.init(capacity: 128 + 400 * count)
     }
 
-    /// `{id, text, author, category, created_at}`.
+    /// `{id, text, author, category, created_at}`. The punctuation between values goes in one piece each: this
+    /// runs for every quote of every page.
     mutating func quote(_ quote: Quote) {
-        raw("{")
-        key("id"); uuid(quote.id); comma()
-        key("text"); string(quote.text); comma()
-        key("author"); string(quote.author); comma()
-        key("category"); string(quote.category); comma()
-        key("created_at"); timestamp(quote.createdAt)
+        raw(#"{"id":"#); uuid(quote.id)
+        raw(#","text":"#); string(quote.text)
+        raw(#","author":"#); string(quote.author)
+        raw(#","category":"#); string(quote.category)
+        raw(#","created_at":"#); timestamp(quote.createdAt)
         raw("}")
     }
 
