@@ -72,14 +72,17 @@ measure() { # label, url, pgbench sql (or "floor"), pgbench mode (the server's p
 
 first_url="http://127.0.0.1:18080/v1/quotes?page_size=$size"
 deep_url="http://127.0.0.1:18080/v1/quotes?page_size=$size&cursor=$cursor"
-# The first page and the deep cursor page alternate twice and are averaged: their ratio is a target, so neither is
-# measured only in a noisy moment.
+# The first page and the deep cursor page alternate three times and are averaged: their ratio is a target, so
+# neither is measured only in a noisy moment.
 read -r first1 first_p99 < <(wrk_rate "$first_url")
 read -r deep1 deep_p99 < <(wrk_rate "$deep_url")
 read -r first2 _ < <(wrk_rate "$first_url")
 read -r deep2 _ < <(wrk_rate "$deep_url")
-first_rate=$(awk -v a="$first1" -v b="$first2" 'BEGIN {print (a+b)/2}')
-deep_rate=$(awk -v a="$deep1" -v b="$deep2" 'BEGIN {print (a+b)/2}')
+read -r first3 _ < <(wrk_rate "$first_url")
+read -r deep3 _ < <(wrk_rate "$deep_url")
+first_rate=$(awk -v a="$first1" -v b="$first2" -v c="$first3" 'BEGIN {print (a+b+c)/3}')
+deep_rate=$(awk -v a="$deep1" -v b="$deep2" -v c="$deep3" 'BEGIN {print (a+b+c)/3}')
+echo "first page runs: $first1 $first2 $first3; cursor page runs: $deep1 $deep2 $deep3"
 # pgbench in its three protocols: simple (its default) and extended parse and plan every statement; prepared plans
 # once per connection, as the server now does for these pipelined reads.
 page_simple=$(pgbench_rate "$url" "$page_sql" 4 simple)
