@@ -5,24 +5,12 @@ public enum HMACSHA256 {
     /// Length of a tag in bytes.
     public static let byteCount = 32
 
-    /// The 32-byte HMAC-SHA-256 tag of `message` under `key`.
+    /// The 32-byte HMAC-SHA-256 tag of `message` under `key`, for a key used once (a key that signs many
+    /// messages is better prepared once as a `Key`).
     public static func authenticationCode(
         for message: some Collection<UInt8>, key: some Collection<UInt8>
     ) -> [UInt8] {
-        var tag = [UInt8](repeating: 0, count: byteCount)
-        var length: UInt32 = 0
-        let produced = withCBytes(key) { keyPointer, keyCount in
-            precondition(keyCount <= Int(Int32.max), "HMAC key too long")
-            return withCBytes(message) { messagePointer, messageCount in
-                HMAC(EVP_sha256(), keyPointer, Int32(keyCount),
-                     messagePointer, messageCount, &tag, &length) != nil
-            }
-        }
-        // Like SHA-256 over memory, this fails only if OpenSSL cannot allocate or
-        // load its provider; see `Digest.sha256` for why that traps.
-        precondition(produced && length == byteCount,
-                     "HMAC(SHA-256) failed: \(OpenSSLError.drain("HMAC"))")
-        return tag
+        Key(key).authenticationCode(for: message)
     }
 }
 
@@ -41,12 +29,17 @@ extension HMACSHA256 {
             let mac = EVP_MAC_fetch(nil, "HMAC", nil)
             defer { EVP_MAC_free(mac) }
             let context = mac.flatMap { EVP_MAC_CTX_new($0) }
+            // OSSL_PARAM keeps both pointers until EVP_MAC_init reads them: both strings live in arrays that
+            // outlast the call (a string literal passed straight in may be a temporary copy).
+            let parameterName = Array("digest".utf8CString)
             var digest = Array("SHA256".utf8CString)
-            let initialised = context != nil && digest.withUnsafeMutableBufferPointer { name in
-                var parameters = [
-                    OSSL_PARAM_construct_utf8_string("digest", name.baseAddress, 0), OSSL_PARAM_construct_end(),
-                ]
-                return withCBytes(key) { EVP_MAC_init(context, $0, $1, &parameters) } == 1
+            let initialised = context != nil && parameterName.withUnsafeBufferPointer { parameterKey in
+                digest.withUnsafeMutableBufferPointer { name in
+                    var parameters = [
+                        OSSL_PARAM_construct_utf8_string(parameterKey.baseAddress, name.baseAddress, 0), OSSL_PARAM_construct_end(),
+                    ]
+                    return withCBytes(key) { EVP_MAC_init(context, $0, $1, &parameters) } == 1
+                }
             }
             // Fails only if OpenSSL cannot allocate or load its provider; see `Digest.sha256` for why that traps.
             guard let context, initialised else {
