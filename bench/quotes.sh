@@ -2,9 +2,10 @@
 # Quotes benchmark: 100,000+ quotes; requests/s and p99 of a first page (with its total), a cursor page
 # 5,000 pages deep, a keyword search, an author search and the quote of the day, each beside pgbench running
 # the same SQL (the quote of the day beside the C libmicrohttpd floor), all in one run. Prints the plans.
-# Usage: bench/quotes.sh   (DURATION=seconds per measurement, default 5)
+# Usage: bench/quotes.sh   (DURATION=seconds per measurement, default 5; ROUNDS=alternations, default 5)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
+ROUNDS=${ROUNDS:-5}
 trap 'bench_stop_server; [[ -n "${floor_pid:-}" ]] && kill "$floor_pid" 2>/dev/null || true' EXIT
 
 bench_build
@@ -51,55 +52,58 @@ qotd_body=$(curl -fs "http://127.0.0.1:18080/v1/qotd")
 floor_pid=$!
 sleep 0.5
 
-measure() { # label, url, pgbench sql (or "floor"), pgbench mode (the server's protocol for that statement)
-  local label=$1 target=$2 sql=$3 mode=${4:-} rate p99 reference
-  read -r rate p99 < <(wrk_rate "$target")
-  if [[ "$sql" == floor ]]; then
-    # Alternated twice and averaged, as in foundation.sh: neither side is measured only in a noisy moment.
-    local rate2 reference2
-    read -r reference _ < <(wrk_rate "http://127.0.0.1:18081/qotd")
-    read -r rate2 _ < <(wrk_rate "$target")
-    read -r reference2 _ < <(wrk_rate "http://127.0.0.1:18081/qotd")
-    rate=$(awk -v a="$rate" -v b="$rate2" 'BEGIN {print (a+b)/2}')
-    reference=$(awk -v a="$reference" -v b="$reference2" 'BEGIN {print (a+b)/2}')
-    printf '%-30s %10.0f %8s   C floor %10.0f   %s\n' "$label" "$rate" "$p99" "$reference" "$(ratio "$rate" "$reference")"
-  else
-    reference=$(pgbench_rate "$url" "$sql" 4 "$mode")
-    printf '%-30s %10.0f %8s   pgbench %10.0f   %s (-M %s)\n' "$label" "$rate" "$p99" "$reference" "$(ratio "$rate" "$reference")" "$mode"
-  fi
-  echo "$rate" >"$BENCH_OUT/last-rate"
+# Measures A and B (functions printing "rate [p99]") alternately ROUNDS times, so that neither side is measured
+# only in a noisy moment: this machine's speed drifts by ±10% from one 5-second window to the next. Prints the mean
+# rate and p99 of A, the mean rate of B, then each round's ratio A/B.
+alternate() {
+  local a=$1 b=$2 i rate_a p99_a rate_b p99_b
+  local -a rates_a=() p99s_a=() rates_b=() p99s_b=() ratios=()
+  for ((i = 0; i < ROUNDS; i++)); do
+    read -r rate_a p99_a < <($a)
+    read -r rate_b p99_b < <($b)
+    rates_a+=("$rate_a"); p99s_a+=("$p99_a"); rates_b+=("$rate_b"); p99s_b+=("${p99_b:-0}")
+    ratios+=("$(ratio "$rate_a" "$rate_b")")
+  done
+  echo "$(mean "${rates_a[@]}") $(mean "${p99s_a[@]}") $(mean "${rates_b[@]}") $(mean "${p99s_b[@]}") ${ratios[*]}"
 }
+mean() { printf '%s\n' "$@" | awk '{ sum += $1 } END { printf "%.1f", sum / NR }'; }
 
 first_url="http://127.0.0.1:18080/v1/quotes?page_size=$size"
 deep_url="http://127.0.0.1:18080/v1/quotes?page_size=$size&cursor=$cursor"
-# The first page and the deep cursor page alternate three times and are averaged: their ratio is a target, so
-# neither is measured only in a noisy moment.
-read -r first1 first_p99 < <(wrk_rate "$first_url")
-read -r deep1 deep_p99 < <(wrk_rate "$deep_url")
-read -r first2 _ < <(wrk_rate "$first_url")
-read -r deep2 _ < <(wrk_rate "$deep_url")
-read -r first3 _ < <(wrk_rate "$first_url")
-read -r deep3 _ < <(wrk_rate "$deep_url")
-first_rate=$(awk -v a="$first1" -v b="$first2" -v c="$first3" 'BEGIN {print (a+b+c)/3}')
-deep_rate=$(awk -v a="$deep1" -v b="$deep2" -v c="$deep3" 'BEGIN {print (a+b+c)/3}')
-echo "first page runs: $first1 $first2 $first3; cursor page runs: $deep1 $deep2 $deep3"
+first_page() { wrk_rate "$first_url"; }
+deep_page() { wrk_rate "$deep_url"; }
+keyword_search() { wrk_rate "http://127.0.0.1:18080/v1/quotes/search?q=courage&page_size=$size"; }
+keyword_search_sql() { pgbench_rate "$url" "$(search_sql text courage)" 4 extended; }
+author_search() { wrk_rate "http://127.0.0.1:18080/v1/quotes/search?q=twain&type=author&page_size=$size"; }
+author_search_sql() { pgbench_rate "$url" "$(search_sql author twain)" 4 extended; }
+quote_of_the_day() { wrk_rate "http://127.0.0.1:18080/v1/qotd"; }
+c_floor() { wrk_rate "http://127.0.0.1:18081/qotd"; }
+
+read -r deep_rate deep_p99 first_rate first_p99 deep_ratios < <(alternate deep_page first_page)
+echo "cursor page vs first page, round by round: $deep_ratios"
 # pgbench in its three protocols: simple (its default) and extended parse and plan every statement; prepared plans
-# once per connection, as the server now does for these pipelined reads.
+# once per connection, as the server does for these pipelined reads.
 page_simple=$(pgbench_rate "$url" "$page_sql" 4 simple)
 page_extended=$(pgbench_rate "$url" "$page_sql" 4 extended)
 page_prepared=$(pgbench_rate "$url" "$page_sql" 4 prepared)
 page_total_prepared=$(pgbench_rate "$url" "$page_total_sql" 4 prepared)
 deep_prepared=$(pgbench_rate "$url" "$deep_sql" 4 prepared)
+# The searches run unnamed (planned for each pattern), as pgbench -M extended does.
+read -r keyword_rate keyword_p99 keyword_sql_rate _ keyword_ratios < <(alternate keyword_search keyword_search_sql)
+echo "keyword search vs pgbench, round by round: $keyword_ratios"
+read -r author_rate author_p99 author_sql_rate _ author_ratios < <(alternate author_search author_search_sql)
+echo "author search vs pgbench, round by round: $author_ratios"
+read -r qotd_rate qotd_p99 floor_rate _ qotd_ratios < <(alternate quote_of_the_day c_floor)
+echo "quote of the day vs C floor, round by round: $qotd_ratios"
 
-printf '\n%-30s %10s %8s\n' "route" "req/s" "p99 ms"
-printf '%-30s %10.0f %8s   pgbench %10.0f   %s (the page query alone, -M simple)\n' "first page + total" "$first_rate" "$first_p99" "$page_simple" "$(ratio "$first_rate" "$page_simple")"
+printf '\n%-30s %10s %8s   (means of %d rounds)\n' "route" "req/s" "p99 ms" "$ROUNDS"
+printf '%-30s %10.0f %8.2f   pgbench %10.0f   %s (the page query alone, -M simple)\n' "first page + total" "$first_rate" "$first_p99" "$page_simple" "$(ratio "$first_rate" "$page_simple")"
 printf '%-30s %10s %8s   pgbench %10.0f   %s (the page query alone, -M extended)\n' "" "" "" "$page_extended" "$(ratio "$first_rate" "$page_extended")"
 printf '%-30s %10s %8s   pgbench %10.0f   %s (the page query alone, -M prepared)\n' "" "" "" "$page_prepared" "$(ratio "$first_rate" "$page_prepared")"
 printf '%-30s %10s %8s   pgbench %10.0f   %s (the page query with its total, -M prepared)\n' "" "" "" "$page_total_prepared" "$(ratio "$first_rate" "$page_total_prepared")"
-printf '%-30s %10.0f %8s   pgbench %10.0f   %s (-M prepared)\n' "cursor page 5,000 deep" "$deep_rate" "$deep_p99" "$deep_prepared" "$(ratio "$deep_rate" "$deep_prepared")"
-# The searches run unnamed (planned for each pattern), as pgbench -M extended does.
-measure "keyword search 'courage'" "http://127.0.0.1:18080/v1/quotes/search?q=courage&page_size=$size" "$(search_sql text courage)" extended
-measure "author search 'twain'" "http://127.0.0.1:18080/v1/quotes/search?q=twain&type=author&page_size=$size" "$(search_sql author twain)" extended
-measure "quote of the day" "http://127.0.0.1:18080/v1/qotd" floor
+printf '%-30s %10.0f %8.2f   pgbench %10.0f   %s (-M prepared)\n' "cursor page 5,000 deep" "$deep_rate" "$deep_p99" "$deep_prepared" "$(ratio "$deep_rate" "$deep_prepared")"
+printf '%-30s %10.0f %8.2f   pgbench %10.0f   %s (-M extended)\n' "keyword search 'courage'" "$keyword_rate" "$keyword_p99" "$keyword_sql_rate" "$(ratio "$keyword_rate" "$keyword_sql_rate")"
+printf '%-30s %10.0f %8.2f   pgbench %10.0f   %s (-M extended)\n' "author search 'twain'" "$author_rate" "$author_p99" "$author_sql_rate" "$(ratio "$author_rate" "$author_sql_rate")"
+printf '%-30s %10.0f %8.2f   C floor %10.0f   %s\n' "quote of the day" "$qotd_rate" "$qotd_p99" "$floor_rate" "$(ratio "$qotd_rate" "$floor_rate")"
 echo
 echo "cursor page 5,000 deep vs first page: $(ratio "$deep_rate" "$first_rate") (pgbench -M prepared, the same two queries: $(ratio "$deep_prepared" "$page_prepared"))"

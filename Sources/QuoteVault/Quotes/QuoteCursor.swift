@@ -29,24 +29,24 @@ public struct QuoteCursor: Sendable, Equatable {
             var payload: [UInt8] = [QuoteCursor.version]
             withUnsafeBytes(of: cursor.createdAtMicroseconds.bigEndian) { payload.append(contentsOf: $0) }
             withUnsafeBytes(of: cursor.id.uuid) { payload.append(contentsOf: $0) }
-            let mac = key.authenticationCode(for: payload).prefix(QuoteCursor.macLength)
-            return Base64URL.encode(payload + mac)
+            payload += key.authenticationCode(for: payload)[..<QuoteCursor.macLength]
+            return Base64URL.encode(payload)
         }
+
+        private static let malformed = QuoteVaultError.invalid("cursor", "is malformed")
 
         /// - Throws: `QuoteVaultError.validation` naming `cursor` when it is not one of ours.
         public func decode(_ text: String) throws -> QuoteCursor {
-            let invalid = QuoteVaultError.invalid("cursor", "is malformed")
             guard text.utf8.count <= 64, let bytes = Base64URL.decode(text), bytes.count == 1 + 8 + 16 + QuoteCursor.macLength,
                 bytes[0] == QuoteCursor.version
-            else { throw invalid }
+            else { throw Self.malformed }
             let payload = Array(bytes[..<25])
-            let mac = Array(key.authenticationCode(for: payload).prefix(QuoteCursor.macLength))
-            guard ConstantTime.equals(mac, Array(bytes[25...])) else { throw invalid }
+            let mac = Array(key.authenticationCode(for: payload)[..<QuoteCursor.macLength])
+            guard ConstantTime.equals(mac, Array(bytes[25...])) else { throw Self.malformed }
             let micros = payload[1..<9].reduce(Int64(0)) { $0 << 8 | Int64($1) }
-            let idBytes = Array(payload[9..<25])
-            let id = UUID(uuid: (
-                idBytes[0], idBytes[1], idBytes[2], idBytes[3], idBytes[4], idBytes[5], idBytes[6], idBytes[7],
-                idBytes[8], idBytes[9], idBytes[10], idBytes[11], idBytes[12], idBytes[13], idBytes[14], idBytes[15]))
+            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &uuid) { $0.copyBytes(from: payload[9..<25]) }
+            let id = UUID(uuid: uuid)
             return QuoteCursor(createdAtMicroseconds: micros, id: id)
         }
     }

@@ -175,7 +175,8 @@ struct RestRoutes {
 
         let columns = Array(Set(rows.flatMap(\.keys))).sorted()
         let list = columns.map { "\"\($0)\"" }.joined(separator: ", ")
-        var statement: PGQuery = "INSERT INTO \(unsafeSQL: "\"\(table.name)\"") (\(unsafeSQL: list)) SELECT \(unsafeSQL: list) FROM json_populate_recordset(NULL::\(unsafeSQL: "\"\(table.name)\""), \(try Self.encode(rows))::json)"
+        let rowsJSON = try Self.encode(rows)
+        var statement: PGQuery = "INSERT INTO \(unsafeSQL: "\"\(table.name)\"") (\(unsafeSQL: list)) SELECT \(unsafeSQL: list) FROM json_populate_recordset(NULL::\(unsafeSQL: "\"\(table.name)\""), \(rowsJSON)::json)"
         if let resolution = preferences["resolution"] {
             let target = try (query.onConflict ?? table.primaryKey).map { try sql.column($0, of: table).name }
             let conflict = "ON CONFLICT (\(target.map { "\"\($0)\"" }.joined(separator: ", ")))"
@@ -193,7 +194,7 @@ struct RestRoutes {
         let ownershipCheck: PGQuery? = {
             guard case .ownedThrough(let column, let owner, let ownerColumn) = table.rule else { return nil }
             return """
-                SELECT count(*)::int8 AS foreign_rows FROM json_populate_recordset(NULL::\(unsafeSQL: "\"\(table.name)\""), \(try? Self.encode(rows))::json) i
+                SELECT count(*)::int8 AS foreign_rows FROM json_populate_recordset(NULL::\(unsafeSQL: "\"\(table.name)\""), \(rowsJSON)::json) i
                 WHERE NOT EXISTS (SELECT 1 FROM \(unsafeSQL: "\"\(owner)\"") o WHERE o.id = i.\(unsafeSQL: "\"\(column)\"") AND o.\(unsafeSQL: "\"\(ownerColumn)\"") = \(user.userID))
                 """
         }()
