@@ -245,9 +245,12 @@ final class PoolCore: @unchecked Sendable {
             }
             // Waited too long (the reaper lost a race with this dequeue).
             let now = ContinuousClock.now
-            let error = exhaustedError
             let live = batch.filter { $0.deadline >= now }
-            for job in batch where job.deadline < now { deliveries.append { job.fail(error) } }
+            if live.count < batch.count {
+                // The message is formatted only when needed: it cost every batch a microsecond.
+                let error = exhaustedError
+                for job in batch where job.deadline < now { deliveries.append { job.fail(error) } }
+            }
             guard !live.isEmpty else { continue }
 
             let active: PGConnection

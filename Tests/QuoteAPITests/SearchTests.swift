@@ -85,6 +85,37 @@ final class SearchTests: XCTestCase {
         await app.stop()
     }
 
+    func testUnicodeWhitespaceAroundTheQueryIsTrimmed() async throws {
+        let app = try await TestApp.start()
+        try await app.insertQuotes(["Love is patient", "Lovely weather", "Nothing here"])
+        // Tab, newline, no-break space, em space, ideographic space, line separator: all Unicode White_Space.
+        for padded in ["\tlove\n", "\u{00A0}love\u{2003}", "\u{3000}love\u{2028}"] {
+            let response = try search(app, padded)
+            XCTAssertEqual(response.status, 200, padded.debugDescription)
+            XCTAssertEqual(Set(try response.items().map { $0["text"] as! String }), ["Love is patient", "Lovely weather"],
+                           padded.debugDescription)
+        }
+        XCTAssertEqual(try search(app, "\u{00A0}\u{2003}\u{3000}\t").status, 422, "only whitespace")
+        // Inside the query, whitespace is kept: this matches nothing.
+        XCTAssertEqual(try search(app, "love\u{00A0}is").items().count, 0)
+        await app.stop()
+    }
+
+    func testRegexMetacharactersAndCombiningMarksAreLiteralInTheRanking() async throws {
+        let app = try await TestApp.start()
+        let texts = ["C++ (and C) cost $5.00 [sale]", "a|b or c*d? ^x", "Cafe\u{301} de\u{301}ja\u{300} vu", "plain text"]
+        try await app.insertQuotes(texts)
+        // Each query is a literal substring; the ranking's regexes must neither fail nor match anything else.
+        let queries = ["C++", "(and C)", "$5.00", "[sale]", "a|b", "c*d?", "^x", "e\u{301}", "de\u{301}ja\u{300}", "\\"]
+        for query in queries {
+            let response = try search(app, query)
+            XCTAssertEqual(response.status, 200, query)
+            let expected = texts.filter { $0.lowercased().contains(query.lowercased()) }
+            XCTAssertEqual(Set(try response.items().map { $0["text"] as! String }), Set(expected), query)
+        }
+        await app.stop()
+    }
+
     func testSearchPagesDoNotOverlap() async throws {
         let app = try await TestApp.start()
         try await app.insertQuotes((0..<25).map { "needle \($0)" })

@@ -22,7 +22,12 @@ public struct QuoteSearch: Sendable {
 
     /// Validates and normalises the query: trimmed, 1…200 characters.
     public static func normalise(_ query: String?) throws -> String {
-        let trimmed = (query ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        // Unicode's White_Space, the same set as Foundation's `.whitespacesAndNewlines`, whose trimming cost a
+        // search ~10 µs on Linux.
+        let scalars = (query ?? "").unicodeScalars
+        let start = scalars.firstIndex { !$0.properties.isWhitespace } ?? scalars.endIndex
+        let end = scalars[start...].lastIndex { !$0.properties.isWhitespace }.map(scalars.index(after:)) ?? start
+        let trimmed = String(scalars[start..<end])
         guard !trimmed.isEmpty else { throw QuoteVaultError.invalid("q", "must not be empty") }
         guard trimmed.unicodeScalars.count <= maximumQueryLength else {  // code points, as JSON Schema counts
             throw QuoteVaultError.invalid("q", "must be at most \(maximumQueryLength) characters")
@@ -78,7 +83,7 @@ public struct QuoteSearch: Sendable {
     static func escapeRegex(_ text: String) -> String {
         var escaped = ""
         for scalar in text.unicodeScalars {
-            if CharacterSet.alphanumerics.contains(scalar) || scalar == " " {
+            if scalar == " " || isLetterMarkOrNumber(scalar) {
                 escaped.unicodeScalars.append(scalar)
             } else {
                 escaped.append("\\")
@@ -86,5 +91,16 @@ public struct QuoteSearch: Sendable {
             }
         }
         return escaped
+    }
+
+    /// Unicode categories L*, M* and N*: Foundation's `CharacterSet.alphanumerics`, without its per-call cost.
+    private static func isLetterMarkOrNumber(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+            .nonspacingMark, .spacingMark, .enclosingMark, .decimalNumber, .letterNumber, .otherNumber:
+            return true
+        default:
+            return false
+        }
     }
 }
