@@ -2,10 +2,12 @@
 # Quotes benchmark: 100,000+ quotes; requests/s and p99 of a first page (with its total), a cursor page
 # 5,000 pages deep, a keyword search, an author search and the quote of the day, each beside pgbench running
 # the same SQL (the quote of the day beside the C libmicrohttpd floor), all in one run. Prints the plans.
-# Usage: bench/quotes.sh   (DURATION=seconds per measurement, default 5; ROUNDS=alternations, default 5)
+# Usage: bench/quotes.sh   (DURATION=seconds per pgbench reference, default 5; the compared pairs alternate ROUNDS
+# times, default 12, for ROUND_SECONDS each, default 2)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-12}
+ROUND_SECONDS=${ROUND_SECONDS:-2}
 trap 'bench_stop_server; [[ -n "${floor_pid:-}" ]] && kill "$floor_pid" 2>/dev/null || true' EXIT
 
 bench_build
@@ -52,11 +54,14 @@ qotd_body=$(curl -fs "http://127.0.0.1:18080/v1/qotd")
 floor_pid=$!
 sleep 0.5
 
-# Measures A and B (functions printing "rate [p99]") alternately ROUNDS times, so that neither side is measured
-# only in a noisy moment: this machine's speed drifts by ±10% from one 5-second window to the next. Prints the mean
-# rate and p99 of A, the mean rate of B, then each round's ratio A/B.
+# Measures A and B (functions printing "rate [p99]") alternately ROUNDS times for ROUND_SECONDS each, so that
+# neither side is measured only in a noisy moment: this shared machine's speed drifts by ±10% from one 5-second
+# window to the next (five 5-second rounds of the same two pages gave 81–104%; sixteen 2-second rounds, 85–105%
+# each but 96% over all). Prints the mean rate and p99 of A, the mean rate and p99 of B (0 for pgbench), then each
+# round's ratio A/B. The means are over equal durations, so their ratio is the ratio of requests served.
 alternate() {
   local a=$1 b=$2 i rate_a p99_a rate_b p99_b
+  local DURATION=$ROUND_SECONDS  # read by wrk_rate and pgbench_rate
   local -a rates_a=() p99s_a=() rates_b=() p99s_b=() ratios=()
   for ((i = 0; i < ROUNDS; i++)); do
     read -r rate_a p99_a < <($a)
