@@ -35,10 +35,10 @@ read -r deep_us deep_id < <(psql -XAtq -F ' ' "$url" -c "
   SELECT (extract(epoch FROM created_at) * 1000000)::int8, id FROM quotes ORDER BY created_at DESC, id DESC OFFSET 49999 LIMIT 1")
 
 columns="quotes.id AS quote_id, quotes.text AS quote_text, quotes.author AS quote_author, quotes.category AS quote_category, quotes.created_at AS quote_created_at"
-page_sql="SELECT $columns, (extract(epoch FROM quotes.created_at) * 1000000)::int8 AS created_us FROM quotes WHERE true ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
+page_sql="SELECT $columns FROM quotes WHERE true ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
 # The same page with its total, as the server sends it: what the total costs PostgreSQL itself.
-page_total_sql="SELECT $columns, (SELECT coalesce(sum(count), 0)::int8 FROM quote_counts) AS total, (extract(epoch FROM quotes.created_at) * 1000000)::int8 AS created_us FROM quotes WHERE true ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
-deep_sql="SELECT $columns, (extract(epoch FROM quotes.created_at) * 1000000)::int8 AS created_us FROM quotes WHERE true AND (quotes.created_at, quotes.id) < (timestamptz 'epoch' + $deep_us * interval '1 microsecond', '$deep_id') ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1));"
+page_total_sql="SELECT $columns, (SELECT coalesce(sum(count), 0)::int8 FROM quote_counts) AS total FROM quotes WHERE true ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
+deep_sql="SELECT $columns FROM quotes WHERE true AND (quotes.created_at, quotes.id) < (timestamptz 'epoch' + $deep_us * interval '1 microsecond', '$deep_id') ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1));"
 search_sql() { # column, literal
   echo "SELECT $columns, count(*) OVER () AS total FROM quotes WHERE quotes.$1 ILIKE '%$2%' ORDER BY CASE WHEN quotes.$1 ~* '(^|\\W)$2(\$|\\W)' THEN 0 WHEN quotes.$1 ~* '(^|\\W)$2' THEN 1 ELSE 2 END, quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
 }

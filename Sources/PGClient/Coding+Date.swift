@@ -24,10 +24,12 @@ extension Date: PGEncodable, PGDecodable {
         case "-infinity": self = .distantPast
         default:
             var text = text
-            guard let seconds = text.withUTF8(parseISOTimestamp) else {
+            guard let micros = text.withUTF8(parseISOTimestamp) else {
                 throw .decodingFailure(Date.self, text)
             }
-            self = Date(timeIntervalSince1970: seconds)
+            // One exact integer, one correctly rounded division: a Date stored with millisecond
+            // precision comes back bit-identical to Date(timeIntervalSince1970: ms / 1000).
+            self = Date(timeIntervalSince1970: Double(micros) / 1_000_000)
         }
     }
 }
@@ -39,9 +41,9 @@ extension Int64 {
     }
 }
 
-/// Parses "YYYY-MM-DD[ HH:MM:SS[.ffffff][±HH[:MM[:SS]]]]" into seconds since 1970.
+/// Parses "YYYY-MM-DD[ HH:MM:SS[.ffffff][±HH[:MM[:SS]]]]" into microseconds since 1970, exactly.
 /// A missing offset (plain `timestamp`) is read as UTC; a date alone is midnight UTC.
-func parseISOTimestamp(_ chars: UnsafeBufferPointer<UInt8>) -> Double? {
+func parseISOTimestamp(_ chars: UnsafeBufferPointer<UInt8>) -> Int64? {
     var index = 0
     func number(_ count: Int) -> Int? {
         guard index + count <= chars.count, let value = parseDigits(chars[index..<index + count]) else { return nil }
@@ -61,7 +63,7 @@ func parseISOTimestamp(_ chars: UnsafeBufferPointer<UInt8>) -> Double? {
           let day = number(2), (1...12).contains(month), (1...daysInMonth(year: year, month: month)).contains(day)
     else { return nil }
     let days = CivilDate.days(year: year, month: month, day: day)
-    if index == chars.count { return Double(days) * 86_400 }
+    if index == chars.count { return Int64(days) * 86_400_000_000 }
 
     guard expect(" ") || expect("T"), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
           let second = number(2), hour < 24, minute < 60, second < 61 else { return nil }
@@ -97,7 +99,5 @@ func parseISOTimestamp(_ chars: UnsafeBufferPointer<UInt8>) -> Double? {
     }
     guard index == chars.count else { return nil }
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
-    // One exact integer, one correctly rounded division: a Date stored with millisecond
-    // precision comes back bit-identical to Date(timeIntervalSince1970: ms / 1000).
-    return Double(seconds * 1_000_000 + micros) / 1_000_000
+    return Int64(seconds) * 1_000_000 + Int64(micros)
 }

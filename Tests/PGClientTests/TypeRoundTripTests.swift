@@ -118,6 +118,35 @@ final class TypeRoundTripTests: XCTestCase {
         XCTAssertTrue(error?.description.contains("\"ts\"") ?? false)
     }
 
+    func testTimestampsReadToTheExactMicrosecond() throws {
+        // PostgreSQL's own count of microseconds is the reference, for values a Date would round.
+        let values = [
+            "2026-11-22 23:49:48.286123+00", "1999-12-31 23:59:59.999999+00", "2024-02-29 12:00:00.000001+00",
+            "1970-01-01 00:00:00+00", "1969-12-31 23:59:59.5+00", "2106-02-07 06:28:15.999999+00",
+            "2024-05-01 12:34:56.7+05:30",
+        ]
+        for value in values {
+            let row = try single(connection.query("""
+                SELECT \(value)::timestamptz AS ts, (extract(epoch FROM \(value)::timestamptz) * 1000000)::int8 AS us
+                """))
+            let timestamp = try row.decode("ts", as: PGTimestamp.self)
+            XCTAssertEqual(timestamp.microsecondsSince1970, try row.decode("us", as: Int64.self), value)
+            XCTAssertEqual(timestamp.date.timeIntervalSince1970, try row.decode("ts", as: Date.self).timeIntervalSince1970,
+                           accuracy: 1e-6, value)
+        }
+        // And back: the position a cursor sends finds the same row.
+        let sent = try single(connection.query("SELECT '2026-11-22 23:49:48.286123+00'::timestamptz AS ts"))
+            .decode("ts", as: PGTimestamp.self)
+        let same = try single(connection.query("""
+            SELECT timestamptz 'epoch' + \(sent.microsecondsSince1970) * interval '1 microsecond'
+                   = '2026-11-22 23:49:48.286123+00'::timestamptz AS same
+            """))
+        XCTAssertEqual(try same.decode("same", as: Bool.self), true)
+        // Infinity has no position in microseconds.
+        let infinite = try single(connection.query("SELECT 'infinity'::timestamptz AS ts"))
+        XCTAssertEqual(assertPGError { _ = try infinite.decode("ts", as: PGTimestamp.self) }?.kind, .decoding)
+    }
+
     func testBigBytea() throws {
         var generator = SystemRandomNumberGenerator()
         let blob = (0..<1_048_576).map { _ in UInt8.random(in: 0...255, using: &generator) }

@@ -16,8 +16,7 @@ public struct QuoteService: Sendable {
     public func list(category: QuoteCategory?, page request: PageRequest) async throws -> Page<Quote> {
         let after = try request.cursor.map(cursors.decode)
         // The total rides along as an init-plan (evaluated once), so a page costs one round trip.
-        var query: PGQuery = "SELECT \(unsafeSQL: Quote.columns()), \(Self.totalQuery(category)) AS total, "
-        query.append("(extract(epoch FROM quotes.created_at) * 1000000)::int8 AS created_us FROM quotes WHERE true")
+        var query: PGQuery = "SELECT \(unsafeSQL: Quote.columns()), \(Self.totalQuery(category)) AS total FROM quotes WHERE true"
         if let category { query.append(" AND quotes.category = \(category.rawValue)") }
         if let after {
             query.append("""
@@ -39,7 +38,9 @@ public struct QuoteService: Sendable {
         let hasMore = rows.count > request.size
         let pageRows = rows.prefix(request.size)
         let nextCursor = try hasMore ? pageRows.last.map { row in
-            cursors.encode(QuoteCursor(createdAtMicroseconds: try row.decode("created_us"), id: try row.decode("quote_id")))
+            // The exact microseconds (a Date would round them), so the next page starts right after this row.
+            let createdAt = try row.decode("quote_created_at", as: PGTimestamp.self)
+            return cursors.encode(QuoteCursor(createdAtMicroseconds: createdAt.microsecondsSince1970, id: try row.decode("quote_id")))
         } : nil
         return Page(
             items: try pageRows.map(Quote.init(row:)), page: request.page, pageSize: request.size, total: total,
