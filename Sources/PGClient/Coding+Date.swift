@@ -44,60 +44,89 @@ extension Int64 {
 /// Parses "YYYY-MM-DD[ HH:MM:SS[.ffffff][±HH[:MM[:SS]]]]" into microseconds since 1970, exactly.
 /// A missing offset (plain `timestamp`) is read as UTC; a date alone is midnight UTC.
 func parseISOTimestamp(_ chars: UnsafeBufferPointer<UInt8>) -> Int64? {
-    var index = 0
-    func number(_ count: Int) -> Int? {
-        guard index + count <= chars.count, let value = parseDigits(chars[index..<index + count]) else { return nil }
-        index += count
-        return value
-    }
-    // Bytes, not Characters: comparing Characters costs a grapheme lookup per call (perf showed it on list pages).
-    func expect(_ char: Unicode.Scalar) -> Bool {
-        guard index < chars.count, chars[index] == UInt8(ascii: char) else { return false }
-        index += 1
-        return true
-    }
+    var scanner = TimestampScanner(chars: chars)
     // Years past 9999 print with more digits.
     var yearDigits = 0
-    while index + yearDigits < chars.count, chars[index + yearDigits] != UInt8(ascii: "-") { yearDigits += 1 }
-    guard yearDigits >= 4, let year = number(yearDigits), expect("-"), let month = number(2), expect("-"),
-          let day = number(2), (1...12).contains(month), (1...daysInMonth(year: year, month: month)).contains(day)
+    while yearDigits < chars.count, chars[yearDigits] != UInt8(ascii: "-") { yearDigits += 1 }
+    guard yearDigits >= 4, let year = scanner.number(yearDigits), scanner.expect("-"), let month = scanner.number(2),
+          scanner.expect("-"), let day = scanner.number(2), (1...12).contains(month),
+          (1...daysInMonth(year: year, month: month)).contains(day)
     else { return nil }
     let days = CivilDate.days(year: year, month: month, day: day)
-    if index == chars.count { return Int64(days) * 86_400_000_000 }
+    if scanner.isAtEnd { return Int64(days) * 86_400_000_000 }
 
-    guard expect(" ") || expect("T"), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
-          let second = number(2), hour < 24, minute < 60, second < 61 else { return nil }
+    guard scanner.expect(" ") || scanner.expect("T"), let hour = scanner.number(2), scanner.expect(":"),
+          let minute = scanner.number(2), scanner.expect(":"), let second = scanner.number(2),
+          hour < 24, minute < 60, second < 61
+    else { return nil }
     var micros = 0
-    if expect(".") {
+    if scanner.expect(".") {
         var digits = 0
-        while index < chars.count, let digit = parseDigits(chars[index..<index + 1]) {
+        while let digit = scanner.digit() {
             guard digits < 6 else { return nil }
             micros = micros * 10 + digit
             digits += 1
-            index += 1
         }
         guard digits > 0 else { return nil }
         for _ in digits..<6 { micros *= 10 }
     }
     var offset = 0
-    if index < chars.count {
+    if !scanner.isAtEnd {
         let sign: Int
-        if expect("+") { sign = 1 } else if expect("-") { sign = -1 } else if expect("Z") { sign = 0 } else { return nil }
+        if scanner.expect("+") { sign = 1 } else if scanner.expect("-") { sign = -1 } else if scanner.expect("Z") { sign = 0 } else { return nil }
         if sign != 0 {
-            guard let offsetHours = number(2) else { return nil }
+            guard let offsetHours = scanner.number(2) else { return nil }
             var offsetSeconds = offsetHours * 3600
-            if expect(":") {
-                guard let offsetMinutes = number(2) else { return nil }
+            if scanner.expect(":") {
+                guard let offsetMinutes = scanner.number(2) else { return nil }
                 offsetSeconds += offsetMinutes * 60
-                if expect(":") {
-                    guard let extra = number(2) else { return nil }
+                if scanner.expect(":") {
+                    guard let extra = scanner.number(2) else { return nil }
                     offsetSeconds += extra
                 }
             }
             offset = sign * offsetSeconds
         }
     }
-    guard index == chars.count else { return nil }
+    guard scanner.isAtEnd else { return nil }
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
     return Int64(seconds) * 1_000_000 + Int64(micros)
+}
+
+/// Reads a timestamp's bytes left to right. A struct, not closures capturing the position: the closures were not
+/// inlined and cost a page of quotes 4% of its server time (perf).
+private struct TimestampScanner {
+    let chars: UnsafeBufferPointer<UInt8>
+    var index = 0
+
+    var isAtEnd: Bool { index == chars.count }
+
+    /// The next `count` bytes as a decimal number, or nil (and nothing consumed) if they are not all digits.
+    mutating func number(_ count: Int) -> Int? {
+        guard count <= 9, index + count <= chars.count else { return nil }
+        var value = 0
+        for position in index..<index + count {
+            let digit = Int(chars[position]) - Int(UInt8(ascii: "0"))
+            guard (0...9).contains(digit) else { return nil }
+            value = value * 10 + digit
+        }
+        index += count
+        return value
+    }
+
+    /// The next byte as a digit, consumed; nil if it is not one.
+    mutating func digit() -> Int? {
+        guard index < chars.count else { return nil }
+        let digit = Int(chars[index]) - Int(UInt8(ascii: "0"))
+        guard (0...9).contains(digit) else { return nil }
+        index += 1
+        return digit
+    }
+
+    /// Consumes `char` if it comes next.
+    mutating func expect(_ char: Unicode.Scalar) -> Bool {
+        guard index < chars.count, chars[index] == UInt8(ascii: char) else { return false }
+        index += 1
+        return true
+    }
 }

@@ -78,6 +78,12 @@ public struct PGQuery: ExpressibleByStringInterpolation, Sendable, CustomStringC
 
     private func render(_ placeholder: (Int) -> String) -> String {
         var text = ""
+        // One allocation instead of one per doubling (every pipelined statement is rendered to find its prepared
+        // statement); "$nn" or "****" fits in four bytes.
+        text.reserveCapacity(fragments.reduce(0) { length, fragment in
+            if case .sql(let sql) = fragment { return length + sql.utf8.count }
+            return length + 4
+        })
         for fragment in fragments {
             switch fragment {
             case .sql(let sql): text += sql

@@ -98,6 +98,23 @@ final class QueryBuildingTests: XCTestCase {
         XCTAssertThrowsError(try Date(pgText: "yesterday"))
     }
 
+    func testTimestampParsingToMicroseconds() throws {
+        func micros(_ text: String) throws -> Int64 { try PGTimestamp(pgText: text).microsecondsSince1970 }
+        XCTAssertEqual(try micros("1970-01-01 00:00:00.000001+00"), 1)
+        XCTAssertEqual(try micros("1970-01-01 00:00:00.5+00"), 500_000)
+        XCTAssertEqual(try micros("1970-01-01"), 0)
+        XCTAssertEqual(try micros("1970-01-02T00:00:00Z"), 86_400_000_000)
+        XCTAssertEqual(try micros("1970-01-01 05:30:15+05:30:15"), 0)
+        XCTAssertEqual(try micros("1969-12-31 19:00:00-05"), 0)
+        XCTAssertEqual(try micros("1970-01-01 00:00:00"), 0, "a timestamp without zone is UTC")
+        XCTAssertEqual(try micros("10000-01-01 00:00:00+00"), 253_402_300_800_000_000, "five-digit years")
+        for malformed in ["1970-01-01 00:00:00.+00", "1970-01-01 00:00:00.1234567+00", "1970-01-01 0:00:00+00",
+                          "1970-01-01 00:00:00+00 ", "1970-01-01 24:00:00+00", "1970-13-01", "1970-01-01 00:00:00+0",
+                          "197-01-01", "1970-01-01 00:00:00x", "", "infinity"] {
+            XCTAssertThrowsError(try PGTimestamp(pgText: malformed), malformed)
+        }
+    }
+
     func testPGDate() throws {
         XCTAssertEqual(PGDate(string: "2024-02-29")?.description, "2024-02-29")
         for text in ["0001-01-01", "0099-10-05", "9999-12-31", "2000-01-10"] {
