@@ -66,8 +66,7 @@ extension PGConnection {
         for (index, query) in queries.enumerated() {
             do {
                 let parameters = try PGParameters(query)
-                let sql = query.sql
-                let key = PreparedStatements.Key(sql: sql, types: parameters.types)
+                let key = PreparedStatements.Key(sql: parameters.sql, types: parameters.types)
                 if let name = preparedStatements.name(of: key) {
                     dispatches[index] = .prepared(name: name, key: key)
                 } else if preparing.insert(key).inserted, let name = preparedStatements.newName() {
@@ -75,7 +74,7 @@ extension PGConnection {
                     // fail, it would otherwise fail for a reason of its own.
                     dispatches[index] = .preparing(name: name, key: key)
                 }
-                guard send(sql, parameters, as: dispatches[index]), shared || PQpipelineSync(handle) == 1 else {
+                guard send(parameters, as: dispatches[index]), shared || PQpipelineSync(handle) == 1 else {
                     return lost()
                 }
             } catch {
@@ -164,8 +163,9 @@ extension PGConnection {
     }
 
     /// Queues `sql` with its checked parameters, as `dispatch` says.
-    private func send(_ sql: String, _ parameters: PGParameters, as dispatch: Dispatch) -> Bool {
-        parameters.withCArguments { count, types, values, lengths, formats in
+    private func send(_ parameters: PGParameters, as dispatch: Dispatch) -> Bool {
+        let sql = parameters.sql
+        return parameters.withCArguments { count, types, values, lengths, formats in
             switch dispatch {
             case .unnamed:
                 return sql.withCString { PQsendQueryParams(handle, $0, count, types, values, lengths, formats, 0) }

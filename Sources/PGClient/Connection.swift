@@ -86,7 +86,7 @@ public final class PGConnection {
     public func query(_ query: PGQuery) throws(PGError) -> PGRows {
         let parameters = try PGParameters(query)
         let result = parameters.withCArguments { count, types, values, lengths, formats in
-            query.sql.withCString { sql in
+            parameters.sql.withCString { sql in
                 PQexecParams(handle, sql, count, types, values, lengths, formats, 0)
             }
         }
@@ -97,7 +97,7 @@ public final class PGConnection {
     /// migration file. Unless the text has its own BEGIN/COMMIT, the statements run as one
     /// implicit transaction: all or nothing.
     public func execute(unsafeSQL sql: String) throws(PGError) {
-        guard !sql.utf8.contains(0) else {
+        guard !containsNUL(sql) else {
             throw PGError(kind: .invalidQuery, message: "the SQL text contains a NUL byte")
         }
         let result = sql.withCString { PQexec(handle, $0) }

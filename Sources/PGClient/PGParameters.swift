@@ -1,10 +1,12 @@
 internal import CLibPQ
 
-/// A query's parameters laid out the way `PQexecParams` and `PQsendQueryParams` read them.
+/// A query's SQL text and parameters laid out the way `PQexecParams` and `PQsendQueryParams` read them.
 ///
 /// Built before any libpq call, so a query libpq would misread (a NUL inside a text value or the SQL, too many
 /// parameters) is refused with a clear error instead of being silently cut short.
 struct PGParameters {
+    /// The SQL with `$1…$n` placeholders, rendered once (it is also the key of the connection's prepared statement).
+    let sql: String
     /// All values in one buffer; each parameter is an offset into it (nil for SQL NULL).
     private var storage: [UInt8] = []
     private var offsets: [Int?] = []
@@ -19,7 +21,8 @@ struct PGParameters {
             throw PGError(kind: .invalidQuery, message: "\(binds.count) parameters; PostgreSQL allows 65535",
                           query: query.description)
         }
-        guard !query.sql.utf8.contains(0) else {
+        sql = query.sql
+        guard !containsNUL(sql) else {
             throw PGError(kind: .invalidQuery, message: "the SQL text contains a NUL byte", query: query.description)
         }
         for (index, bind) in binds.enumerated() {
@@ -31,7 +34,7 @@ struct PGParameters {
                 formats.append(0)
             case .text(let text):
                 // libpq reads text parameters as C strings: a NUL would silently truncate.
-                guard !text.utf8.contains(0) else {
+                guard !containsNUL(text) else {
                     throw PGError(kind: .invalidQuery, message: "text parameter $\(index + 1) contains a NUL byte",
                                   query: query.description)
                 }
@@ -77,4 +80,11 @@ struct PGParameters {
             }
         }
     }
+}
+
+/// Whether `text` has a NUL byte, searched over its contiguous UTF-8 (iterating `utf8` generically cost a page of
+/// quotes 1–2% of its server time).
+func containsNUL(_ text: String) -> Bool {
+    var text = text
+    return text.withUTF8 { bytes in bytes.withMemoryRebound(to: UInt8.self) { $0.contains(0) } }
 }

@@ -257,6 +257,10 @@ final class TypeRoundTripTests: XCTestCase {
     func testNulBytesAreRejectedNotTruncated() throws {
         let error = assertPGError { try connection.query("SELECT \("abc\u{0}def") AS t") }
         XCTAssertEqual(error?.kind, .invalidQuery)
+        // In the SQL text itself too (libpq would send only "SELECT 1"), and in a bare command.
+        XCTAssertEqual(assertPGError { try connection.query(PGQuery(unsafeSQL: "SELECT 1\u{0}; DROP TABLE everything")) }?.kind,
+                       .invalidQuery)
+        XCTAssertEqual(assertPGError { try connection.execute(unsafeSQL: "SELECT 1\u{0}") }?.kind, .invalidQuery)
         // The connection is still usable.
         XCTAssertEqual(try single(connection.query("SELECT 1 AS one")).decode("one", as: Int.self), 1)
     }
