@@ -31,14 +31,14 @@ echo "quotes: $count"
 size=10
 # The cursor of page 5,001: the position after item 50,000.
 cursor=$(curl -fs "http://127.0.0.1:18080/v1/quotes?page=5000&page_size=$size" | python3 -c "import json,sys; print(json.load(sys.stdin)['next_cursor'])")
-read -r deep_us deep_id < <(psql -XAtq -F ' ' "$url" -c "
-  SELECT (extract(epoch FROM created_at) * 1000000)::int8, id FROM quotes ORDER BY created_at DESC, id DESC OFFSET 49999 LIMIT 1")
+read -r deep_at deep_id < <(psql -XAtq -F ' ' "$url" -c "
+  SELECT replace(created_at::text, ' ', 'T'), id FROM quotes ORDER BY created_at DESC, id DESC OFFSET 49999 LIMIT 1")
 
 columns="quotes.id AS quote_id, quotes.text AS quote_text, quotes.author AS quote_author, quotes.category AS quote_category, quotes.created_at AS quote_created_at"
 page_sql="SELECT $columns FROM quotes WHERE true ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
 # The same page with its total, as the server sends it: what the total costs PostgreSQL itself.
 page_total_sql="SELECT $columns, (SELECT coalesce(sum(count), 0)::int8 FROM quote_counts) AS total FROM quotes WHERE true ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
-deep_sql="SELECT $columns FROM quotes WHERE true AND (quotes.created_at, quotes.id) < (timestamptz 'epoch' + $deep_us * interval '1 microsecond', '$deep_id') ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1));"
+deep_sql="SELECT $columns FROM quotes WHERE true AND (quotes.created_at, quotes.id) < ('$deep_at'::timestamptz, '$deep_id') ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1));"
 search_sql() { # column, literal
   echo "SELECT $columns, count(*) OVER () AS total FROM quotes WHERE quotes.$1 ILIKE '%$2%' ORDER BY CASE WHEN quotes.$1 ~* '(^|\\W)$2(\$|\\W)' THEN 0 WHEN quotes.$1 ~* '(^|\\W)$2' THEN 1 ELSE 2 END, quotes.created_at DESC, quotes.id DESC LIMIT $((size + 1)) OFFSET 0;"
 }

@@ -134,14 +134,19 @@ final class TypeRoundTripTests: XCTestCase {
             XCTAssertEqual(timestamp.date.timeIntervalSince1970, try row.decode("ts", as: Date.self).timeIntervalSince1970,
                            accuracy: 1e-6, value)
         }
-        // And back: the position a cursor sends finds the same row.
-        let sent = try single(connection.query("SELECT '2026-11-22 23:49:48.286123+00'::timestamptz AS ts"))
-            .decode("ts", as: PGTimestamp.self)
-        let same = try single(connection.query("""
-            SELECT timestamptz 'epoch' + \(sent.microsecondsSince1970) * interval '1 microsecond'
-                   = '2026-11-22 23:49:48.286123+00'::timestamptz AS same
-            """))
-        XCTAssertEqual(try same.decode("same", as: Bool.self), true)
+        // And back, as a parameter: PostgreSQL reads exactly the same moment, before 1970 and BC too.
+        let moments: [Int64] = [0, 1, -1, 1_795_391_388_286_123, 946_684_799_999_999, -86_400_000_001,
+                                253_402_300_799_999_999, -62_135_596_800_000_000, -62_135_596_800_000_001]
+        for micros in moments {
+            let sent = PGTimestamp(microsecondsSince1970: micros)
+            let row = try single(connection.query("""
+                SELECT (extract(epoch FROM \(sent)) * 1000000)::int8 AS us, \(sent) AS ts
+                """))
+            XCTAssertEqual(try row.decode("us", as: Int64.self), micros, "\(micros)")
+            if micros >= -62_135_596_800_000_000 {  // from 1 AD on, it reads back too
+                XCTAssertEqual(try row.decode("ts", as: PGTimestamp.self), sent, "\(micros)")
+            }
+        }
         // Infinity has no position in microseconds.
         let infinite = try single(connection.query("SELECT 'infinity'::timestamptz AS ts"))
         XCTAssertEqual(assertPGError { _ = try infinite.decode("ts", as: PGTimestamp.self) }?.kind, .decoding)

@@ -21,7 +21,7 @@ public struct QuoteService: Sendable {
         if let after {
             query.append("""
                  AND (quotes.created_at, quotes.id) < \
-                (timestamptz 'epoch' + \(after.createdAtMicroseconds) * interval '1 microsecond', \(after.id))
+                (\(PGTimestamp(microsecondsSince1970: after.createdAtMicroseconds)), \(after.id))
                 """)
         }
         query.append(" ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT \(request.size + 1)")
