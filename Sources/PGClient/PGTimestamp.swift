@@ -44,20 +44,23 @@ extension PGTimestamp: PGEncodable {
         let (day, micros) = microsOfDay < 0 ? (days - 1, microsOfDay + 86_400_000_000) : (days, microsOfDay)
         let (year, month, dayOfMonth) = CivilDate.date(daysSince1970: Int(day))
         let seconds = Int(micros / 1_000_000)
-        var text = ""
-        text.reserveCapacity(32)
-        // Astronomical year 0 is 1 BC.
-        text += Self.digits(year >= 1 ? year : 1 - year, width: 4)
-        text += "-" + Self.digits(month, width: 2) + "-" + Self.digits(dayOfMonth, width: 2)
-        text += " " + Self.digits(seconds / 3600, width: 2) + ":" + Self.digits(seconds / 60 % 60, width: 2)
-        text += ":" + Self.digits(seconds % 60, width: 2) + "." + Self.digits(Int(micros % 1_000_000), width: 6) + "+00"
-        if year < 1 { text += " BC" }
-        return .text(text)
-    }
-
-    /// `value` (not negative) in decimal, zero-padded to at least `width` digits.
-    private static func digits(_ value: Int, width: Int) -> String {
-        let plain = String(value)
-        return plain.count >= width ? plain : String(repeating: "0", count: width - plain.count) + plain
+        let era = year >= 1 ? year : 1 - year  // astronomical year 0 is 1 BC
+        // Written digit by digit into one buffer: building it from Strings cost a cursor page ~0.7 µs.
+        var text = Array("0000-00-00 00:00:00.000000+00".utf8)
+        for (value, last, width) in [
+            (month, 6, 2), (dayOfMonth, 9, 2), (seconds / 3600, 12, 2), (seconds / 60 % 60, 15, 2),
+            (seconds % 60, 18, 2), (Int(micros % 1_000_000), 25, 6),
+        ] {
+            var remaining = value
+            for index in stride(from: last, to: last - width, by: -1) {
+                text[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                remaining /= 10
+            }
+        }
+        // The year: at least four digits, more after 9999.
+        let yearDigits = Array(String(era).utf8)
+        text.replaceSubrange(0..<4, with: repeatElement(UInt8(ascii: "0"), count: max(0, 4 - yearDigits.count)) + yearDigits)
+        if year < 1 { text += " BC".utf8 }
+        return .text(String(decoding: text, as: UTF8.self))
     }
 }

@@ -136,7 +136,7 @@ final class TypeRoundTripTests: XCTestCase {
         }
         // And back, as a parameter: PostgreSQL reads exactly the same moment, before 1970 and BC too.
         let moments: [Int64] = [0, 1, -1, 1_795_391_388_286_123, 946_684_799_999_999, -86_400_000_001,
-                                253_402_300_799_999_999, -62_135_596_800_000_000, -62_135_596_800_000_001]
+                                253_402_300_799_999_999, 253_402_300_800_000_000, -62_135_596_800_000_000, -62_135_596_800_000_001]
         for micros in moments {
             let sent = PGTimestamp(microsecondsSince1970: micros)
             let row = try single(connection.query("""
