@@ -59,7 +59,8 @@ extension PGTimestamp: PGEncodable {
         }
         // The year: at least four digits, more after 9999.
         let yearDigits = Array(String(era).utf8)
-        text.replaceSubrange(0..<4, with: repeatElement(UInt8(ascii: "0"), count: max(0, 4 - yearDigits.count)) + yearDigits)
+        let padding = repeatElement(UInt8(ascii: "0"), count: max(0, 4 - yearDigits.count))
+        text.replaceSubrange(0..<4, with: padding + yearDigits)
         if year < 1 { text += " BC".utf8 }
         return .text(String(decoding: text, as: UTF8.self))
     }

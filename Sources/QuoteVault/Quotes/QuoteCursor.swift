@@ -1,19 +1,20 @@
 import AuthJWT
 import Foundation
+import PGClient
 
-/// The keyset position after the last quote of a page: its `created_at` (in microseconds, exact) and `id`.
+/// The keyset position after the last quote of a page: its `created_at` (to the microsecond) and `id`.
 ///
 /// Encoded as base64url of `version ‖ micros ‖ id ‖ 8-byte HMAC`, so it is opaque to clients and a
 /// malformed or altered cursor is refused (`422`) instead of silently paging from somewhere else.
 public struct QuoteCursor: Sendable, Equatable {
-    public let createdAtMicroseconds: Int64
+    public let createdAt: PGTimestamp
     public let id: UUID
 
     private static let version: UInt8 = 1
     private static let macLength = 8
 
-    public init(createdAtMicroseconds: Int64, id: UUID) {
-        self.createdAtMicroseconds = createdAtMicroseconds
+    public init(createdAt: PGTimestamp, id: UUID) {
+        self.createdAt = createdAt
         self.id = id
     }
 
@@ -27,7 +28,7 @@ public struct QuoteCursor: Sendable, Equatable {
 
         public func encode(_ cursor: QuoteCursor) -> String {
             var payload: [UInt8] = [QuoteCursor.version]
-            withUnsafeBytes(of: cursor.createdAtMicroseconds.bigEndian) { payload.append(contentsOf: $0) }
+            withUnsafeBytes(of: cursor.createdAt.microsecondsSince1970.bigEndian) { payload.append(contentsOf: $0) }
             withUnsafeBytes(of: cursor.id.uuid) { payload.append(contentsOf: $0) }
             payload += key.authenticationCode(for: payload)[..<QuoteCursor.macLength]
             return Base64URL.encode(payload)
@@ -47,7 +48,7 @@ public struct QuoteCursor: Sendable, Equatable {
             var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             withUnsafeMutableBytes(of: &uuid) { $0.copyBytes(from: payload[9..<25]) }
             let id = UUID(uuid: uuid)
-            return QuoteCursor(createdAtMicroseconds: micros, id: id)
+            return QuoteCursor(createdAt: PGTimestamp(microsecondsSince1970: micros), id: id)
         }
     }
 }

@@ -21,7 +21,7 @@ public struct QuoteService: Sendable {
         if let after {
             query.append("""
                  AND (quotes.created_at, quotes.id) < \
-                (\(PGTimestamp(microsecondsSince1970: after.createdAtMicroseconds)), \(after.id))
+                (\(after.createdAt), \(after.id))
                 """)
         }
         query.append(" ORDER BY quotes.created_at DESC, quotes.id DESC LIMIT \(request.size + 1)")
@@ -38,9 +38,8 @@ public struct QuoteService: Sendable {
         let hasMore = rows.count > request.size
         let pageRows = rows.prefix(request.size)
         let nextCursor = try hasMore ? pageRows.last.map { row in
-            // The exact microseconds (a Date would round them), so the next page starts right after this row.
-            let createdAt = try row.decode("quote_created_at", as: PGTimestamp.self)
-            return cursors.encode(QuoteCursor(createdAtMicroseconds: createdAt.microsecondsSince1970, id: try row.decode("quote_id")))
+            // To the microsecond (a Date would round it), so the next page starts right after this row.
+            cursors.encode(QuoteCursor(createdAt: try row.decode("quote_created_at"), id: try row.decode("quote_id")))
         } : nil
         return Page(
             items: try pageRows.map(Quote.init(row:)), page: request.page, pageSize: request.size, total: total,
