@@ -93,6 +93,36 @@ final class QuoteTests: XCTestCase {
         await app.stop()
     }
 
+    func testCursorWalksTiesAndMicrosecondGapsExactly() async throws {
+        let app = try await TestApp.start()
+        // Ten quotes at one moment (a seed inserts thousands so: the id breaks the tie), and ten a microsecond apart
+        // (a position rounded to the millisecond, as a Date would keep it, would skip or repeat them).
+        let ids = try await app.withConnection { connection in
+            try connection.query("""
+                INSERT INTO quotes (text, author, category, created_at)
+                SELECT 'Tie ' || n, 'Test Author', 'wisdom', timestamptz '2026-01-01 12:00:00.123456+00' FROM generate_series(1, 10) n
+                UNION ALL
+                SELECT 'Gap ' || n, 'Test Author', 'love', timestamptz '2026-01-01 12:00:00.123456+00' + n * interval '1 microsecond'
+                FROM generate_series(1, 10) n
+                RETURNING id
+                """).map { try $0.decode("id", as: UUID.self).uuidString.lowercased() }
+        }
+        let expected = try await app.withConnection { connection in
+            try connection.query("SELECT id FROM quotes ORDER BY created_at DESC, id DESC")
+                .map { try $0.decode("id", as: UUID.self).uuidString.lowercased() }
+        }
+        XCTAssertEqual(Set(expected), Set(ids))
+        var seen: [String] = []
+        var response = try app.client.get("/v1/quotes?page_size=3")
+        for _ in 0..<10 {
+            seen += try response.items().map { $0["id"] as! String }
+            guard let cursor = try response.jsonObject()["next_cursor"] as? String else { break }
+            response = try app.client.get("/v1/quotes?page_size=3&cursor=\(cursor)")
+        }
+        XCTAssertEqual(seen, expected)
+        await app.stop()
+    }
+
     func testCursorWithinACategory() async throws {
         let app = try await TestApp.start()
         let wisdom = try await app.insertQuotes((0..<5).map { "W\($0)" }, category: "wisdom")
