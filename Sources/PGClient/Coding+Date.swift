@@ -23,13 +23,8 @@ extension Date: PGEncodable, PGDecodable {
         case "infinity": self = .distantFuture
         case "-infinity": self = .distantPast
         default:
-            var text = text
-            guard let micros = text.withUTF8(parseISOTimestamp) else {
-                throw .decodingFailure(Date.self, text)
-            }
-            // One exact integer, one correctly rounded division: a Date stored with millisecond
-            // precision comes back bit-identical to Date(timeIntervalSince1970: ms / 1000).
-            self = Date(timeIntervalSince1970: Double(micros) / 1_000_000)
+            guard let timestamp = try? PGTimestamp(pgText: text) else { throw .decodingFailure(Date.self, text) }
+            self = timestamp.date
         }
     }
 }

@@ -8,9 +8,9 @@ extension PGConnection {
         case separateTransactions
         /// All statements share one `BEGIN READ ONLY … COMMIT` and one sync point, which costs the database one
         /// transaction instead of one per statement; PostgreSQL refuses any write. When one fails, the ones
-        /// after it (which the database skipped) run again in a new pipeline. With `genericPlans`, each statement
-        /// runs its connection's one generic plan (see `PGPlanCaching.generic`).
-        case sharedReadOnlyTransaction(genericPlans: Bool = false)
+        /// after it (which the database skipped) run again in a new pipeline. `plan` says how PostgreSQL plans
+        /// the statements (see `PGPlanCaching`).
+        case sharedReadOnlyTransaction(plan: PGPlanCaching = .automatic)
     }
 
     /// Runs independent statements in libpq's pipeline mode: all are sent before the first answer is read, so
@@ -55,7 +55,7 @@ extension PGConnection {
             if PQexitPipelineMode(handle) != 1 { abandon() }
         }
         let shared = mode != .separateTransactions
-        let genericPlans = mode == .sharedReadOnlyTransaction(genericPlans: true)
+        let genericPlans = mode == .sharedReadOnlyTransaction(plan: .generic)
 
         // Send everything. A statement libpq would misread is answered at once and not sent.
         var answers = [Result<PGRows, PGError>?](repeating: nil, count: queries.count)

@@ -15,7 +15,8 @@ public struct PGTimestamp: Sendable, Hashable, Comparable {
         self.microsecondsSince1970 = microsecondsSince1970
     }
 
-    /// The nearest `Date`.
+    /// The nearest `Date`. One exact integer, one correctly rounded division: a moment stored with millisecond
+    /// precision comes back bit-identical to `Date(timeIntervalSince1970: ms / 1000)`.
     public var date: Date { Date(timeIntervalSince1970: Double(microsecondsSince1970) / 1_000_000) }
 
     public static func < (lhs: PGTimestamp, rhs: PGTimestamp) -> Bool {

@@ -275,7 +275,7 @@ final class PoolCore: @unchecked Sendable {
                 // takeJobs batches statements of one kind only.
                 let statements = live.compactMap(\.statement)
                 let mode: PGConnection.PipelineMode = statements[0].readOnly
-                    ? .sharedReadOnlyTransaction(genericPlans: statements[0].plan == .generic) : .separateTransactions
+                    ? .sharedReadOnlyTransaction(plan: statements[0].plan) : .separateTransactions
                 active.runPipelined(statements.map(\.query), mode: mode) { index, result in
                     let finish = statements[index].finish
                     if index == statements.count - 1 {

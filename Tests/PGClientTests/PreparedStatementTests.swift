@@ -109,7 +109,7 @@ final class PreparedStatementTests: XCTestCase {
             let marker = genericPlans ? "/* generic */" : "/* automatic */"
             for limit in 1...3 {
                 let answers = run(["SELECT id AS v FROM items ORDER BY id LIMIT \(limit) \(unsafeSQL: marker)"],
-                                  mode: .sharedReadOnlyTransaction(genericPlans: genericPlans), on: connection)
+                                  mode: .sharedReadOnlyTransaction(plan: genericPlans ? .generic : .automatic), on: connection)
                 XCTAssertEqual(try answers[0].get().count, limit)
             }
             let plans = try XCTUnwrap(connection.query("""
