@@ -41,14 +41,19 @@ let package = Package(
         .target(name: "QuoteVault", dependencies: [
             "PGClient", "AuthJWT", "CCurl", .product(name: "Logging", package: "swift-log"),
         ]),
-        // The /v1 REST API (and operations routes) mounted on the QuoteVault services.
+        // The Supabase-compatible surface (/auth/v1 GoTrue, /rest/v1 PostgREST, /storage/v1) on the QuoteVault services.
+        .target(name: "SupabaseAPI", dependencies: [
+            "QuoteVault", "HTTPServer", "PGClient", "AuthJWT", .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The /v1 REST API (and operations routes) mounted on the QuoteVault services; assembles the server with
+        // the Supabase surface beside it.
         .target(name: "QuoteAPI", dependencies: [
-            "QuoteVault", "HTTPServer", "PGClient", "AuthJWT",
+            "QuoteVault", "SupabaseAPI", "HTTPServer", "PGClient", "AuthJWT",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "QuoteServer", dependencies: [
-            "QuoteAPI", "QuoteVault", "EmbeddedPostgres", "PGClient", "AuthJWT",
+            "QuoteAPI", "SupabaseAPI", "QuoteVault", "EmbeddedPostgres", "PGClient", "AuthJWT",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -61,6 +66,6 @@ let package = Package(
         .testTarget(name: "PGClientTests", dependencies: ["PGClient", "TestSupport"]),
         .testTarget(name: "AuthJWTTests", dependencies: ["AuthJWT", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
-        .testTarget(name: "QuoteAPITests", dependencies: ["QuoteAPI", "QuoteVault", "TestSupport", "PGClient", "AuthJWT", "HTTPServer"]),
+        .testTarget(name: "QuoteAPITests", dependencies: ["QuoteAPI", "SupabaseAPI", "QuoteVault", "TestSupport", "PGClient", "AuthJWT", "HTTPServer"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import QuoteAPI
+import SupabaseAPI
 import TestSupport
 import XCTest
 

@@ -1,4 +1,5 @@
 import HTTPServer
+import SupabaseAPI
 
 /// Every route of the server on one screen; each resource's handlers live in their own file.
 enum RouteTable {
@@ -10,8 +11,6 @@ enum RouteTable {
             + MeRoutes(context: context).routes
             + FavoriteRoutes(context: context, favorites: context.favorites).routes
             + CollectionRoutes(context: context, collections: context.collections).routes
-            + GoTrueRoutes(context: context).routes
-            + RestRoutes(context: context).routes
-            + StorageRoutes(context: context).routes
+            + SupabaseRoutes.routes(context.supabase)
     }
 }

@@ -4,7 +4,7 @@ import QuoteVault
 /// `/auth/v1`: the part of GoTrue's API the Supabase clients use, on the same accounts, sessions and rules as
 /// `/v1/auth` (every rule lives in `AccountService`/`ProfileService`; this file only speaks GoTrue's shapes).
 struct GoTrueRoutes {
-    let context: AppContext
+    let context: SupabaseContext
 
     var routes: [Route] {
         [

@@ -6,7 +6,7 @@ import QuoteVault
 /// `<user id>/<name>`: the user's avatar, the same data as `/v1/me/avatar` (stored, checked and sized by
 /// `ProfileService`). A user writes only under their own id; anyone reads.
 struct StorageRoutes {
-    let context: AppContext
+    let context: SupabaseContext
 
     static let bucket = "avatars"
     /// A 2 MiB image plus the multipart envelope.

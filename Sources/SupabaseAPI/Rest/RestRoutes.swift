@@ -7,7 +7,7 @@ import QuoteVault
 /// (`RestSchema`) enforced in the generated SQL. Writes to columns with business rules go through the same
 /// services as `/v1` (profiles through `ProfileService`, collection names through `CollectionsService`).
 struct RestRoutes {
-    let context: AppContext
+    let context: SupabaseContext
 
     var routes: [Route] {
         [
@@ -318,8 +318,11 @@ struct RestRoutes {
                             message: "Could not find the function public.\(request.pathParameter("function")) without parameters in the schema cache")
         }
         let quote = try await context.quoteOfTheDay.quote(for: PGDate(Date()))
-        var writer = JSONWriter(capacity: 512)
-        writer.quote(quote)
-        return Self.json(String(decoding: writer.bytes, as: UTF8.self), status: 200)
+        // The quotes row as PostgREST renders it (row_to_json), the same shape as a `/rest/v1/quotes` read.
+        var row = RestQuery()
+        row.conditions = [.compare(column: "id", op: .eq, value: .text(quote.id.uuidString), negated: false)]
+        let read = try RestSQL(caller: caller).read(row, from: try RestSQL(caller: caller).table("quotes"))
+        let body = try await context.pool.withConnection { try $0.query(read)[0].decode("body", as: String.self) }
+        return Self.json(try Self.singleObject(body, rows: 1), status: 200)
     }
 }

@@ -28,8 +28,8 @@ public enum SupabaseCaller: Sendable, Equatable {
 
     /// Resolves the caller of `request`.
     /// - Throws: `Refusal`, or a `PGError` when the session check cannot reach the database.
-    public static func resolve(_ request: Request, context: AppContext) async throws -> SupabaseCaller {
-        let anonKey = context.configuration.supabaseAnonKey
+    public static func resolve(_ request: Request, context: SupabaseContext) async throws -> SupabaseCaller {
+        let anonKey = context.anonKey
         guard let token = request.bearerToken else {
             guard let apiKey = request.headers["apikey"], ConstantTime.equals(Array(apiKey.utf8), Array(anonKey.utf8)) else {
                 throw Refusal.missingKey
@@ -46,8 +46,8 @@ public enum SupabaseCaller: Sendable, Equatable {
 
     /// For endpoints that act before or without a session (sign-up, token grants, recovery): only the API key
     /// counts, so a stale or revoked access token still in the client's headers does not block a refresh.
-    public static func requireKey(_ request: Request, context: AppContext) throws -> SupabaseCaller {
-        let anonKey = Array(context.configuration.supabaseAnonKey.utf8)
+    public static func requireKey(_ request: Request, context: SupabaseContext) throws -> SupabaseCaller {
+        let anonKey = Array(context.anonKey.utf8)
         let presented = [request.headers["apikey"], request.bearerToken].compactMap { $0 }
         guard presented.contains(where: { ConstantTime.equals(Array($0.utf8), anonKey) }) else { throw Refusal.missingKey }
         return .anonymous

@@ -26,7 +26,14 @@ extension JSONWriter {
 
     /// `{access_token, token_type, expires_in, expires_at, refresh_token, user}` with a GoTrue user.
     mutating func goTrueSession(_ session: Session) {
-        self.session(session) { $0.goTrueUser($1) }
+        raw("{")
+        key("access_token"); string(session.accessToken); comma()
+        key("token_type"); string("bearer"); comma()
+        key("expires_in"); int(session.expiresIn); comma()
+        key("expires_at"); int(session.expiresAt); comma()
+        key("refresh_token"); string(session.refreshToken); comma()
+        key("user"); goTrueUser(session.user)
+        raw("}")
     }
 
     /// A free-form JSON object (metadata), keys sorted.

@@ -1,0 +1,32 @@
+import AuthJWT
+import Logging
+import PGClient
+import QuoteVault
+
+/// What the Supabase-compatible surface needs from the application: its keys, the database and the same
+/// services `/v1` runs on (so a user, a session or a row is the same whichever API touched it).
+public struct SupabaseContext: Sendable {
+    /// The publishable key clients send as `apikey`: the anonymous role.
+    public let anonKey: String
+    public let pool: PGPool
+    public let signer: JWTSigner
+    public let authenticator: Authenticator
+    public let accounts: AccountService
+    public let profiles: ProfileService
+    public let quoteOfTheDay: QuoteOfTheDay
+    public let logger: Logger
+
+    public init(
+        anonKey: String, pool: PGPool, signer: JWTSigner, authenticator: Authenticator, accounts: AccountService,
+        profiles: ProfileService, quoteOfTheDay: QuoteOfTheDay, logger: Logger
+    ) {
+        self.anonKey = anonKey
+        self.pool = pool
+        self.signer = signer
+        self.authenticator = authenticator
+        self.accounts = accounts
+        self.profiles = profiles
+        self.quoteOfTheDay = quoteOfTheDay
+        self.logger = logger
+    }
+}
