@@ -55,7 +55,7 @@ struct GoTrueError: Error {
             return GoTrueError(status: 400, code: "bad_json", message: "Could not parse request body as JSON").response
         case let error as HTTPError:
             return GoTrueError(status: 400, code: "validation_failed", message: error.detail ?? error.title).response
-        case let error as PGError where error.isConnectionFailure:
+        case let error as PGError where error.isServiceUnavailable:
             return GoTrueError(status: 503, code: "service_unavailable", message: "The database is unavailable",
                                headers: ["Retry-After": "1"]).response
         default:

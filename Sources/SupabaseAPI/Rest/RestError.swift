@@ -68,7 +68,7 @@ struct RestError: Error {
             return RestError(status: 400, code: "PGRST102", message: "Empty or invalid json").response
         case let error as HTTPError:
             return RestError(status: error.status, code: "PGRST100", message: error.detail ?? error.title).response
-        case let error as PGError where error.isConnectionFailure:
+        case let error as PGError where error.isServiceUnavailable:
             var response = RestError(status: 503, code: "PGRST001", message: "Database client error. Retrying the connection.").response
             response.headers.set("Retry-After", "1")
             return response
@@ -87,7 +87,10 @@ struct RestError: Error {
         switch code {
         case "23505", "23503": status = 409
         case "42501": status = anonymous ? 401 : 403
-        case _ where code.hasPrefix("22") || code.hasPrefix("23"): status = 400
+        // A statement the client shaped ran past the server's statement timeout.
+        case "57014": status = 504
+        // Bad input, a query the client shaped that PostgreSQL refuses, or one past a limit of PostgreSQL's.
+        case _ where ["22", "23", "42", "54"].contains(code.prefix(2)): status = 400
         default:
             logger.error("rest query failed", metadata: ["error": "\(error)"])
             return RestError(status: 500, code: code, message: "Unexpected failure")

@@ -39,9 +39,12 @@ struct RestQuery {
 
     /// The most rows one request returns, as PostgREST's `max-rows` would.
     static let maximumRows = 1000
-    /// Bounds on hostile input: items of an `in` list, nesting of `or`/`and` and embeds.
+    /// Bounds on hostile input: items of an `in` list, nesting of `or`/`and` and embeds, items of a select
+    /// (every column and embed at any depth; `*` counts once), characters of a like/ilike/fts pattern.
     static let maximumListItems = 1000
     static let maximumDepth = 4
+    static let maximumSelectItems = 40
+    static let maximumPatternLength = 200
 
     static let reservedKeys: Set<String> = ["select", "order", "limit", "offset", "on_conflict", "columns"]
 
@@ -51,11 +54,20 @@ struct RestQuery {
         var query = RestQuery()
         for (name, value) in parameters {
             switch name {
-            case "select": query.select = try parseSelect(value, depth: 0)
+            case "select":
+                query.select = try parseSelect(value, depth: 0)
+                guard countItems(query.select) <= maximumSelectItems else {
+                    throw RestError.parse("select lists at most \(maximumSelectItems) items (columns and embeds at any depth)")
+                }
             case "order": query.order = try parseOrder(value)
             case "limit": query.limit = try parseCount(value, name: "limit")
             case "offset": query.offset = try parseCount(value, name: "offset")
-            case "on_conflict": query.onConflict = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            case "on_conflict":
+                let columns = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                guard !columns.isEmpty, columns.allSatisfy({ !$0.isEmpty }) else {
+                    throw RestError(status: 400, code: "42601", message: "on_conflict must name the columns of a unique key")
+                }
+                query.onConflict = columns
             case "columns": break  // the body's keys are what is inserted
             case "or", "and", "not.or", "not.and":
                 let negated = name.hasPrefix("not.")
@@ -66,6 +78,13 @@ struct RestQuery {
             }
         }
         return query
+    }
+
+    private static func countItems(_ items: [SelectItem]) -> Int {
+        items.reduce(0) { total, item in
+            if case .embed(_, _, _, let inner) = item { return total + 1 + countItems(inner) }
+            return total + 1
+        }
     }
 
     private static func parseCount(_ text: String, name: String) throws -> Int {
@@ -173,10 +192,18 @@ struct RestQuery {
             return .text(raw.lowercased())
         case .like, .ilike:
             // `*` is PostgREST's alias for `%` (URL-friendly).
-            return .text(unquote(raw).replacingOccurrences(of: "*", with: "%"))
+            return .text(try bounded(unquote(raw)).replacingOccurrences(of: "*", with: "%"))
         default:
             return .text(unquote(raw))
         }
+    }
+
+    /// A pattern within `maximumPatternLength` characters (a long pattern costs every row it is matched against).
+    static func bounded(_ pattern: String) throws -> String {
+        guard pattern.count <= maximumPatternLength else {
+            throw RestError.parse("a like, ilike or full-text pattern is at most \(maximumPatternLength) characters")
+        }
+        return pattern
     }
 
     /// The members of `(a.eq.1,b.lt.2,and(c.is.null,d.gt.3))`.

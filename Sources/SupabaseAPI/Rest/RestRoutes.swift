@@ -67,12 +67,20 @@ struct RestRoutes {
 
     /// The one object of a one-row JSON array, or PostgREST's 406 for any other count.
     private static func singleObject(_ array: String, rows: Int) throws -> String {
-        guard rows == 1 else {
-            throw RestError(status: 406, code: "PGRST116", message: "Cannot coerce the result to a single JSON object",
-                            details: "The result contains \(rows) rows")
-        }
+        guard rows == 1 else { throw notSingular(rows) }
         let trimmed = array.trimmingCharacters(in: .whitespacesAndNewlines)
         return String(trimmed.dropFirst().dropLast())
+    }
+
+    private static func notSingular(_ rows: Int) -> RestError {
+        RestError(status: 406, code: "PGRST116", message: "Cannot coerce the result to a single JSON object",
+                  details: "The result contains \(rows) rows")
+    }
+
+    /// Inside a write's transaction: a client that asked for one object gets 406 and nothing is changed when the
+    /// write touched any other number of rows (as PostgREST rolls back).
+    private static func checkSingular(_ request: Request, rows: Int) throws {
+        if wantsSingleObject(request), rows != 1 { throw notSingular(rows) }
     }
 
     /// The JSON body: one object or an array of objects (bulk insert).
@@ -161,11 +169,18 @@ struct RestRoutes {
 
     // MARK: insert and upsert
 
+    /// The most rows one POST writes; a larger array is refused whole (413), before any SQL.
+    static let maximumRowsPerWrite = 1000
+
     @Sendable private func insert(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         let sql = RestSQL(caller: caller)
         let table = try sql.table(request.pathParameter("table"))
         let query = try RestQuery.parse(request.query)
         var rows = try Self.bodyRows(request)
+        guard rows.count <= Self.maximumRowsPerWrite else {
+            throw RestError(status: 413, code: "54000", message: "A write takes at most \(Self.maximumRowsPerWrite) rows",
+                            details: "The request has \(rows.count) rows")
+        }
         guard !rows.isEmpty else { return Self.json("[]", status: 201, contentRange: "*/*") }
         try checkWritable(Set(rows.flatMap(\.keys)), table: table, caller: caller, insert: true)
         guard let user = caller.user else { throw RestError.rowRule(table.name, anonymous: true, insert: true) }
@@ -173,41 +188,79 @@ struct RestRoutes {
         if table.name == "profiles" { return try await upsertProfiles(rows, request: request, query: query, user: user, sql: sql) }
         rows = try prepare(rows, table: table, user: user, insert: true)
 
-        let columns = Array(Set(rows.flatMap(\.keys))).sorted()
+        var columns = Array(Set(rows.flatMap(\.keys))).sorted()
+        // Rows that name no column at all: every writable column, as NULLs (refused by the table's own rules).
+        if columns.isEmpty { columns = table.columns.filter(\.writable).map(\.name) }
         let list = columns.map { "\"\($0)\"" }.joined(separator: ", ")
         let rowsJSON = try Self.encode(rows)
-        var statement: PGQuery = "INSERT INTO \(unsafeSQL: "\"\(table.name)\"") (\(unsafeSQL: list)) SELECT \(unsafeSQL: list) FROM json_populate_recordset(NULL::\(unsafeSQL: "\"\(table.name)\""), \(rowsJSON)::json)"
+        let incoming = PGQuery(unsafeSQL: "json_populate_recordset(NULL::\"\(table.name)\", ") + "\(rowsJSON)" + PGQuery(unsafeSQL: "::json)")
+        var statement: PGQuery = "INSERT INTO \(unsafeSQL: "\"\(table.name)\"") AS t0 (\(unsafeSQL: list)) SELECT \(unsafeSQL: list) FROM "
+        statement.append(incoming)
+        // Upserts: the conflict target must be a unique key, and a conflicting row is only ever updated when the
+        // caller's row rule allows it (the guard is in the statement itself, so no race can slip past it).
+        var foreignConflicts: PGQuery?
         if let resolution = preferences["resolution"] {
-            let target = try (query.onConflict ?? table.primaryKey).map { try sql.column($0, of: table).name }
+            let target = try conflictTarget(query.onConflict, of: table)
             let conflict = "ON CONFLICT (\(target.map { "\"\($0)\"" }.joined(separator: ", ")))"
             let updates = columns.filter { !target.contains($0) }
-            if resolution == "merge-duplicates", !updates.isEmpty {
-                var set = updates.map { "\"\($0)\" = EXCLUDED.\"\($0)\"" }
-                if table.touchesUpdatedAt { set.append("updated_at = now()") }
-                statement.append(PGQuery(unsafeSQL: " \(conflict) DO UPDATE SET \(set.joined(separator: ", "))"))
+            if resolution == "merge-duplicates" {
+                // With nothing to change, the conflicting row is still "updated" to itself so that it is returned.
+                var set = (updates.isEmpty ? [target[0]] : updates).map { "\"\($0)\" = EXCLUDED.\"\($0)\"" }
+                if table.touchesUpdatedAt, !updates.isEmpty { set.append("updated_at = now()") }
+                statement.append(PGQuery(unsafeSQL: " \(conflict) DO UPDATE SET \(set.joined(separator: ", ")) WHERE "))
+                statement.append(sql.rule(table, alias: "t0"))
             } else {
                 statement.append(PGQuery(unsafeSQL: " \(conflict) DO NOTHING"))
             }
+            var check = PGQuery(unsafeSQL: "SELECT count(*)::int8 AS foreign_rows FROM ")
+            check.append(incoming)
+            check.append(PGQuery(unsafeSQL: " i WHERE EXISTS (SELECT 1 FROM \"\(table.name)\" t0 WHERE "
+                + target.map { "t0.\"\($0)\" = i.\"\($0)\"" }.joined(separator: " AND ") + " AND NOT ("))
+            check.append(sql.rule(table, alias: "t0"))
+            check.append(PGQuery(unsafeSQL: "))"))
+            foreignConflicts = check
         }
-        statement.append(" RETURNING *, (xmax = 0) AS qv_inserted")
+        statement.append(" RETURNING t0.*, (t0.xmax = 0) AS qv_inserted")
         let wrapped = try sql.changed(statement, select: query.select, table: table)
+        let conflictCheck = foreignConflicts
         let ownershipCheck: PGQuery? = {
             guard case .ownedThrough(let column, let owner, let ownerColumn) = table.rule else { return nil }
-            return """
-                SELECT count(*)::int8 AS foreign_rows FROM json_populate_recordset(NULL::\(unsafeSQL: "\"\(table.name)\""), \(rowsJSON)::json) i
-                WHERE NOT EXISTS (SELECT 1 FROM \(unsafeSQL: "\"\(owner)\"") o WHERE o.id = i.\(unsafeSQL: "\"\(column)\"") AND o.\(unsafeSQL: "\"\(ownerColumn)\"") = \(user.userID))
-                """
+            var check = PGQuery(unsafeSQL: "SELECT count(*)::int8 AS foreign_rows FROM ")
+            check.append(incoming)
+            check.append(PGQuery(unsafeSQL: " i WHERE NOT EXISTS (SELECT 1 FROM \"\(owner)\" o WHERE o.id = i.\"\(column)\" AND o.\"\(ownerColumn)\" = "))
+            check.append("\(user.userID))")
+            return check
         }()
         let result = try await context.pool.withTransaction { connection in
             if let ownershipCheck, try connection.query(ownershipCheck).first?.decode("foreign_rows", as: Int.self) ?? 0 > 0 {
                 throw RestError.rowRule(table.name, anonymous: false, insert: true)
             }
             let row = try connection.query(wrapped).first
-            return (try row?.decode("body", as: String.self) ?? "[]", try row?.decode("inserted", as: Int.self) ?? 0)
+            // After the write (which waited for any concurrent writer of the same keys): a conflicting row the
+            // caller may not change refuses the whole request, and the transaction rolls back.
+            if let conflictCheck, try connection.query(conflictCheck).first?.decode("foreign_rows", as: Int.self) ?? 0 > 0 {
+                throw RestError.rowRule(table.name, anonymous: false, insert: false)
+            }
+            let rows = try row?.decode("rows", as: Int.self) ?? 0
+            try Self.checkSingular(request, rows: rows)
+            return (try row?.decode("body", as: String.self) ?? "[]", rows, try row?.decode("inserted", as: Int.self) ?? 0)
         }
-        let status = preferences["resolution"] == "merge-duplicates" && result.1 == 0 ? 200 : 201
+        let status = preferences["resolution"] == "merge-duplicates" && result.2 == 0 ? 200 : 201
         guard preferences["return"] == "representation" else { return Response(status: status) }
+        if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject(result.0, rows: result.1), status: status) }
         return Self.json(result.0, status: status, contentRange: "*/*")
+    }
+
+    /// `on_conflict` (or the primary key): the columns of one of the table's unique keys, in any order.
+    private func conflictTarget(_ names: [String]?, of table: RestSchema.Table) throws -> [String] {
+        guard let names else { return table.primaryKey }
+        for name in names { _ = try RestSQL(caller: .anonymous).column(name, of: table) }
+        guard Set(names) == Set(table.primaryKey), names.count == table.primaryKey.count else {
+            throw RestError(status: 400, code: "42P10",
+                            message: "there is no unique or exclusion constraint matching the ON CONFLICT specification",
+                            hint: "on_conflict must name exactly the columns of \(table.name)'s key: \(table.primaryKey.joined(separator: ","))")
+        }
+        return names
     }
 
     /// Profiles exist from sign-up on, so an insert or upsert of one's own profile is an update through
@@ -280,7 +333,9 @@ struct RestRoutes {
                 throw RestError.rowRule(table.name, anonymous: false, insert: true)
             }
             let row = try connection.query(wrapped)[0]
-            return (try row.decode("body", as: String.self), try row.decode("rows", as: Int.self))
+            let rows = try row.decode("rows", as: Int.self)
+            try Self.checkSingular(request, rows: rows)
+            return (try row.decode("body", as: String.self), rows)
         }
         return try respondChanged(request, body: body, rows: rows, range: rows > 0 ? "0-\(rows - 1)/*" : "*/*")
     }
@@ -297,7 +352,9 @@ struct RestRoutes {
         let wrapped = try sql.changed(statement, select: query.select, table: table)
         let (body, rows) = try await context.pool.withTransaction { connection in
             let row = try connection.query(wrapped)[0]
-            return (try row.decode("body", as: String.self), try row.decode("rows", as: Int.self))
+            let rows = try row.decode("rows", as: Int.self)
+            try Self.checkSingular(request, rows: rows)
+            return (try row.decode("body", as: String.self), rows)
         }
         return try respondChanged(request, body: body, rows: rows, range: "*/*")
     }

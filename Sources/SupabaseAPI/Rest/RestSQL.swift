@@ -104,6 +104,10 @@ struct RestSQL {
             var test: PGQuery
             switch (op, value) {
             case (.is, .text(let keyword)):
+                if keyword != "null", column.type != "boolean" {
+                    throw RestError(status: 400, code: "42804",
+                                    message: "argument of IS \(keyword.uppercased()) must be type boolean, not type \(column.type)")
+                }
                 let literal = ["null": "NULL", "true": "TRUE", "false": "FALSE", "unknown": "UNKNOWN"][keyword] ?? "NULL"
                 test = PGQuery(unsafeSQL: "\(target) IS \(literal)")
             case (.in, .list(let items)):

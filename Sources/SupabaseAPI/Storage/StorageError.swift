@@ -17,6 +17,11 @@ struct StorageError: Error {
     static let forbidden = StorageError(
         statusCode: "403", error: "Unauthorized", message: "new row violates row-level security policy")
 
+    static func invalidKey(_ path: String) -> StorageError {
+        StorageError(statusCode: "400", error: "InvalidKey",
+                     message: "Invalid key: an object name is 1-200 characters without control characters or '/'")
+    }
+
     var response: Response {
         var writer = JSONWriter(capacity: 160)
         writer.raw("{")
@@ -43,7 +48,9 @@ struct StorageError: Error {
                                 httpStatus: 413).response
         case let error as HTTPError:
             return StorageError(statusCode: String(error.status), error: error.code, message: error.detail ?? error.title).response
-        case let error as PGError where error.isConnectionFailure:
+        case let error as PGError where error.sqlState.map({ ["22", "23"].contains($0.rawValue.prefix(2)) }) ?? false:
+            return StorageError(statusCode: "400", error: "invalid_request", message: "The request was refused: \(error.message)").response
+        case let error as PGError where error.isServiceUnavailable:
             var response = StorageError(statusCode: "503", error: "service_unavailable", message: "The database is unavailable",
                                         httpStatus: 503).response
             response.headers.set("Retry-After", "1")

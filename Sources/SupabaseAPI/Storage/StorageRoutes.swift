@@ -37,20 +37,30 @@ struct StorageRoutes {
         }
     }
 
+    /// The longest object name, in Unicode scalars (PostgreSQL's characters, as the table's check counts them).
+    static let maximumNameLength = 200
+
     /// `<user id>/<name>`: the owner and the object name, or nil for any other shape.
     private static func objectPath(_ path: String) -> (owner: UUID, name: String)? {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
-        guard segments.count == 2, let owner = UUID(uuidString: String(segments[0])), !segments[1].isEmpty,
-              segments[1].count <= 200
-        else { return nil }
+        guard segments.count == 2, let owner = UUID(uuidString: String(segments[0])), isValidName(segments[1]) else { return nil }
         return (owner, String(segments[1]))
     }
 
-    /// The caller's own object path, or the storage API's row-level-security refusal.
+    /// 1–200 characters, no control characters (NUL included), not `.` or `..`.
+    private static func isValidName(_ name: Substring) -> Bool {
+        let scalars = name.unicodeScalars
+        return !scalars.isEmpty && scalars.count <= maximumNameLength && name != "." && name != ".."
+            && !scalars.contains { $0.properties.generalCategory == .control || $0 == "\u{FFFD}" }
+    }
+
+    /// The caller's own object path, or the storage API's refusal: a malformed name (400 `InvalidKey`), a path
+    /// outside the caller's folder (row-level security).
     private static func ownPath(_ request: Request, _ caller: SupabaseCaller) throws -> (user: AuthenticatedUser, name: String) {
-        guard let user = caller.user, let (owner, name) = objectPath(request.pathParameter("path")), owner == user.userID else {
-            throw StorageError.forbidden
-        }
+        let path = request.pathParameter("path")
+        let folder = path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        guard let user = caller.user, UUID(canonicalText: folder) == user.userID else { throw StorageError.forbidden }
+        guard let (owner, name) = objectPath(path), owner == user.userID else { throw StorageError.invalidKey(path) }
         return (user, name)
     }
 
