@@ -9,6 +9,8 @@ public struct Avatar: Sendable {
     public let etag: String
     /// The object name in the Supabase `avatars` bucket: the uploaded name, or `avatar`.
     public let storageName: String
+    /// The max-age its storage upload asked for, if any.
+    public let cacheMaxAge: Int?
 }
 
 /// The caller's profile: display name, preferences and avatar.
@@ -26,14 +28,7 @@ public struct ProfileService: Sendable {
     /// field by field (null resets one to its default). Validation happens before anything is written.
     public func update(_ userID: UUID, displayName: JSONValue?, preferences: JSONValue?) async throws -> User {
         var errors: [FieldError] = []
-        var newName: String??
-        switch displayName {
-        case nil: newName = .none
-        case .null?: newName = .some(nil)
-        case .string(let name)?:
-            do { newName = .some(try Credentials.validateDisplayName(name)) } catch QuoteVaultError.validation(let e) { errors += e }
-        default: errors.append(FieldError(field: "display_name", message: "must be a string or null"))
-        }
+        let newName = try Self.displayNameChange(displayName, errors: &errors)
         var patch: [String: JSONValue]?
         switch preferences {
         case nil, .null?: patch = nil
@@ -63,6 +58,60 @@ public struct ProfileService: Sendable {
         }
     }
 
+    /// A `display_name` change: `.none` when absent, `.some(nil)` to clear it; a bad value adds to `errors`.
+    private static func displayNameChange(_ value: JSONValue?, errors: inout [FieldError]) throws -> String?? {
+        switch value {
+        case nil: return .none
+        case .null?: return .some(nil)
+        case .string(let name)?:
+            do { return .some(try Credentials.validateDisplayName(name)) } catch QuoteVaultError.validation(let e) { errors += e }
+        default: errors.append(FieldError(field: "display_name", message: "must be a string or null"))
+        }
+        return .none
+    }
+
+    /// The longest `avatar_url` a client may write.
+    public static let maximumAvatarURLLength = 2048
+
+    /// A `/rest/v1` write of the caller's profile row, as PostgREST writes columns: `display_name` and
+    /// `avatar_url` set (or cleared), `preferences` replaced whole (JSONB, stored as written once valid).
+    /// Everything is validated before anything is written; absent columns stay.
+    public func replaceColumns(
+        _ userID: UUID, displayName: JSONValue?, avatarURL: JSONValue?, preferences: JSONValue?
+    ) async throws -> User {
+        var errors: [FieldError] = []
+        let newName = try Self.displayNameChange(displayName, errors: &errors)
+        var newURL: String??
+        switch avatarURL {
+        case nil: newURL = .none
+        case .null?: newURL = .some(nil)
+        case .string(let url)? where !url.isEmpty && url.count <= Self.maximumAvatarURLLength && !url.contains("\u{0}"):
+            newURL = .some(url)
+        default: errors.append(FieldError(field: "avatar_url", message: "must be a string of 1 to \(Self.maximumAvatarURLLength) characters or null"))
+        }
+        var document: PGJSON?
+        switch preferences {
+        case nil: document = nil
+        case .object(let object)?:
+            do { document = PGJSON(data: try JSONEncoder().encode(try Preferences.validateDocument(object))) }
+            catch QuoteVaultError.validation(let e) { errors += e }
+        default: errors.append(FieldError(field: "preferences", message: "must be an object"))
+        }
+        guard errors.isEmpty else { throw QuoteVaultError.validation(errors) }
+        return try await pool.withTransaction { [newName, newURL, document] connection in
+            let changed = try connection.query("""
+                UPDATE profiles SET
+                    display_name = CASE WHEN \(newName != nil) THEN \(newName ?? nil) ELSE display_name END,
+                    avatar_url = CASE WHEN \(newURL != nil) THEN \(newURL ?? nil) ELSE avatar_url END,
+                    preferences = coalesce(\(document)::jsonb, preferences),
+                    updated_at = now()
+                WHERE id = \(userID)
+                """)
+            guard changed.affectedRows == 1 else { throw QuoteVaultError.unauthorized }
+            return try User.load(userID, connection)
+        }
+    }
+
     /// Merges `changes` into the user's metadata (top-level keys replaced, null values kept as null, as
     /// Supabase does).
     public func mergeMetadata(_ userID: UUID, _ changes: [String: JSONValue]) async throws -> User {
@@ -82,19 +131,23 @@ public struct ProfileService: Sendable {
 
     /// Stores a PNG or JPEG recognised by its first bytes (whatever the declared type says).
     /// - Parameter storageName: the object name in the Supabase `avatars` bucket (nil through `/v1`).
-    public func setAvatar(_ userID: UUID, bytes: [UInt8], storageName: String? = nil) async throws -> User {
+    /// - Parameter cacheMaxAge: the max-age a storage upload asked for (nil: the default).
+    public func setAvatar(_ userID: UUID, bytes: [UInt8], storageName: String? = nil, cacheMaxAge: Int? = nil) async throws -> User {
         guard let contentType = Self.imageType(of: bytes) else {
             throw QuoteVaultError.unsupportedMediaType("The image must be a PNG or JPEG")
         }
         let etag = Digest.sha256Hex(bytes)
         return try await pool.withTransaction { connection in
             try connection.query("""
-                INSERT INTO avatars (user_id, content_type, bytes, etag, storage_name)
-                VALUES (\(userID), \(contentType), \(bytes), \(etag), \(storageName))
+                INSERT INTO avatars (user_id, content_type, bytes, etag, storage_name, cache_max_age)
+                VALUES (\(userID), \(contentType), \(bytes), \(etag), \(storageName), \(cacheMaxAge))
                 ON CONFLICT (user_id) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes,
-                    etag = excluded.etag, storage_name = excluded.storage_name, updated_at = now()
+                    etag = excluded.etag, storage_name = excluded.storage_name, cache_max_age = excluded.cache_max_age,
+                    updated_at = now()
                 """)
-            try connection.query("UPDATE profiles SET updated_at = now() WHERE id = \(userID)")
+            try connection.query("""
+                UPDATE profiles SET avatar_url = \(User.avatarPath(userID, etag: etag)), updated_at = now() WHERE id = \(userID)
+                """)
             return try User.load(userID, connection)
         }
     }
@@ -102,7 +155,7 @@ public struct ProfileService: Sendable {
     public func removeAvatar(_ userID: UUID) async throws -> User {
         try await pool.withTransaction { connection in
             if try connection.query("DELETE FROM avatars WHERE user_id = \(userID)").affectedRows > 0 {
-                try connection.query("UPDATE profiles SET updated_at = now() WHERE id = \(userID)")
+                try connection.query("UPDATE profiles SET avatar_url = NULL, updated_at = now() WHERE id = \(userID)")
             }
             return try User.load(userID, connection)
         }
@@ -110,12 +163,12 @@ public struct ProfileService: Sendable {
 
     /// The avatar of `userID` (public); `notFound` when there is none.
     public func avatar(of userID: UUID) async throws -> Avatar {
-        guard let row = try await pool.read("SELECT content_type, bytes, etag, storage_name FROM avatars WHERE user_id = \(userID)").first else {
-            throw QuoteVaultError.notFound
-        }
+        guard let row = try await pool.read(
+            "SELECT content_type, bytes, etag, storage_name, cache_max_age FROM avatars WHERE user_id = \(userID)").first
+        else { throw QuoteVaultError.notFound }
         return Avatar(
             contentType: try row.decode("content_type"), bytes: try row.decode("bytes"), etag: try row.decode("etag"),
-            storageName: try row.decode("storage_name", as: String?.self) ?? "avatar")
+            storageName: try row.decode("storage_name", as: String?.self) ?? "avatar", cacheMaxAge: try row.decode("cache_max_age"))
     }
 
     /// `image/png` or `image/jpeg` by magic bytes, else nil.

@@ -6,25 +6,24 @@ public struct User: Sendable {
     public let id: UUID
     public let email: String
     public let displayName: String?
-    /// The avatar's content hash, when the user has one.
-    public let avatarETag: String?
+    /// `profiles.avatar_url`: the avatar's `/v1/avatars/{id}?v=<etag>` path once one is stored, or what the owner
+    /// wrote there through `/rest/v1` (the app writes its storage URL); nil without an avatar.
+    public let avatarURL: String?
     public let preferences: Preferences
     /// Free-form metadata the user may change (Supabase's `user_metadata`).
     public let metadata: [String: JSONValue]
     public let createdAt: Date
     public let updatedAt: Date
 
-    /// `/v1/avatars/{id}?v=<etag>`, or nil.
-    public var avatarURL: String? {
-        avatarETag.map { "/v1/avatars/\(id.canonicalText)?v=\($0)" }
-    }
+    /// The path `/v1` serves the avatar with this content hash at.
+    public static func avatarPath(_ id: UUID, etag: String) -> String { "/v1/avatars/\(id.canonicalText)?v=\(etag)" }
 
     /// Selects everything `init(row:)` needs for the user `id`.
     static func query(id: UUID) -> PGQuery {
         """
-        SELECT u.id, u.email, p.display_name, a.etag AS avatar_etag, p.preferences, u.user_metadata, u.created_at,
+        SELECT u.id, u.email, p.display_name, p.avatar_url, p.preferences, u.user_metadata, u.created_at,
                greatest(u.updated_at, p.updated_at) AS updated_at
-        FROM users u JOIN profiles p ON p.id = u.id LEFT JOIN avatars a ON a.user_id = u.id
+        FROM users u JOIN profiles p ON p.id = u.id
         WHERE u.id = \(id)
         """
     }
@@ -33,7 +32,7 @@ public struct User: Sendable {
         id = try row.decode("id")
         email = try row.decode("email")
         displayName = try row.decode("display_name")
-        avatarETag = try row.decode("avatar_etag")
+        avatarURL = try row.decode("avatar_url")
         let stored = try row.decode("preferences", as: PGJSON.self)
         preferences = Preferences(stored: (try? JSONDecoder().decode([String: JSONValue].self, from: stored.data)) ?? [:])
         metadata = (try? JSONDecoder().decode([String: JSONValue].self, from: try row.decode("user_metadata", as: PGJSON.self).data)) ?? [:]

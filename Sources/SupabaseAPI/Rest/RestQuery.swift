@@ -9,11 +9,15 @@ struct RestQuery {
 
     enum Operator: String {
         case eq, neq, gt, gte, lt, lte, like, ilike, `is`, `in`
+        /// Full-text search: to_tsquery, plainto_tsquery, phraseto_tsquery, websearch_to_tsquery.
+        case fts, plfts, phfts, wfts
     }
 
     enum Value: Equatable {
         case text(String)
         case list([String])
+        /// A full-text query with its text search configuration (`fts(english).…`), nil for the default.
+        case textSearch(configuration: String?, query: String)
     }
 
     indirect enum Condition: Equatable {
@@ -171,11 +175,24 @@ struct RestQuery {
             negated = true
             rest = rest.dropFirst(4)
         }
-        guard let dot = rest.firstIndex(of: "."), let op = Operator(rawValue: String(rest[..<dot])) else {
-            throw RestError.parse("unknown operator in \(column)=\(text)")
+        guard let dot = rest.firstIndex(of: ".") else { throw RestError.parse("unknown operator in \(column)=\(text)") }
+        var name = String(rest[..<dot])
+        var configuration: String?
+        // `fts(english)`: the operator with its text search configuration.
+        if let open = name.firstIndex(of: "("), name.hasSuffix(")") {
+            configuration = String(name[name.index(after: open)..<name.index(before: name.endIndex)])
+            name = String(name[..<open])
         }
+        guard let op = Operator(rawValue: name) else { throw RestError.parse("unknown operator in \(column)=\(text)") }
         let raw = String(rest[rest.index(after: dot)...])
-        return .compare(column: column, op: op, value: try parseValue(raw, op: op), negated: negated)
+        switch op {
+        case .fts, .plfts, .phfts, .wfts:
+            return .compare(column: column, op: op, value: .textSearch(configuration: configuration, query: try bounded(unquote(raw))),
+                            negated: negated)
+        default:
+            guard configuration == nil else { throw RestError.parse("only full-text operators take a configuration: \(column)=\(text)") }
+            return .compare(column: column, op: op, value: try parseValue(raw, op: op), negated: negated)
+        }
     }
 
     private static func parseValue(_ raw: String, op: Operator) throws -> Value {

@@ -108,7 +108,8 @@ struct RestRoutes {
         let table = try sql.table(request.pathParameter("table"))
         let query = try RestQuery.parse(request.query)
         let counted = Self.preferences(request)["count"] != nil
-        let read = try sql.read(query, from: table)
+        let isHead = request.method == .head
+        let read = isHead ? try sql.pageCount(query, from: table) : try sql.read(query, from: table)
         let count = counted ? try sql.count(query, from: table) : nil
         let (body, rows, total) = try await context.pool.withConnection { connection in
             let page = try connection.query(read)
@@ -268,17 +269,22 @@ struct RestRoutes {
     private func upsertProfiles(
         _ rows: [[String: JSONValue]], request: Request, query: RestQuery, user: AuthenticatedUser, sql: RestSQL
     ) async throws -> Response {
-        for row in rows {
-            if let id = row["id"], id.stringValue?.lowercased() != user.userID.canonicalText {
-                throw RestError.rowRule("profiles", anonymous: false, insert: true)
-            }
-            _ = try await context.profiles.update(user.userID, displayName: row["display_name"], preferences: row["preferences"])
+        // A caller has exactly one profile row; two rows would both land on it.
+        guard rows.count == 1, let row = rows.first else {
+            throw RestError(status: 400, code: "21000", message: "ON CONFLICT DO UPDATE command cannot affect row a second time",
+                            hint: "A user has one profile: write it with one object")
         }
+        if let id = row["id"], id.stringValue?.lowercased() != user.userID.canonicalText {
+            throw RestError.rowRule("profiles", anonymous: false, insert: true)
+        }
+        _ = try await context.profiles.replaceColumns(
+            user.userID, displayName: row["display_name"], avatarURL: row["avatar_url"], preferences: row["preferences"])
         var own = query
         own.conditions = [.compare(column: "id", op: .eq, value: .text(user.userID.uuidString), negated: false)]
         let read = try sql.read(own, from: try sql.table("profiles"))
         let body = try await context.pool.withConnection { try $0.query(read).first?.decode("body", as: String.self) ?? "[]" }
         guard Self.preferences(request)["return"] == "representation" else { return Response(status: 200) }
+        if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject(body, rows: 1), status: 200) }
         return Self.json(body, status: 200, contentRange: "*/*")
     }
 
@@ -304,7 +310,8 @@ struct RestRoutes {
                 if let id = changes["id"], id.stringValue?.lowercased() != user.userID.canonicalText {
                     throw RestError.rowRule("profiles", anonymous: false, insert: false)
                 }
-                _ = try await context.profiles.update(user.userID, displayName: changes["display_name"], preferences: changes["preferences"])
+                _ = try await context.profiles.replaceColumns(
+                    user.userID, displayName: changes["display_name"], avatarURL: changes["avatar_url"], preferences: changes["preferences"])
             }
             let read = try sql.read(query, from: table)
             let (body, rows) = try await context.pool.withConnection { connection in

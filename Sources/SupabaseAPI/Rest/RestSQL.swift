@@ -48,6 +48,18 @@ struct RestSQL {
             case .embed(let name, let label, _, let inner):
                 let (target, relation) = try embedding(name, from: table)
                 let child = "t\(depth + 1)"
+                if let countLabel = Self.countAggregate(inner, of: target) {
+                    // `collection_quotes(count)`: counted in the database, over the rows the caller may see.
+                    var part = PGQuery(unsafeSQL: "(SELECT ")
+                    part.append(PGQuery(unsafeSQL: relation.cardinality == .toMany ? "json_build_array(json_build_object(" : "json_build_object("))
+                    part.append(PGQuery(unsafeSQL: "'\(countLabel)', count(*))"))
+                    if relation.cardinality == .toMany { part.append(PGQuery(unsafeSQL: ")")) }
+                    part.append(PGQuery(unsafeSQL: " FROM \(quoted(target.name)) \(child) WHERE \(child).\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local)) AND "))
+                    part.append(rule(target, alias: child))
+                    part.append(PGQuery(unsafeSQL: ") AS \(quoted(label ?? target.name))"))
+                    parts.append(part)
+                    continue
+                }
                 var subquery = PGQuery(unsafeSQL: "SELECT ")
                 subquery.append(try projection(inner, of: target, alias: child, depth: depth + 1))
                 subquery.append(PGQuery(unsafeSQL: " FROM \(quoted(target.name)) \(child) WHERE \(child).\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local)) AND "))
@@ -64,6 +76,13 @@ struct RestSQL {
         }
         guard !parts.isEmpty else { throw RestError.parse("select names no column") }
         return joined(parts, separator: ", ")
+    }
+
+    /// The key of a `count` aggregate when an embed selects only `count` (or `alias:count`) from a table that has
+    /// no such column; nil otherwise. Labels are identifiers (checked by the parser).
+    private static func countAggregate(_ items: [RestQuery.SelectItem], of table: RestSchema.Table) -> String? {
+        guard items.count == 1, case .column(let name, let alias) = items[0], name == "count", table.column("count") == nil else { return nil }
+        return alias ?? "count"
     }
 
     private func embedding(_ name: String, from table: RestSchema.Table) throws -> (RestSchema.Table, RestSchema.Relation) {
@@ -115,6 +134,9 @@ struct RestSQL {
                 test = PGQuery(unsafeSQL: "\(target) IN (")
                 test.append(joined(items.map { bound($0, as: column.type) }, separator: ", "))
                 test.append(PGQuery(unsafeSQL: ")"))
+            case (.fts, .textSearch(let configuration, let text)), (.plfts, .textSearch(let configuration, let text)),
+                 (.phfts, .textSearch(let configuration, let text)), (.wfts, .textSearch(let configuration, let text)):
+                test = try fullTextMatch(target, column: column.name, of: table, op: op, configuration: configuration, query: text)
             case (.like, .text(let pattern)), (.ilike, .text(let pattern)):
                 test = PGQuery(unsafeSQL: "\(target)::text \(op == .like ? "LIKE" : "ILIKE") ") + "\(pattern)"
             case (_, .text(let text)):
@@ -131,6 +153,24 @@ struct RestSQL {
             }
             return test
         }
+    }
+
+    /// `to_tsvector('cfg', col) @@ <parser>('cfg', $n)`, written exactly as the indexes of migration 0006 are.
+    private func fullTextMatch(
+        _ target: String, column: String, of table: RestSchema.Table, op: RestQuery.Operator, configuration: String?, query: String
+    ) throws -> PGQuery {
+        guard RestSchema.fullTextColumns[table.name]?.contains(column) == true else {
+            throw RestError(status: 400, code: "PGRST100",
+                            message: "failed to parse the request: full-text search applies to quotes.text and quotes.author only")
+        }
+        let configuration = configuration ?? RestSchema.defaultFullTextConfiguration
+        guard RestSchema.fullTextConfigurations.contains(configuration) else {
+            throw RestError(status: 400, code: "PGRST100",
+                            message: "failed to parse the request: the text search configuration must be english or simple")
+        }
+        let parser = [RestQuery.Operator.fts: "to_tsquery", .plfts: "plainto_tsquery", .phfts: "phraseto_tsquery"][op] ?? "websearch_to_tsquery"
+        let regconfig = "'\(configuration)'::regconfig"
+        return PGQuery(unsafeSQL: "to_tsvector(\(regconfig), \(target)) @@ \(parser)(\(regconfig), ") + "\(query)" + PGQuery(unsafeSQL: ")")
     }
 
     /// `$n::type`: PostgreSQL parses the client's text as the column's type (bad input fails as 22P02).
@@ -179,6 +219,16 @@ struct RestSQL {
     func count(_ query: RestQuery, from table: RestSchema.Table) throws -> PGQuery {
         var sql = PGQuery(unsafeSQL: "SELECT count(*)::int8 AS total FROM \(quoted(table.name)) t0")
         sql.append(try whereClause(query, of: table, alias: "t0"))
+        return sql
+    }
+
+    /// HEAD: how many rows the page would hold, counted without building them.
+    func pageCount(_ query: RestQuery, from table: RestSchema.Table) throws -> PGQuery {
+        _ = try projection(query.select, of: table, alias: "t0", depth: 0)  // the select is checked as for GET
+        var sql = PGQuery(unsafeSQL: "SELECT ''::text AS body, count(*)::int8 AS rows FROM (SELECT 1 FROM \(quoted(table.name)) t0")
+        sql.append(try whereClause(query, of: table, alias: "t0"))
+        sql.append(" LIMIT \(min(query.limit ?? RestQuery.maximumRows, RestQuery.maximumRows)) OFFSET \(query.offset ?? 0)")
+        sql.append(PGQuery(unsafeSQL: ") r"))
         return sql
     }
 

@@ -41,6 +41,12 @@ struct RestSchema {
         func relation(to table: String) -> Relation? { relations.first { $0.table == table } }
     }
 
+    /// Columns the full-text operators apply to, and the text search configurations they accept: exactly the
+    /// expression indexes of migration 0006 (`to_tsvector('<configuration>', column)`), so no search scans the table.
+    static let fullTextColumns: [String: Set<String>] = ["quotes": ["text", "author"]]
+    static let fullTextConfigurations: Set<String> = ["english", "simple"]
+    static let defaultFullTextConfiguration = "english"
+
     static let tables: [String: Table] = Dictionary(uniqueKeysWithValues: [
         Table(
             name: "quotes",
@@ -63,6 +69,7 @@ struct RestSchema {
             name: "profiles",
             columns: [
                 Column(name: "id", type: "uuid", writable: true), Column(name: "display_name", type: "text", writable: true),
+                Column(name: "avatar_url", type: "text", writable: true),
                 Column(name: "preferences", type: "jsonb", writable: true),
                 Column(name: "created_at", type: "timestamptz", writable: false),
                 Column(name: "updated_at", type: "timestamptz", writable: false),

@@ -64,17 +64,35 @@ struct StorageRoutes {
         return (user, name)
     }
 
-    /// The uploaded bytes: the multipart part that carries a file (named `file` by supabase-py, `""` by
-    /// supabase-swift), or a raw body.
-    private static func fileBytes(_ request: Request) throws -> [UInt8] {
+    /// The uploaded bytes (the multipart part that carries a file: named `file` by supabase-py, `""` by
+    /// supabase-swift; or a raw body) and the max-age asked for by a `cacheControl` part or a `Cache-Control` header.
+    private static func upload(_ request: Request) throws -> (bytes: [UInt8], cacheMaxAge: Int?) {
+        // A request's own Cache-Control may be about the request (`no-cache` from a proxy): used only when it is a max-age.
+        let header = request.headers["Cache-Control"].flatMap { try? parseMaxAge($0) }
         guard let contentType = request.headers["Content-Type"], contentType.lowercased().hasPrefix("multipart/form-data") else {
-            return request.body
+            return (request.body, header)
         }
         let form = try MultipartForm(body: request.body, contentType: contentType)
         guard let file = form.parts.first(where: { $0.filename != nil })
             ?? form.parts.first(where: { $0.name != "cacheControl" && $0.name != "metadata" })
         else { throw StorageError(statusCode: "400", error: "invalid_request", message: "No file in the form") }
-        return file.body
+        let part = try form.parts.first { $0.name == "cacheControl" && $0.filename == nil }
+            .map { try parseMaxAge(String(decoding: $0.body, as: UTF8.self)) }
+        return (file.body, part ?? header)
+    }
+
+    /// The longest max-age an upload may ask for: a year.
+    static let maximumMaxAge = 31_536_000
+
+    /// `60` (the clients' cacheControl) or `max-age=60` (a Cache-Control header), 0 to a year.
+    private static func parseMaxAge(_ text: String) throws -> Int {
+        var value = Substring(text.trimmingCharacters(in: .whitespaces))
+        if value.lowercased().hasPrefix("max-age=") { value = value.dropFirst("max-age=".count) }
+        guard value.count <= 9, value.allSatisfy(\.isASCII), let seconds = Int(value), (0...maximumMaxAge).contains(seconds) else {
+            throw StorageError(statusCode: "400", error: "invalid_request",
+                               message: "cacheControl must be a number of seconds from 0 to \(maximumMaxAge)")
+        }
+        return seconds
     }
 
     private static func stored(_ path: String) -> Response {
@@ -100,7 +118,8 @@ struct StorageRoutes {
         let (user, name) = try Self.ownPath(request, caller)
         let upsert = request.headers["x-upsert"]?.lowercased() == "true"
         if !upsert, try await existingName(of: user.userID) != nil { throw StorageError.duplicate }
-        _ = try await context.profiles.setAvatar(user.userID, bytes: try Self.fileBytes(request), storageName: name)
+        let upload = try Self.upload(request)
+        _ = try await context.profiles.setAvatar(user.userID, bytes: upload.bytes, storageName: name, cacheMaxAge: upload.cacheMaxAge)
         return Self.stored(request.pathParameter("path"))
     }
 
@@ -108,7 +127,8 @@ struct StorageRoutes {
     @Sendable private func update(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         let (user, name) = try Self.ownPath(request, caller)
         guard try await existingName(of: user.userID) == name else { throw StorageError.notFound }
-        _ = try await context.profiles.setAvatar(user.userID, bytes: try Self.fileBytes(request), storageName: name)
+        let upload = try Self.upload(request)
+        _ = try await context.profiles.setAvatar(user.userID, bytes: upload.bytes, storageName: name, cacheMaxAge: upload.cacheMaxAge)
         return Self.stored(request.pathParameter("path"))
     }
 
@@ -126,7 +146,7 @@ struct StorageRoutes {
         let avatar: Avatar
         do { avatar = try await context.profiles.avatar(of: owner) } catch QuoteVaultError.notFound { throw StorageError.notFound }
         guard avatar.storageName == name else { throw StorageError.notFound }
-        var headers: HTTPHeaders = ["Content-Type": avatar.contentType, "ETag": "\"\(avatar.etag)\"", "Cache-Control": "max-age=3600"]
+        var headers: HTTPHeaders = ["Content-Type": avatar.contentType, "ETag": "\"\(avatar.etag)\"", "Cache-Control": "max-age=\(avatar.cacheMaxAge ?? 3600)"]
         if let download {
             let filename = (download.isEmpty ? name : download).filter { $0.isLetter || $0.isNumber || ".-_".contains($0) }
             headers.set("Content-Disposition", "attachment; filename=\"\(filename.isEmpty ? "avatar" : filename)\"")
