@@ -32,11 +32,15 @@ public struct AppConfiguration: Sendable {
     /// The key Supabase clients send as `apikey` (and as the bearer token before sign-in): the anonymous role.
     /// Publishable, not secret; by default derived from the JWT key so every instance agrees on it.
     public var supabaseAnonKey: String
+    /// The secret key of Supabase's `service_role` (`SUPABASE_SERVICE_ROLE_KEY`): row rules do not apply to it on
+    /// `/rest/v1`. By default derived from the JWT key (as secret as it); it grants nothing on `/v1`.
+    public var supabaseServiceRoleKey: String
 
     public init(databaseURL: String, jwtSecret: [UInt8], migrationsDirectory: URL) {
         self.databaseURL = databaseURL
         self.jwtSecret = jwtSecret
         self.supabaseAnonKey = SupabaseAnonKey.derived(fromJWTSecret: jwtSecret)
+        self.supabaseServiceRoleKey = SupabaseServiceRoleKey.derived(fromJWTSecret: jwtSecret)
         self.migrationsDirectory = migrationsDirectory
     }
 }

@@ -42,6 +42,13 @@ enum AppConfigurationBuilder {
             guard !anonKey.isEmpty else { throw ValidationError("SUPABASE_ANON_KEY must not be empty") }
             configuration.supabaseAnonKey = anonKey
         }
+        if let serviceKey = options.value(options.supabaseServiceRoleKey, "SUPABASE_SERVICE_ROLE_KEY") {
+            guard serviceKey.utf8.count >= 32 else { throw ValidationError("SUPABASE_SERVICE_ROLE_KEY must be at least 32 characters") }
+            configuration.supabaseServiceRoleKey = serviceKey
+        }
+        guard configuration.supabaseServiceRoleKey != configuration.supabaseAnonKey else {
+            throw ValidationError("SUPABASE_SERVICE_ROLE_KEY must differ from the anon key")
+        }
         return configuration
     }
 }

@@ -11,11 +11,15 @@ struct PrintAnonKey: ParsableCommand {
     @OptionGroup var options: ServerOptions
 
     func run() throws {
-        if let key = options.value(options.supabaseAnonKey, "SUPABASE_ANON_KEY") {
-            print(key)
-            return
-        }
-        let database = Database(url: "", embedded: nil, isEmbedded: options.value(options.databaseURL, "DATABASE_URL") == nil)
-        print(SupabaseAnonKey.derived(fromJWTSecret: try database.jwtSecret(options)))
+        print(try options.supabaseKey(options.supabaseAnonKey, "SUPABASE_ANON_KEY", derive: SupabaseAnonKey.derived))
+    }
+}
+
+extension ServerOptions {
+    /// A Supabase key: configured (flag or environment), else derived from the JWT key (no database started).
+    func supabaseKey(_ flag: String?, _ variable: String, derive: ([UInt8]) -> String) throws -> String {
+        if let key = value(flag, variable) { return key }
+        let database = Database(url: "", embedded: nil, isEmbedded: value(databaseURL, "DATABASE_URL") == nil)
+        return derive(try database.jwtSecret(self))
     }
 }

@@ -44,6 +44,8 @@ struct ServerOptions: ParsableArguments {
     var httpThreads: Int?
     @Option(help: "The Supabase anon key clients send as apikey (env SUPABASE_ANON_KEY; default: derived from JWT_SECRET).")
     var supabaseAnonKey: String?
+    @Option(help: "The secret Supabase service role key (env SUPABASE_SERVICE_ROLE_KEY; default: derived from JWT_SECRET).")
+    var supabaseServiceRoleKey: String?
     @Option(help: "Directory of NNNN_name.sql files (env MIGRATIONS_DIR; default: found beside the program).")
     var migrationsDir: String?
 

@@ -11,6 +11,9 @@ import QuoteVault
 public enum SupabaseCaller: Sendable, Equatable {
     case anonymous
     case user(AuthenticatedUser)
+    /// The secret service role key (`SUPABASE_SERVICE_ROLE_KEY`): row rules do not apply, as Supabase's
+    /// `service_role` bypasses row-level security. It is never a user, so it opens nothing on `/v1`.
+    case serviceRole
 
     /// Why a request was refused; each surface renders it in its own error format.
     public enum Refusal: Error, Sendable, Equatable {
@@ -29,14 +32,11 @@ public enum SupabaseCaller: Sendable, Equatable {
     /// Resolves the caller of `request`.
     /// - Throws: `Refusal`, or a `PGError` when the session check cannot reach the database.
     public static func resolve(_ request: Request, context: SupabaseContext) async throws -> SupabaseCaller {
-        let anonKey = context.anonKey
         guard let token = request.bearerToken else {
-            guard let apiKey = request.headers["apikey"], ConstantTime.equals(Array(apiKey.utf8), Array(anonKey.utf8)) else {
-                throw Refusal.missingKey
-            }
-            return .anonymous
+            guard let apiKey = request.headers["apikey"], let role = keyRole(apiKey, context: context) else { throw Refusal.missingKey }
+            return role
         }
-        if ConstantTime.equals(Array(token.utf8), Array(anonKey.utf8)) { return .anonymous }
+        if let role = keyRole(token, context: context) { return role }
         do {
             return .user(try await context.authenticator.authenticate(token))
         } catch QuoteVaultError.unauthorized {
@@ -47,10 +47,17 @@ public enum SupabaseCaller: Sendable, Equatable {
     /// For endpoints that act before or without a session (sign-up, token grants, recovery): only the API key
     /// counts, so a stale or revoked access token still in the client's headers does not block a refresh.
     public static func requireKey(_ request: Request, context: SupabaseContext) throws -> SupabaseCaller {
-        let anonKey = Array(context.anonKey.utf8)
         let presented = [request.headers["apikey"], request.bearerToken].compactMap { $0 }
-        guard presented.contains(where: { ConstantTime.equals(Array($0.utf8), anonKey) }) else { throw Refusal.missingKey }
+        guard presented.contains(where: { keyRole($0, context: context) != nil }) else { throw Refusal.missingKey }
         return .anonymous
+    }
+
+    /// The role a key stands for: the anon key, the service role key (compared in constant time), or nil.
+    private static func keyRole(_ presented: String, context: SupabaseContext) -> SupabaseCaller? {
+        let bytes = Array(presented.utf8)
+        if ConstantTime.equals(bytes, Array(context.anonKey.utf8)) { return .anonymous }
+        if let serviceKey = context.serviceRoleKey, ConstantTime.equals(bytes, Array(serviceKey.utf8)) { return .serviceRole }
+        return nil
     }
 
     /// Well signed but past `exp`: the clients refresh on "JWT expired" rather than signing the user out.

@@ -8,6 +8,8 @@ import QuoteVault
 public struct SupabaseContext: Sendable {
     /// The publishable key clients send as `apikey`: the anonymous role.
     public let anonKey: String
+    /// The secret key of the service role (nil: no service role).
+    public let serviceRoleKey: String?
     public let pool: PGPool
     public let signer: JWTSigner
     public let authenticator: Authenticator
@@ -17,10 +19,11 @@ public struct SupabaseContext: Sendable {
     public let logger: Logger
 
     public init(
-        anonKey: String, pool: PGPool, signer: JWTSigner, authenticator: Authenticator, accounts: AccountService,
+        anonKey: String, serviceRoleKey: String?, pool: PGPool, signer: JWTSigner, authenticator: Authenticator, accounts: AccountService,
         profiles: ProfileService, quoteOfTheDay: QuoteOfTheDay, logger: Logger
     ) {
         self.anonKey = anonKey
+        self.serviceRoleKey = serviceRoleKey
         self.pool = pool
         self.signer = signer
         self.authenticator = authenticator

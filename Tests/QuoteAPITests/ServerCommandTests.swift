@@ -57,6 +57,17 @@ final class ServerCommandTests: XCTestCase {
         XCTAssertEqual(configured.output.trimmingCharacters(in: .whitespacesAndNewlines), "my-anon-key")
     }
 
+    func testServiceRoleKeyCommandPrintsASecretKeyUnlikeTheAnonKey() async throws {
+        let derived = try ServerProcess(["service-role-key"], environment: ["DATABASE_URL": "postgresql://unused", "JWT_SECRET": secret])
+        let status = try await derived.waitForExit()
+        XCTAssertEqual(status, 0, derived.output)
+        let key = derived.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(key, SupabaseServiceRoleKey.derived(fromJWTSecret: Array(secret.utf8)))
+        XCTAssertTrue(key.hasPrefix("sb_secret_"))
+        XCTAssertNotEqual(key, SupabaseAnonKey.derived(fromJWTSecret: Array(secret.utf8)))
+        XCTAssertNotEqual(key, SupabaseServiceRoleKey.derived(fromJWTSecret: Array("another-secret-0123456789-0123456789".utf8)))
+    }
+
     func testWithoutDatabaseURLAnEmbeddedClusterIsStartedAndStoppedOnSIGINT() async throws {
         let data = URL(fileURLWithPath: "/tmp/quotevault-command-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])

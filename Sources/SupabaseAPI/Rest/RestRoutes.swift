@@ -28,7 +28,7 @@ struct RestRoutes {
             var anonymous = true
             do {
                 let caller = try await SupabaseCaller.resolve(request, context: context)
-                anonymous = caller.user == nil
+                anonymous = caller == .anonymous
                 // Only the `public` schema exists here.
                 for header in ["Accept-Profile", "Content-Profile"] {
                     if let profile = request.headers[header], profile != "public" {
@@ -134,8 +134,19 @@ struct RestRoutes {
 
     // MARK: write checks
 
-    /// The columns a write names: each must exist and be writable, and the table must take writes.
+    /// The columns a write names: each must exist and be writable, and the table must take writes. The service
+    /// role writes every column of every table but two: profiles (each user's own, through their rules) and a
+    /// quote_of_day row once written (a day's quote is kept as it was shown; new dates may be pinned).
     private func checkWritable(_ keys: Set<String>, table: RestSchema.Table, caller: SupabaseCaller, insert: Bool) throws {
+        if caller == .serviceRole {
+            if table.name == "profiles" || (table.name == "quote_of_day" && !insert) {
+                throw RestError(status: 403, code: "42501", message: insert ? "new row violates row-level security policy for table \"\(table.name)\""
+                                    : "permission denied for table \(table.name)",
+                                hint: table.name == "profiles" ? "profiles are written by their owners" : "a date's quote is kept once chosen; pin dates that have none")
+            }
+            for key in keys.sorted() { _ = try RestSQL(caller: caller).column(key, of: table) }
+            return
+        }
         if case .publicReadOnly = table.rule { throw RestError.rowRule(table.name, anonymous: caller.user == nil, insert: insert) }
         guard caller.user != nil else { throw RestError.rowRule(table.name, anonymous: true, insert: insert) }
         for key in keys.sorted() {
@@ -146,12 +157,12 @@ struct RestRoutes {
 
     /// Fills the owner column with the caller (as Supabase's `default auth.uid()`) and refuses a row owned
     /// by someone else; applies the services' own validation to collection names.
-    private func prepare(_ rows: [[String: JSONValue]], table: RestSchema.Table, user: AuthenticatedUser, insert: Bool) throws
+    private func prepare(_ rows: [[String: JSONValue]], table: RestSchema.Table, caller: SupabaseCaller, insert: Bool) throws
         -> [[String: JSONValue]]
     {
         try rows.map { row in
             var row = row
-            if case .ownedBy(let column) = table.rule {
+            if case .ownedBy(let column) = table.rule, let user = caller.user {
                 if let owner = row[column] {
                     guard owner.stringValue?.lowercased() == user.userID.canonicalText else {
                         throw RestError.rowRule(table.name, anonymous: false, insert: true)
@@ -184,10 +195,14 @@ struct RestRoutes {
         }
         guard !rows.isEmpty else { return Self.json("[]", status: 201, contentRange: "*/*") }
         try checkWritable(Set(rows.flatMap(\.keys)), table: table, caller: caller, insert: true)
-        guard let user = caller.user else { throw RestError.rowRule(table.name, anonymous: true, insert: true) }
         let preferences = Self.preferences(request)
-        if table.name == "profiles" { return try await upsertProfiles(rows, request: request, query: query, user: user, sql: sql) }
-        rows = try prepare(rows, table: table, user: user, insert: true)
+        if table.name == "profiles", let user = caller.user {
+            return try await upsertProfiles(rows, request: request, query: query, user: user, sql: sql)
+        }
+        if caller == .serviceRole, table.name == "quote_of_day", preferences["resolution"] == "merge-duplicates" {
+            try checkWritable([], table: table, caller: caller, insert: false)
+        }
+        rows = try prepare(rows, table: table, caller: caller, insert: true)
 
         var columns = Array(Set(rows.flatMap(\.keys))).sorted()
         // Rows that name no column at all: every writable column, as NULLs (refused by the table's own rules).
@@ -225,7 +240,7 @@ struct RestRoutes {
         let wrapped = try sql.changed(statement, select: query.select, table: table)
         let conflictCheck = foreignConflicts
         let ownershipCheck: PGQuery? = {
-            guard case .ownedThrough(let column, let owner, let ownerColumn) = table.rule else { return nil }
+            guard case .ownedThrough(let column, let owner, let ownerColumn) = table.rule, let user = caller.user else { return nil }
             var check = PGQuery(unsafeSQL: "SELECT count(*)::int8 AS foreign_rows FROM ")
             check.append(incoming)
             check.append(PGQuery(unsafeSQL: " i WHERE NOT EXISTS (SELECT 1 FROM \"\(owner)\" o WHERE o.id = i.\"\(column)\" AND o.\"\(ownerColumn)\" = "))
@@ -299,8 +314,7 @@ struct RestRoutes {
             throw RestError(status: 400, code: "PGRST102", message: "Empty or invalid json")
         }
         try checkWritable(Set(changes.keys), table: table, caller: caller, insert: false)
-        guard let user = caller.user else { throw RestError.rowRule(table.name, anonymous: true, insert: false) }
-        if table.name == "profiles" {
+        if table.name == "profiles", let user = caller.user {
             // Only the caller's own row is visible; change it through the service when the filters select it.
             var probe = query
             probe.select = [.column(name: "id", alias: nil)]
@@ -320,7 +334,7 @@ struct RestRoutes {
             }
             return try respondChanged(request, body: visible > 0 ? body : "[]", rows: visible > 0 ? rows : 0, range: rows > 0 && visible > 0 ? "0-\(rows - 1)/*" : "*/*")
         }
-        changes = try prepare([changes], table: table, user: user, insert: false)[0]
+        changes = try prepare([changes], table: table, caller: caller, insert: false)[0]
         var assignments = changes.keys.sorted().map { "\"\($0)\" = src.\"\($0)\"" }
         if table.touchesUpdatedAt { assignments.append("updated_at = now()") }
         var statement: PGQuery = "UPDATE \(unsafeSQL: "\"\(table.name)\"") t0 SET \(unsafeSQL: assignments.joined(separator: ", ")) FROM json_populate_record(NULL::\(unsafeSQL: "\"\(table.name)\""), \(try Self.encode([changes]))::json -> 0) src"
@@ -329,15 +343,25 @@ struct RestRoutes {
         let wrapped = try sql.changed(statement, select: query.select, table: table)
         // A row may not be moved under an owner that is not the caller (the policy's WITH CHECK).
         let movedCheck: PGQuery? = {
-            guard case .ownedThrough(let column, let owner, let ownerColumn) = table.rule, let target = changes[column] else { return nil }
+            guard case .ownedThrough(let column, let owner, let ownerColumn) = table.rule, let target = changes[column],
+                  let user = caller.user else { return nil }
             return """
                 SELECT count(*)::int8 AS owned FROM \(unsafeSQL: "\"\(owner)\"") o
-                WHERE o.id::text = \(target.stringValue ?? "") AND o.\(unsafeSQL: "\"\(ownerColumn)\"") = \(user.userID)
+                WHERE o.id = \(target.stringValue ?? "")::uuid AND o.\(unsafeSQL: "\"\(ownerColumn)\"") = \(user.userID)
                 """
         }()
+        // A quote that has been a quote of the day stays as it was shown (the day's answer is kept forever).
+        let frozenCheck: PGQuery? = table.name == "quotes"
+            ? PGQuery(unsafeSQL: "SELECT count(*)::int8 AS frozen FROM quotes t0") + (try sql.whereClause(query, of: table, alias: "t0"))
+                + PGQuery(unsafeSQL: " AND EXISTS (SELECT 1 FROM quote_of_day d WHERE d.quote_id = t0.id)")
+            : nil
         let (body, rows) = try await context.pool.withTransaction { connection in
             if let movedCheck, try connection.query(movedCheck).first?.decode("owned", as: Int.self) ?? 0 == 0 {
                 throw RestError.rowRule(table.name, anonymous: false, insert: true)
+            }
+            if let frozenCheck, try connection.query(frozenCheck).first?.decode("frozen", as: Int.self) ?? 0 > 0 {
+                throw RestError(status: 409, code: "55000", message: "A quote that has been a quote of the day cannot be changed",
+                                hint: "Add a new quote instead")
             }
             let row = try connection.query(wrapped)[0]
             let rows = try row.decode("rows", as: Int.self)
