@@ -14,3 +14,16 @@ CREATE INDEX quotes_text_fts_english_idx ON quotes USING gin (to_tsvector('engli
 CREATE INDEX quotes_author_fts_english_idx ON quotes USING gin (to_tsvector('english'::regconfig, author));
 CREATE INDEX quotes_text_fts_simple_idx ON quotes USING gin (to_tsvector('simple'::regconfig, text));
 CREATE INDEX quotes_author_fts_simple_idx ON quotes USING gin (to_tsvector('simple'::regconfig, author));
+
+-- PKCE flow states of password recovery through /auth/v1 (GoTrue's flow_state): the code challenge a client sent
+-- with its recovery request, then the one-use authorization code its mail's link was exchanged for.
+CREATE TABLE recovery_flows (
+    reset_token_hash text PRIMARY KEY REFERENCES password_reset_tokens (token_hash) ON DELETE CASCADE,
+    user_id          uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    code_challenge   text NOT NULL CHECK (char_length(code_challenge) BETWEEN 43 AND 128),
+    -- SHA-256 (hex) of the authorization code, once the mail's link was followed.
+    auth_code_hash   text UNIQUE,
+    code_issued_at   timestamptz,
+    used_at          timestamptz
+);
+CREATE INDEX recovery_flows_user_id_idx ON recovery_flows (user_id);

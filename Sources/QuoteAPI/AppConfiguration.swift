@@ -35,6 +35,12 @@ public struct AppConfiguration: Sendable {
     /// The secret key of Supabase's `service_role` (`SUPABASE_SERVICE_ROLE_KEY`): row rules do not apply to it on
     /// `/rest/v1`. By default derived from the JWT key (as secret as it); it grants nothing on `/v1`.
     public var supabaseServiceRoleKey: String
+    /// This server's public base URL, for the links in recovery mail (`SUPABASE_PUBLIC_URL`; default
+    /// `http://HOST:PORT`). Never taken from a request's Host header.
+    public var supabasePublicURL: String?
+    /// Prefixes a recovery link's `redirect_to` may start with (`SUPABASE_REDIRECT_ALLOW_LIST`, comma-separated);
+    /// others go to `passwordResetURL`.
+    public var supabaseRedirectAllowList = ["quotevault://"]
 
     public init(databaseURL: String, jwtSecret: [UInt8], migrationsDirectory: URL) {
         self.databaseURL = databaseURL

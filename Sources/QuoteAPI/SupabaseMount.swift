@@ -1,10 +1,18 @@
+import QuoteVault
 import SupabaseAPI
 
 extension AppContext {
     /// The services the Supabase surface runs on: the same as `/v1`'s.
     var supabase: SupabaseContext {
-        SupabaseContext(
-            anonKey: configuration.supabaseAnonKey, serviceRoleKey: configuration.supabaseServiceRoleKey, pool: pool, signer: signer, authenticator: authenticator,
-            accounts: accounts, profiles: profiles, quoteOfTheDay: quoteOfTheDay, logger: logger)
+        let sessions = SessionIssuer(
+            signer: signer, accessTokenTTL: configuration.accessTokenTTL, refreshTokenTTL: configuration.refreshTokenTTL)
+        let recovery = PasswordRecovery(
+            pool: pool, hashing: hashing, sessions: sessions, limits: RateLimiter(enabled: configuration.rateLimitsEnabled))
+        return SupabaseContext(
+            anonKey: configuration.supabaseAnonKey, serviceRoleKey: configuration.supabaseServiceRoleKey, pool: pool, signer: signer,
+            authenticator: authenticator, accounts: accounts, profiles: profiles, quoteOfTheDay: quoteOfTheDay, recovery: recovery,
+            publicURL: configuration.supabasePublicURL ?? "http://\(configuration.host):\(configuration.port)",
+            redirects: RedirectAllowList(siteURL: configuration.passwordResetURL, prefixes: configuration.supabaseRedirectAllowList),
+            logger: logger)
     }
 }

@@ -46,6 +46,15 @@ enum AppConfigurationBuilder {
             guard serviceKey.utf8.count >= 32 else { throw ValidationError("SUPABASE_SERVICE_ROLE_KEY must be at least 32 characters") }
             configuration.supabaseServiceRoleKey = serviceKey
         }
+        if let publicURL = options.value(options.supabasePublicURL, "SUPABASE_PUBLIC_URL") {
+            guard let url = URL(string: publicURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw ValidationError("SUPABASE_PUBLIC_URL must be an http(s) URL")
+            }
+            configuration.supabasePublicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
+        }
+        if let list = options.value(options.supabaseRedirectAllowList, "SUPABASE_REDIRECT_ALLOW_LIST") {
+            configuration.supabaseRedirectAllowList = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
         guard configuration.supabaseServiceRoleKey != configuration.supabaseAnonKey else {
             throw ValidationError("SUPABASE_SERVICE_ROLE_KEY must differ from the anon key")
         }

@@ -16,11 +16,17 @@ public struct SupabaseContext: Sendable {
     public let accounts: AccountService
     public let profiles: ProfileService
     public let quoteOfTheDay: QuoteOfTheDay
+    public let recovery: PasswordRecovery
+    /// Where the mail's recovery link points: this server's public base URL (`SUPABASE_PUBLIC_URL`).
+    public let publicURL: String
+    /// Where a recovery link may send the user (`redirect_to`), and where it does when `redirect_to` is not allowed.
+    public let redirects: RedirectAllowList
     public let logger: Logger
 
     public init(
         anonKey: String, serviceRoleKey: String?, pool: PGPool, signer: JWTSigner, authenticator: Authenticator, accounts: AccountService,
-        profiles: ProfileService, quoteOfTheDay: QuoteOfTheDay, logger: Logger
+        profiles: ProfileService, quoteOfTheDay: QuoteOfTheDay, recovery: PasswordRecovery, publicURL: String,
+        redirects: RedirectAllowList, logger: Logger
     ) {
         self.anonKey = anonKey
         self.serviceRoleKey = serviceRoleKey
@@ -30,6 +36,9 @@ public struct SupabaseContext: Sendable {
         self.accounts = accounts
         self.profiles = profiles
         self.quoteOfTheDay = quoteOfTheDay
+        self.recovery = recovery
+        self.publicURL = publicURL
+        self.redirects = redirects
         self.logger = logger
     }
 }

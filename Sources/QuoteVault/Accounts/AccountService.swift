@@ -140,15 +140,7 @@ public struct AccountService: Sendable {
         let limits = self.limits
         let linkBase = resetLinkBase
         try await pool.withTransaction { connection in
-            try limits.check(RateLimiter.resetsPerEmail, email: normalised, connection)
-            try limits.record("reset_requested", email: normalised, address: nil, connection)
-            guard let row = try connection.query("SELECT id FROM users WHERE email = \(normalised)").first else { return }
-            let userID = try row.decode("id", as: UUID.self)
-            let token = try OpaqueToken.generate()
-            try connection.query("""
-                INSERT INTO password_reset_tokens (token_hash, user_id, expires_at)
-                VALUES (\(OpaqueToken.hash(token)), \(userID), now() + interval '1 hour')
-                """)
+            guard let (token, _) = try PasswordResetToken.issue(email: normalised, limits: limits, connection) else { return }
             try MailOutbox.enqueue(
                 to: normalised, subject: "Reset your QuoteVault password",
                 body: """

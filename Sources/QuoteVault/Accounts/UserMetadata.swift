@@ -3,11 +3,11 @@ import PGClient
 
 /// Supabase's `user_metadata`: any JSON object the user chooses, bounded in size because every access token
 /// carries it.
-enum UserMetadata {
+public enum UserMetadata {
     static let maximumBytes = 4096
 
     /// The stored form; `validation_failed` on `data` when it is too large.
-    static func encode(_ metadata: [String: JSONValue]) throws -> PGJSON {
+    public static func encode(_ metadata: [String: JSONValue]) throws -> PGJSON {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let data = try encoder.encode(metadata)

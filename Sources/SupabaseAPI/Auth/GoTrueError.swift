@@ -49,6 +49,17 @@ struct GoTrueError: Error {
             return (refusal == .missingKey ? noAuthorization : badJWT).response
         case let error as QuoteVaultError:
             return from(error).response
+        case let error as RecoveryError:
+            switch error {
+            case .flowStateNotFound:
+                return GoTrueError(status: 404, code: "flow_state_not_found", message: "invalid flow state, no valid flow state found").response
+            case .flowStateExpired:
+                return GoTrueError(status: 403, code: "flow_state_expired", message: "invalid flow state, flow state has expired").response
+            case .badCodeVerifier:
+                return GoTrueError(status: 403, code: "bad_code_verifier", message: "code challenge does not match previously saved code verifier").response
+            case .samePassword:
+                return GoTrueError(status: 422, code: "same_password", message: "New password should be different from the old password.").response
+            }
         case let error as HTTPError where error.status == 413:
             return GoTrueError(status: 413, code: "request_too_large", message: "Request body too large").response
         case let error as HTTPError where error.code == "invalid_json":

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 import QuoteVault
 
@@ -14,6 +15,8 @@ struct GoTrueRoutes {
             Route(.put, "/auth/v1/user", handler: answering(updateUser)),
             Route(.post, "/auth/v1/logout", handler: answering(logOut)),
             Route(.post, "/auth/v1/recover", handler: answering(recover, needsSession: false)),
+            Route(.get, "/auth/v1/verify", handler: followLink),
+            Route(.post, "/auth/v1/verify", handler: answering(verify, needsSession: false)),
         ]
     }
 
@@ -21,7 +24,9 @@ struct GoTrueRoutes {
     private struct PasswordGrant: Decodable { let email: String; let password: String }
     private struct RefreshGrant: Decodable { let refresh_token: String }
     private struct UserChanges: Decodable { let data: [String: JSONValue]?; let email: String?; let password: String? }
-    private struct RecoverBody: Decodable { let email: String }
+    private struct RecoverBody: Decodable { let email: String; let code_challenge: String?; let code_challenge_method: String? }
+    private struct PKCEGrant: Decodable { let auth_code: String; let code_verifier: String }
+    private struct VerifyBody: Decodable { let type: String; let token_hash: String?; let token: String?; let email: String? }
 
     /// Runs `handler` after checking the API key (and, where `needsSession`, the bearer token), and answers
     /// whatever it throws in GoTrue's error format.
@@ -74,9 +79,12 @@ struct GoTrueRoutes {
         case "refresh_token":
             let body = try request.decodeJSON(RefreshGrant.self)
             return Self.session(try await context.accounts.refresh(refreshToken: body.refresh_token))
+        case "pkce":
+            let body = try request.decodeJSON(PKCEGrant.self)
+            return Self.session(try await context.recovery.exchange(code: body.auth_code, verifier: body.code_verifier))
         default:
             throw GoTrueError(status: 400, code: "unsupported_grant_type",
-                              message: "grant_type must be password or refresh_token")
+                              message: "grant_type must be password, refresh_token or pkce")
         }
     }
 
@@ -93,12 +101,15 @@ struct GoTrueRoutes {
     @Sendable private func updateUser(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         let user = try signedIn(caller)
         let body = try request.decodeJSON(UserChanges.self)
-        guard body.email == nil, body.password == nil else {
-            throw GoTrueError(status: 422, code: "validation_failed",
-                              message: "Email and password changes are not supported; use password recovery")
+        guard body.email == nil else {
+            throw GoTrueError(status: 422, code: "validation_failed", message: "Email changes are not supported")
         }
-        guard let data = body.data else { return Self.user(try await context.profiles.user(user.userID)) }
-        return Self.user(try await context.profiles.mergeMetadata(user.userID, data))
+        // Validated before anything is written: a bad password leaves the metadata unchanged too.
+        if let data = body.data { _ = try UserMetadata.encode(data) }
+        var changed = try await context.profiles.user(user.userID)
+        if let password = body.password { changed = try await context.recovery.changePassword(user, to: password) }
+        if let data = body.data { changed = try await context.profiles.mergeMetadata(user.userID, data) }
+        return Self.user(changed)
     }
 
     @Sendable private func logOut(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
@@ -110,9 +121,68 @@ struct GoTrueRoutes {
         return .noContent
     }
 
-    /// Always `{}` for a well-formed email, whether or not the account exists (no account enumeration).
+    /// Always `{}` for a well-formed email, whether or not the account exists (no account enumeration). The mail
+    /// links to `GET /auth/v1/verify`, which sends the user on to an allowed `redirect_to`.
     @Sendable private func recover(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
-        try await context.accounts.requestPasswordReset(email: try request.decodeJSON(RecoverBody.self).email)
+        let body = try request.decodeJSON(RecoverBody.self)
+        if body.code_challenge != nil, body.code_challenge_method?.lowercased() != "s256" {
+            throw GoTrueError(status: 400, code: "validation_failed", message: "code_challenge_method must be s256")
+        }
+        let verifyURL = context.publicURL + "/auth/v1/verify"
+        let redirect = context.redirects.target(request.queryValue("redirect_to"))
+        try await context.recovery.request(email: body.email, codeChallenge: body.code_challenge) { token in
+            "\(verifyURL)?token=\(token)&type=recovery&redirect_to=\(Self.queryEscaped(redirect))"
+        }
         return .json(bytes: Array("{}".utf8))
+    }
+
+    /// The mail's link, opened by a browser (no key): 303 to the allowed `redirect_to` with a PKCE `code`, or with
+    /// a session in the fragment (implicit flow), or with GoTrue's error fragment for a bad or used token.
+    private var followLink: Handler {
+        let context = self.context
+        return Handler { request in
+            let target = context.redirects.target(request.queryValue("redirect_to"))
+            var location: String
+            do {
+                guard request.queryValue("type") == "recovery" else { throw QuoteVaultError.resetTokenInvalid }
+                switch try await context.recovery.follow(token: request.queryValue("token") ?? "") {
+                case .code(let code):
+                    location = target + (target.contains("?") ? "&" : "?") + "code=" + code
+                case .session(let session):
+                    location = target + "#access_token=\(session.accessToken)&expires_at=\(session.expiresAt)"
+                        + "&expires_in=\(session.expiresIn)&refresh_token=\(session.refreshToken)&token_type=bearer&type=recovery"
+                }
+            } catch QuoteVaultError.resetTokenInvalid {
+                location = target + "#error=access_denied&error_code=otp_expired"
+                    + "&error_description=Email+link+is+invalid+or+has+expired"
+            } catch {
+                return GoTrueError.answer(for: error, logger: context.logger)
+            }
+            return Response(status: 303, headers: ["Location": location, "Cache-Control": "no-store"], body: [])
+        }
+    }
+
+    /// `verifyOTP(tokenHash:type:.recovery)` or `verifyOTP(email:token:type:.recovery)` with the mail's token: a session.
+    @Sendable private func verify(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+        let body = try request.decodeJSON(VerifyBody.self)
+        guard body.type == "recovery" else {
+            throw GoTrueError(status: 400, code: "validation_failed", message: "Only type recovery is supported")
+        }
+        let result: PasswordRecovery.LinkResult
+        if let tokenHash = body.token_hash {
+            result = try await context.recovery.follow(token: tokenHash, allowingCode: false)
+        } else if let email = body.email, let token = body.token {
+            result = try await context.recovery.follow(token: token, email: email, allowingCode: false)
+        } else {
+            throw GoTrueError(status: 400, code: "validation_failed", message: "Verify requires a token_hash, or an email and a token")
+        }
+        guard case .session(let session) = result else { throw QuoteVaultError.resetTokenInvalid }
+        return Self.session(session)
+    }
+
+    /// A query value with everything but unreserved characters percent-encoded.
+    private static func queryEscaped(_ value: String) -> String {
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
     }
 }

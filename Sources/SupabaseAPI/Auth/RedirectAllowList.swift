@@ -1,0 +1,27 @@
+/// GoTrue's `URI_ALLOW_LIST` with its site URL: a recovery link's `redirect_to` is followed only when it starts
+/// with an allowed prefix that ends at a boundary (so `https://app.example` does not allow
+/// `https://app.example.evil`); anything else goes to the site URL.
+public struct RedirectAllowList: Sendable {
+    public let siteURL: String
+    public let prefixes: [String]
+
+    public init(siteURL: String, prefixes: [String]) {
+        self.siteURL = siteURL
+        self.prefixes = prefixes.filter { !$0.isEmpty }
+    }
+
+    /// `requested` when allowed, else the site URL.
+    public func target(_ requested: String?) -> String {
+        guard let requested, requested.utf8.count <= 2048, !requested.contains(where: { $0.isNewline || $0 == "\0" }),
+              prefixes.contains(where: { allows(requested, prefix: $0) })
+        else { return siteURL }
+        return requested
+    }
+
+    private func allows(_ url: String, prefix: String) -> Bool {
+        guard url.hasPrefix(prefix) else { return false }
+        if prefix.hasSuffix("/") || prefix.hasSuffix(":") { return true }
+        guard let next = url.dropFirst(prefix.count).first else { return true }
+        return "/?#".contains(next)
+    }
+}
