@@ -49,6 +49,7 @@ final class SupabaseClientTests: XCTestCase {
         let result = try run(python.path, [TestApp.repositoryRoot.appendingPathComponent("Tests/supabase/verify.py").path], environment: [
             "SB_URL": "http://127.0.0.1:\(app.application.port)",
             "SB_ANON_KEY": configuration.supabaseAnonKey,
+            "SB_SERVICE_ROLE_KEY": configuration.supabaseServiceRoleKey,
             "SB_JWT_SECRET": String(decoding: configuration.jwtSecret, as: UTF8.self),
         ])
         XCTAssertEqual(result.status, 0, result.output)

@@ -15,10 +15,13 @@ final class SupabaseRestFuzzTests: XCTestCase {
         "select=%2A%2Cquotes%28%2A%29&user_id=eq.00000000-0000-0000-0000-000000000000",
         "select=%2A&id=in.%28a%2C%22b%2Cc%22%2C%22q%5C%22x%22%29",
         "or=%28and%28id.eq.1%2Cnot.or%28a.is.null%29%29%29&select=a%3Ab%2Cc%21inner%28d%29",
+        "select=%2A%2Ccollection_quotes%28count%29&order=created_at.desc.nullslast",
+        "select=%2A&text=wfts%28english%29.love&author=not.plfts.twain&on_conflict=id",
+        "select=%2A&or=%28text.fts.love%20%26%20life%2Cauthor.phfts%28simple%29.mark%29",
     ]
     private static let tables = ["quotes", "profiles", "user_favorites", "collections", "collection_quotes", "quote_of_day"]
     private static let pieces = ["%28", "%29", "%2C", "%22", "%5C", ".", "not.", "eq.", "in.", "is.", "*", "%2A", "&", "=", ":",
-                                 "!inner", "::text", "%00", "%27", ";", "--", "select", "order=", "limit=-1", "offset=99999999999999999999"]
+                                 "!inner", "::text", "fts(", "wfts.", "(count)", "is.true", "%00", "%27", ";", "--", "select", "order=", "limit=-1", "offset=99999999999999999999"]
 
     func testMutatedQueriesNeverFailTheServer() async throws {
         let app = try await TestApp.start()

@@ -138,4 +138,53 @@ try:
 except AuthApiError as e:
     assert e.code in ("refresh_token_not_found", "refresh_token_already_used"), e.code
 
+# --- Part 3: what the app's own client (supabase-swift) needs, where supabase-py sends the same (issue 15) ---
+prefs = {"colorScheme": "dark", "accentColor": "purple", "fontSize": "large", "notificationEnabled": True,
+         "notificationTime": "08:30"}
+row = alice.table("profiles").update({"preferences": prefs, "avatar_url": "https://cdn.example/a.png"}).eq("id", alice_id).execute().data[0]
+assert row["preferences"] == prefs and row["avatar_url"] == "https://cdn.example/a.png", row
+try:
+    alice.table("profiles").update({"preferences": {"fontSize": "huge"}}).eq("id", alice_id).execute(); raise SystemExit("expected 400")
+except APIError as e:
+    assert e.code == "23514", e
+assert alice.table("profiles").select("preferences").eq("id", alice_id).single().execute().data["preferences"] == prefs
+
+# Full text on quotes (the seeded quotes are about "Love and life").
+for options in ({"type": "web_search"}, {"type": "plain", "config": "english"}, {"type": "phrase"}, {}):
+    found = alice.table("quotes").select("text").text_search("text", "love", options).limit(5).execute().data
+    assert found and all("love" in q["text"].lower() for q in found), (options, found)
+
+# Aggregates in embeds, upserts that merge answer the row, HEAD counts.
+col = alice.table("collections").insert({"name": "Counted"}).execute().data[0]
+alice.table("collection_quotes").insert({"collection_id": col["id"], "quote_id": qid}).execute()
+listed = alice.table("collections").select("*, collection_quotes(count)").eq("id", col["id"]).execute().data
+assert listed[0]["collection_quotes"] == [{"count": 1}], listed
+again = alice.table("user_favorites").upsert({"user_id": alice_id, "quote_id": qid}, on_conflict="user_id,quote_id").execute().data
+assert len(again) == 1 and again[0]["quote_id"] == qid, again
+head = alice.table("quotes").select("*", count="exact", head=True).execute()
+assert head.count == 25 and head.data == [], head
+
+# The collection takeover: Bob upserting Alice's collection id is refused, and nothing changes.
+try:
+    bob.table("collections").upsert({"id": col["id"], "name": "Bob's now"}).execute(); raise SystemExit("expected 42501")
+except APIError as e:
+    assert e.code == "42501", e
+assert alice.table("collections").select("name").eq("id", col["id"]).single().execute().data["name"] == "Counted"
+
+# Storage cacheControl sets the served max-age.
+alice.storage.from_("avatars").upload(f"{alice_id}/avatar.png", PNG, {"content-type": "image/png", "upsert": "true", "cache-control": "60"})
+served = httpx.get(alice.storage.from_("avatars").get_public_url(f"{alice_id}/avatar.png"))
+assert served.status_code == 200 and served.headers["cache-control"] == "max-age=60", served.headers
+
+# The service role writes quotes; the anon key cannot.
+SERVICE = os.environ.get("SB_SERVICE_ROLE_KEY", "")
+assert SERVICE, "SB_SERVICE_ROLE_KEY is needed"
+owner = create_client(URL, SERVICE)
+added = owner.table("quotes").insert({"text": "Added by the owners", "author": "QuoteVault", "category": "wisdom"}).execute().data
+assert added[0]["author"] == "QuoteVault", added
+try:
+    anon.table("quotes").insert({"text": "Anonymous quote", "author": "Nobody", "category": "wisdom"}).execute(); raise SystemExit("expected 42501")
+except APIError as e:
+    assert e.code == "42501", e
+
 print("ALL OK")
