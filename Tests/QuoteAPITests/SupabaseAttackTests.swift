@@ -1,5 +1,6 @@
 import Foundation
 import PGClient
+@testable import SupabaseAPI
 import TestSupport
 import XCTest
 
@@ -201,5 +202,37 @@ final class SupabaseAttackTests: XCTestCase {
         let other = try app.client.send("POST", "/storage/v1/object/avatars/\(UUID().uuidString.lowercased())/a.png",
                                         headers: app.supabaseHeaders(user, ["Content-Type": "image/png"]), body: png)
         XCTAssertEqual((try? other.jsonObject())?["statusCode"] as? String, "403")
+    }
+}
+
+/// How `/rest/v1` answers the database errors a client cannot cause directly but load can: a statement stopped by
+/// the server's statement timeout (a real error from PostgreSQL) and an exhausted pool.
+final class SupabaseDatabaseErrorTests: XCTestCase {
+    private struct StatementNotStopped: Error {}
+
+    func testAStatementTimeoutIsA504AndAnExhaustedPoolA503() async throws {
+        let app = try await TestApp.start()
+        let timeout: PGError = try await app.withConnection { connection in
+            try connection.query("SET statement_timeout = '10ms'")
+            defer { _ = try? connection.query("RESET statement_timeout") }
+            do {
+                try connection.query("SELECT pg_sleep(1)")
+                throw StatementNotStopped()
+            } catch let error as PGError {
+                return error
+            }
+        }
+        XCTAssertEqual(timeout.sqlState?.rawValue, "57014")
+        let answer = RestError.answer(for: timeout, anonymous: false, logger: app.application.context.logger)
+        XCTAssertEqual(answer.status, 504)
+        let body = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])
+        XCTAssertEqual(body["code"] as? String, "57014")
+        XCTAssertNotNil(body["message"] as? String)
+
+        let exhausted = RestError.answer(for: PGError(kind: .poolExhausted, message: "no connection"), anonymous: true,
+                                         logger: app.application.context.logger)
+        XCTAssertEqual(exhausted.status, 503)
+        XCTAssertEqual(exhausted.headers["Retry-After"], "1")
+        await app.stop()
     }
 }
