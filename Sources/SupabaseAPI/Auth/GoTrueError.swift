@@ -50,16 +50,7 @@ struct GoTrueError: Error {
         case let error as QuoteVaultError:
             return from(error).response
         case let error as RecoveryError:
-            switch error {
-            case .flowStateNotFound:
-                return GoTrueError(status: 404, code: "flow_state_not_found", message: "invalid flow state, no valid flow state found").response
-            case .flowStateExpired:
-                return GoTrueError(status: 403, code: "flow_state_expired", message: "invalid flow state, flow state has expired").response
-            case .badCodeVerifier:
-                return GoTrueError(status: 403, code: "bad_code_verifier", message: "code challenge does not match previously saved code verifier").response
-            case .samePassword:
-                return GoTrueError(status: 422, code: "same_password", message: "New password should be different from the old password.").response
-            }
+            return from(error).response
         case let error as HTTPError where error.status == 413:
             return GoTrueError(status: 413, code: "request_too_large", message: "Request body too large").response
         case let error as HTTPError where error.code == "invalid_json":
@@ -72,6 +63,20 @@ struct GoTrueError: Error {
         default:
             logger.error("auth request failed", metadata: ["error": "\(error)"])
             return GoTrueError(status: 500, code: "unexpected_failure", message: "Unexpected failure").response
+        }
+    }
+
+    private static func from(_ error: RecoveryError) -> GoTrueError {
+        switch error {
+        case .flowStateNotFound:
+            return GoTrueError(status: 404, code: "flow_state_not_found", message: "invalid flow state, no valid flow state found")
+        case .flowStateExpired:
+            return GoTrueError(status: 403, code: "flow_state_expired", message: "invalid flow state, flow state has expired")
+        case .badCodeVerifier:
+            return GoTrueError(status: 403, code: "bad_code_verifier",
+                               message: "code challenge does not match previously saved code verifier")
+        case .samePassword:
+            return GoTrueError(status: 422, code: "same_password", message: "New password should be different from the old password.")
         }
     }
 

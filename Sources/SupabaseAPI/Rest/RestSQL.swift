@@ -49,22 +49,22 @@ struct RestSQL {
             case .embed(let name, let label, _, let inner):
                 let (target, relation) = try embedding(name, from: table)
                 let child = "t\(depth + 1)"
+                // The related rows the caller may see.
+                var related = PGQuery(unsafeSQL: " FROM \(quoted(target.name)) \(child) WHERE "
+                    + "\(child).\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local)) AND ")
+                related.append(rule(target, alias: child))
                 if let countLabel = Self.countAggregate(inner, of: target) {
-                    // `collection_quotes(count)`: counted in the database, over the rows the caller may see.
-                    var part = PGQuery(unsafeSQL: "(SELECT ")
-                    part.append(PGQuery(unsafeSQL: relation.cardinality == .toMany ? "json_build_array(json_build_object(" : "json_build_object("))
-                    part.append(PGQuery(unsafeSQL: "'\(countLabel)', count(*))"))
-                    if relation.cardinality == .toMany { part.append(PGQuery(unsafeSQL: ")")) }
-                    part.append(PGQuery(unsafeSQL: " FROM \(quoted(target.name)) \(child) WHERE \(child).\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local)) AND "))
-                    part.append(rule(target, alias: child))
+                    // `collection_quotes(count)`: counted in the database.
+                    let count = "json_build_object('\(countLabel)', count(*))"
+                    var part = PGQuery(unsafeSQL: "(SELECT " + (relation.cardinality == .toMany ? "json_build_array(\(count))" : count))
+                    part.append(related)
                     part.append(PGQuery(unsafeSQL: ") AS \(quoted(label ?? target.name))"))
                     parts.append(part)
                     continue
                 }
                 var subquery = PGQuery(unsafeSQL: "SELECT ")
                 subquery.append(try projection(inner, of: target, alias: child, depth: depth + 1))
-                subquery.append(PGQuery(unsafeSQL: " FROM \(quoted(target.name)) \(child) WHERE \(child).\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local)) AND "))
-                subquery.append(rule(target, alias: child))
+                subquery.append(related)
                 var part: PGQuery
                 switch relation.cardinality {
                 case .toOne: part = PGQuery(unsafeSQL: "(SELECT row_to_json(e) FROM (")

@@ -1,0 +1,233 @@
+import Foundation
+import HTTPServer
+import PGClient
+import QuoteVault
+
+/// `/rest/v1` writes: POST (insert and upsert), PATCH and DELETE, with each table's row rule checked in the same
+/// transaction as the write.
+extension RestRoutes {
+    // MARK: write checks
+
+    /// The columns a write names: each must exist and be writable, and the table must take writes. The service
+    /// role writes every column of every table but two: profiles (each user's own, through their rules) and a
+    /// quote_of_day row once written (a day's quote is kept as it was shown; new dates may be pinned).
+    func checkWritable(_ keys: Set<String>, table: RestSchema.Table, caller: SupabaseCaller, insert: Bool) throws {
+        if caller == .serviceRole {
+            if table.name == "profiles" || (table.name == "quote_of_day" && !insert) {
+                var refusal = RestError.rowRule(table.name, anonymous: false, insert: insert)
+                refusal.hint = table.name == "profiles"
+                    ? "profiles are written by their owners" : "a date's quote is kept once chosen; pin dates that have none"
+                throw refusal
+            }
+            for key in keys.sorted() { _ = try RestSQL(caller: caller).column(key, of: table) }
+            return
+        }
+        if case .publicReadOnly = table.rule { throw RestError.rowRule(table.name, anonymous: caller.user == nil, insert: insert) }
+        guard caller.user != nil else { throw RestError.rowRule(table.name, anonymous: true, insert: insert) }
+        for key in keys.sorted() {
+            let column = try RestSQL(caller: caller).column(key, of: table)
+            guard column.writable else { throw RestError.rowRule(table.name, anonymous: false, insert: insert) }
+        }
+    }
+
+    /// Fills the owner column with the caller (as Supabase's `default auth.uid()`) and refuses a row owned
+    /// by someone else; applies the services' own validation to collection names.
+    func prepare(_ rows: [[String: JSONValue]], table: RestSchema.Table, caller: SupabaseCaller, insert: Bool) throws
+        -> [[String: JSONValue]]
+    {
+        try rows.map { row in
+            var row = row
+            if case .ownedBy(let column) = table.rule, let user = caller.user {
+                if let owner = row[column] {
+                    guard owner.stringValue?.lowercased() == user.userID.canonicalText else {
+                        throw RestError.rowRule(table.name, anonymous: false, insert: true)
+                    }
+                } else if insert {
+                    row[column] = .string(user.userID.canonicalText)
+                }
+            }
+            if table.name == "collections", let name = row["name"] {
+                guard let text = name.stringValue else { throw QuoteVaultError.invalid("name", "must be a string") }
+                row["name"] = .string(try CollectionsService.validateName(text))
+            }
+            return row
+        }
+    }
+
+    // MARK: insert and upsert
+
+    /// The most rows one POST writes; a larger array is refused whole (413), before any SQL.
+    static let maximumRowsPerWrite = 1000
+
+    @Sendable func insert(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+        let sql = RestSQL(caller: caller)
+        let table = try sql.table(request.pathParameter("table"))
+        let query = try RestQuery.parse(request.query)
+        var rows = try Self.bodyRows(request)
+        guard rows.count <= Self.maximumRowsPerWrite else {
+            throw RestError(status: 413, code: "54000", message: "A write takes at most \(Self.maximumRowsPerWrite) rows",
+                            details: "The request has \(rows.count) rows")
+        }
+        guard !rows.isEmpty else { return Self.json("[]", status: 201, contentRange: "*/*") }
+        try checkWritable(Set(rows.flatMap(\.keys)), table: table, caller: caller, insert: true)
+        let preferences = Self.preferences(request)
+        if table.name == "profiles", let user = caller.user {
+            return try await upsertProfiles(rows, request: request, query: query, user: user, sql: sql)
+        }
+        if caller == .serviceRole, table.name == "quote_of_day", preferences["resolution"] == "merge-duplicates" {
+            try checkWritable([], table: table, caller: caller, insert: false)
+        }
+        rows = try prepare(rows, table: table, caller: caller, insert: true)
+
+        var columns = Array(Set(rows.flatMap(\.keys))).sorted()
+        // Rows that name no column at all: every writable column, as NULLs (refused by the table's own rules).
+        if columns.isEmpty { columns = table.columns.filter(\.writable).map(\.name) }
+        let list = columns.map { "\"\($0)\"" }.joined(separator: ", ")
+        let rowsJSON = try Self.encode(rows)
+        let incoming = PGQuery(unsafeSQL: "json_populate_recordset(NULL::\"\(table.name)\", ") + "\(rowsJSON)" + PGQuery(unsafeSQL: "::json)")
+        var statement: PGQuery = "INSERT INTO \(unsafeSQL: "\"\(table.name)\"") AS t0 (\(unsafeSQL: list)) SELECT \(unsafeSQL: list) FROM "
+        statement.append(incoming)
+        // Upserts: the conflict target must be a unique key, and a conflicting row is only ever updated when the
+        // caller's row rule allows it (the guard is in the statement itself, so no race can slip past it).
+        var foreignConflicts: PGQuery?
+        if let resolution = preferences["resolution"] {
+            let target = try conflictTarget(query.onConflict, of: table)
+            let conflict = "ON CONFLICT (\(target.map { "\"\($0)\"" }.joined(separator: ", ")))"
+            let updates = columns.filter { !target.contains($0) }
+            if resolution == "merge-duplicates" {
+                // With nothing to change, the conflicting row is still "updated" to itself so that it is returned.
+                var set = (updates.isEmpty ? [target[0]] : updates).map { "\"\($0)\" = EXCLUDED.\"\($0)\"" }
+                if table.touchesUpdatedAt, !updates.isEmpty { set.append("updated_at = now()") }
+                statement.append(PGQuery(unsafeSQL: " \(conflict) DO UPDATE SET \(set.joined(separator: ", ")) WHERE "))
+                statement.append(sql.rule(table, alias: "t0"))
+            } else {
+                statement.append(PGQuery(unsafeSQL: " \(conflict) DO NOTHING"))
+            }
+            var check = PGQuery(unsafeSQL: "SELECT count(*)::int8 AS foreign_rows FROM ")
+            check.append(incoming)
+            check.append(PGQuery(unsafeSQL: " i WHERE EXISTS (SELECT 1 FROM \"\(table.name)\" t0 WHERE "
+                + target.map { "t0.\"\($0)\" = i.\"\($0)\"" }.joined(separator: " AND ") + " AND NOT ("))
+            check.append(sql.rule(table, alias: "t0"))
+            check.append(PGQuery(unsafeSQL: "))"))
+            foreignConflicts = check
+        }
+        statement.append(" RETURNING t0.*, (t0.xmax = 0) AS qv_inserted")
+        let wrapped = try sql.changed(statement, select: query.select, table: table)
+        let conflictCheck = foreignConflicts
+        let ownershipCheck: PGQuery? = {
+            guard case .ownedThrough(let column, let owner, let ownerColumn) = table.rule, let user = caller.user else { return nil }
+            var check = PGQuery(unsafeSQL: "SELECT count(*)::int8 AS foreign_rows FROM ")
+            check.append(incoming)
+            check.append(PGQuery(unsafeSQL: " i WHERE NOT EXISTS (SELECT 1 FROM \"\(owner)\" o WHERE o.id = i.\"\(column)\" AND o.\"\(ownerColumn)\" = "))
+            check.append("\(user.userID))")
+            return check
+        }()
+        let result = try await context.pool.withTransaction { connection in
+            if let ownershipCheck, try connection.query(ownershipCheck).first?.decode("foreign_rows", as: Int.self) ?? 0 > 0 {
+                throw RestError.rowRule(table.name, anonymous: false, insert: true)
+            }
+            let row = try connection.query(wrapped).first
+            // After the write (which waited for any concurrent writer of the same keys): a conflicting row the
+            // caller may not change refuses the whole request, and the transaction rolls back.
+            if let conflictCheck, try connection.query(conflictCheck).first?.decode("foreign_rows", as: Int.self) ?? 0 > 0 {
+                throw RestError.rowRule(table.name, anonymous: false, insert: false)
+            }
+            let rows = try row?.decode("rows", as: Int.self) ?? 0
+            try Self.checkSingular(request, rows: rows)
+            return (try row?.decode("body", as: String.self) ?? "[]", rows, try row?.decode("inserted", as: Int.self) ?? 0)
+        }
+        let status = preferences["resolution"] == "merge-duplicates" && result.2 == 0 ? 200 : 201
+        guard preferences["return"] == "representation" else { return Response(status: status) }
+        if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject(result.0, rows: result.1), status: status) }
+        return Self.json(result.0, status: status, contentRange: "*/*")
+    }
+
+    /// `on_conflict` (or the primary key): the columns of one of the table's unique keys, in any order.
+    func conflictTarget(_ names: [String]?, of table: RestSchema.Table) throws -> [String] {
+        guard let names else { return table.primaryKey }
+        for name in names { _ = try RestSQL(caller: .anonymous).column(name, of: table) }
+        guard Set(names) == Set(table.primaryKey), names.count == table.primaryKey.count else {
+            throw RestError(status: 400, code: "42P10",
+                            message: "there is no unique or exclusion constraint matching the ON CONFLICT specification",
+                            hint: "on_conflict must name exactly the columns of \(table.name)'s key: \(table.primaryKey.joined(separator: ","))")
+        }
+        return names
+    }
+
+    // MARK: update and delete
+
+    @Sendable func update(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+        let sql = RestSQL(caller: caller)
+        let table = try sql.table(request.pathParameter("table"))
+        let query = try RestQuery.parse(request.query)
+        guard !query.conditions.isEmpty else { throw RestError.missingWhere("UPDATE") }
+        guard case .object(var changes) = try request.decodeJSON(JSONValue.self) else {
+            throw RestError(status: 400, code: "PGRST102", message: "Empty or invalid json")
+        }
+        try checkWritable(Set(changes.keys), table: table, caller: caller, insert: false)
+        if table.name == "profiles", let user = caller.user {
+            return try await updateProfile(request, query: query, changes: changes, user: user, sql: sql)
+        }
+        changes = try prepare([changes], table: table, caller: caller, insert: false)[0]
+        var assignments = changes.keys.sorted().map { "\"\($0)\" = src.\"\($0)\"" }
+        if table.touchesUpdatedAt { assignments.append("updated_at = now()") }
+        var statement: PGQuery = "UPDATE \(unsafeSQL: "\"\(table.name)\"") t0 SET \(unsafeSQL: assignments.joined(separator: ", ")) FROM json_populate_record(NULL::\(unsafeSQL: "\"\(table.name)\""), \(try Self.encode([changes]))::json -> 0) src"
+        statement.append(try sql.whereClause(query, of: table, alias: "t0"))
+        statement.append(" RETURNING t0.*, FALSE AS qv_inserted")
+        let wrapped = try sql.changed(statement, select: query.select, table: table)
+        // A row may not be moved under an owner that is not the caller (the policy's WITH CHECK).
+        let movedCheck: PGQuery? = {
+            guard case .ownedThrough(let column, let owner, let ownerColumn) = table.rule, let target = changes[column],
+                  let user = caller.user else { return nil }
+            return """
+                SELECT count(*)::int8 AS owned FROM \(unsafeSQL: "\"\(owner)\"") o
+                WHERE o.id = \(target.stringValue ?? "")::uuid AND o.\(unsafeSQL: "\"\(ownerColumn)\"") = \(user.userID)
+                """
+        }()
+        // A quote that has been a quote of the day stays as it was shown (the day's answer is kept forever).
+        let frozenCheck: PGQuery? = table.name == "quotes"
+            ? PGQuery(unsafeSQL: "SELECT count(*)::int8 AS frozen FROM quotes t0") + (try sql.whereClause(query, of: table, alias: "t0"))
+                + PGQuery(unsafeSQL: " AND EXISTS (SELECT 1 FROM quote_of_day d WHERE d.quote_id = t0.id)")
+            : nil
+        let (body, rows) = try await context.pool.withTransaction { connection in
+            if let movedCheck, try connection.query(movedCheck).first?.decode("owned", as: Int.self) ?? 0 == 0 {
+                throw RestError.rowRule(table.name, anonymous: false, insert: true)
+            }
+            if let frozenCheck, try connection.query(frozenCheck).first?.decode("frozen", as: Int.self) ?? 0 > 0 {
+                throw RestError(status: 409, code: "55000", message: "A quote that has been a quote of the day cannot be changed",
+                                hint: "Add a new quote instead")
+            }
+            let row = try connection.query(wrapped)[0]
+            let rows = try row.decode("rows", as: Int.self)
+            try Self.checkSingular(request, rows: rows)
+            return (try row.decode("body", as: String.self), rows)
+        }
+        return try respondChanged(request, body: body, rows: rows, range: rows > 0 ? "0-\(rows - 1)/*" : "*/*")
+    }
+
+    @Sendable func delete(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+        let sql = RestSQL(caller: caller)
+        let table = try sql.table(request.pathParameter("table"))
+        let query = try RestQuery.parse(request.query)
+        guard !query.conditions.isEmpty else { throw RestError.missingWhere("DELETE") }
+        try checkWritable([], table: table, caller: caller, insert: false)
+        var statement: PGQuery = "DELETE FROM \(unsafeSQL: "\"\(table.name)\"") t0"
+        statement.append(try sql.whereClause(query, of: table, alias: "t0"))
+        statement.append(" RETURNING t0.*, FALSE AS qv_inserted")
+        let wrapped = try sql.changed(statement, select: query.select, table: table)
+        let (body, rows) = try await context.pool.withTransaction { connection in
+            let row = try connection.query(wrapped)[0]
+            let rows = try row.decode("rows", as: Int.self)
+            try Self.checkSingular(request, rows: rows)
+            return (try row.decode("body", as: String.self), rows)
+        }
+        return try respondChanged(request, body: body, rows: rows, range: "*/*")
+    }
+
+    /// PATCH and DELETE: the changed rows with `return=representation`, else 204.
+    func respondChanged(_ request: Request, body: String, rows: Int, range: String) throws -> Response {
+        guard Self.preferences(request)["return"] == "representation" else { return Response(status: 204) }
+        if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject(body, rows: rows), status: 200) }
+        return Self.json(body, status: 200, contentRange: range)
+    }
+}
