@@ -146,47 +146,62 @@ final class SyncFeedTests: XCTestCase {
         let url = app.databaseURL
         let port = app.application.port
         let written = Locked(false)
-        let readers = try await withThrowingTaskGroup(of: SyncedLibrary?.self) { group in
-            for writer in 0..<writers {
-                group.addTask {
-                    let connection = try PGConnection(connectionString: url)
-                    var generator = SplitMix64(seed: UInt64(writer + 1))
-                    for quote in quotes[(writer * perWriter)..<((writer + 1) * perWriter)] {
-                        let pause = Double(generator.next() % 8) / 1000
-                        try connection.transaction { connection in
-                            try connection.query("INSERT INTO user_favorites (user_id, quote_id) VALUES (\(user.id), \(quote))")
-                            try connection.query("SELECT pg_sleep(\(pause))")
-                        }
-                    }
-                    return nil
+        // Real threads, not tasks: the blocking clients must truly run at once (the cooperative pool has one
+        // thread per core, which would run them nearly one after another and hide the race).
+        let writerFailures = onThreads(writers) { writer in
+            let connection = try PGConnection(connectionString: url)
+            var generator = SplitMix64(seed: UInt64(writer + 1))
+            for quote in quotes[(writer * perWriter)..<((writer + 1) * perWriter)] {
+                // The change gets its position at the insert; the commit comes a random while later.
+                let pause = Double(generator.next() % 8) / 1000
+                try connection.transaction { connection in
+                    try connection.query("INSERT INTO user_favorites (user_id, quote_id) VALUES (\(user.id), \(quote))")
+                    try connection.query("SELECT pg_sleep(\(pause))")
                 }
             }
-            for _ in 0..<3 {
-                group.addTask {
-                    let client = HTTPTestClient(port: port)
-                    var library = SyncedLibrary()
-                    var token = try client.pull(user, since: nil, limit: 7, into: &library)
-                    for _ in 0..<2_000 where !written.value {
-                        token = try client.pull(user, since: token, limit: 7, into: &library)
-                    }
-                    // Once every writer is done, one more sync from the reader's own token.
-                    try client.pull(user, since: token, limit: 7, into: &library)
-                    return library
-                }
-            }
-            var libraries: [SyncedLibrary] = []
-            var writersLeft = writers
-            for try await result in group {
-                if let library = result { libraries.append(library) } else {
-                    writersLeft -= 1
-                    if writersLeft == 0 { written.value = true }
-                }
-            }
-            return libraries
         }
+        let readerLibraries = Locked([SyncedLibrary]())
+        let readerFailures = onThreads(3) { _ in
+            let client = HTTPTestClient(port: port)
+            var library = SyncedLibrary()
+            var token = try client.pull(user, since: nil, limit: 7, into: &library)
+            for _ in 0..<5_000 where !written.value {
+                token = try client.pull(user, since: token, limit: 7, into: &library)
+            }
+            // Once every writer is done, one more sync from the reader's own token.
+            try client.pull(user, since: token, limit: 7, into: &library)
+            readerLibraries.value.append(library)
+        }
+        try await Task.detached { try writerFailures.wait() }.value
+        written.value = true
+        try await Task.detached { try readerFailures.wait() }.value
+        let readers = readerLibraries.value
         XCTAssertEqual(readers.count, 3)
         for library in readers { XCTAssertEqual(library.favorites, Set(quotes.map(lower))) }
         await app.stop()
+    }
+}
+
+/// Runs `count` copies of `body` on their own threads; `wait()` blocks until all ended and rethrows a failure.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) -> ThreadGroup {
+    let group = ThreadGroup()
+    for index in 0..<count {
+        group.group.enter()
+        Thread {
+            do { try body(index) } catch { group.failure.value = error }
+            group.group.leave()
+        }.start()
+    }
+    return group
+}
+
+final class ThreadGroup: Sendable {
+    let group = DispatchGroup()
+    let failure = Locked<(any Error)?>(nil)
+
+    func wait() throws {
+        group.wait()
+        if let error = failure.value { throw error }
     }
 }
 
