@@ -133,6 +133,18 @@ final class IdempotencyKeyTests: XCTestCase {
             try $0.query("SELECT count(*)::int8 AS n FROM idempotency_keys")[0].decode("n", as: Int.self)
         }
         XCTAssertEqual(stored, 1)
+
+        // The document names the header on exactly the writes that take it.
+        let paths = try XCTUnwrap(try app.client.get("/openapi.json").jsonObject()["paths"] as? [String: [String: Any]])
+        for route in app.application.server.router.routes where route.pattern.hasPrefix("/v1/") {
+            let operation = paths[route.pattern]?[route.method.rawValue.lowercased()] as? [String: Any]
+            let documented = (operation?["parameters"] as? [[String: Any]] ?? []).contains {
+                $0["$ref"] as? String == "#/components/parameters/IdempotencyKey"
+            }
+            let write = ["POST", "PUT", "PATCH", "DELETE"].contains(route.method.rawValue)
+            let takesKey = write && (!route.pattern.hasPrefix("/v1/auth/") || route.pattern == "/v1/auth/logout")
+            XCTAssertEqual(documented, takesKey, "\(route.method) \(route.pattern)")
+        }
         await app.stop()
     }
 }

@@ -151,4 +151,41 @@ final class SyncBatchTests: XCTestCase {
         XCTAssertEqual(try app.client.get("/v1/collections", headers: other.authorization).items().count, 0)
         await app.stop()
     }
+
+    /// Two server instances on one database, a batch and an idempotent POST retried at once through both:
+    /// each operation runs once, every answer is the first one.
+    func testTwoInstancesRetryingAtOnceApplyEachOperationOnce() async throws {
+        let first = try await TestApp.start { $0.databasePoolSize = 6 }
+        let second = try await TestApp.start(databaseURL: first.databaseURL) { $0.databasePoolSize = 6 }
+        let user = try await first.makeUser()
+        let collection = lower(UUID())
+        let batch: [[String: Any]] = [
+            ["id": lower(UUID()), "op": "collection.create", "collection_id": collection, "name": "Once"],
+            ["id": lower(UUID()), "op": "collection.rename", "collection_id": collection, "name": "Renamed once"],
+        ]
+        let ports = [first.application.port, second.application.port]
+        let answers = try await withThrowingTaskGroup(of: [Int].self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    let client = HTTPTestClient(port: ports[index % 2])
+                    if index % 4 == 3 {
+                        // An idempotent POST /v1/collections through either instance, same key.
+                        let response = try client.send("POST", "/v1/collections", json: ["name": "Keyed"],
+                                                       headers: user.authorization.merging(["Idempotency-Key": "both"]) { $1 })
+                        return [response.status]
+                    }
+                    let body = try client.push(user, batch).jsonObject()
+                    return (body["results"] as? [[String: Any]] ?? []).map { $0["status"] as? Int ?? -1 }
+                }
+            }
+            return try await group.reduce(into: [[Int]]()) { $0.append($1) }
+        }
+        XCTAssertEqual(answers.filter { $0.count == 2 }.count, 6)
+        for statuses in answers where statuses.count == 2 { XCTAssertEqual(statuses, [201, 200]) }
+        for statuses in answers where statuses.count == 1 { XCTAssertEqual(statuses, [201]) }
+        let names = try first.client.get("/v1/collections", headers: user.authorization).items().compactMap { $0["name"] as? String }
+        XCTAssertEqual(names.sorted(), ["Keyed", "Renamed once"])
+        await second.stop()
+        await first.stop()
+    }
 }
