@@ -33,20 +33,25 @@ CREATE TABLE sync_changes (
     changed_at timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT sync_changes_pkey PRIMARY KEY (user_id, seq)
 );
--- Pruning finds the oldest changes without scanning every user.
-CREATE INDEX sync_changes_changed_at_idx ON sync_changes (changed_at);
+-- Pruning finds the oldest changes without scanning every user. Rows arrive in time order, so a BRIN index
+-- (a few pages, next to nothing to maintain per insert) finds the old block ranges.
+CREATE INDEX sync_changes_changed_at_idx ON sync_changes USING brin (changed_at);
 
--- Records one change of `p_user` with the user's next number (see the top of this file). Does nothing for a
--- user being deleted (cascades from DELETE users fire after the user's row is gone).
+-- Records one change of `p_user` with the user's next number (see the top of this file). For a user being
+-- deleted (cascades from DELETE users) it records nothing, or something that goes with the user's position row.
 CREATE FUNCTION sync_record(p_user uuid, p_kind text, p_op text, p_object uuid, p_quote uuid) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
     next_seq bigint;
 BEGIN
-    INSERT INTO sync_positions AS p (user_id, last_seq)
-    SELECT p_user, 1 WHERE EXISTS (SELECT 1 FROM users WHERE id = p_user)
-    ON CONFLICT (user_id) DO UPDATE SET last_seq = p.last_seq + 1
-    RETURNING last_seq INTO next_seq;
+    UPDATE sync_positions SET last_seq = last_seq + 1 WHERE user_id = p_user RETURNING last_seq INTO next_seq;
+    IF next_seq IS NULL THEN
+        -- The user's first change (or a user being deleted, whose row is gone or about to be).
+        INSERT INTO sync_positions AS p (user_id, last_seq)
+        SELECT p_user, 1 WHERE EXISTS (SELECT 1 FROM users WHERE id = p_user)
+        ON CONFLICT (user_id) DO UPDATE SET last_seq = p.last_seq + 1
+        RETURNING last_seq INTO next_seq;
+    END IF;
     IF next_seq IS NOT NULL THEN
         INSERT INTO sync_changes (user_id, seq, kind, op, object_id, quote_id)
         VALUES (p_user, next_seq, p_kind, p_op, p_object, p_quote);

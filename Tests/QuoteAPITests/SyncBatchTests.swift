@@ -163,6 +163,7 @@ final class SyncBatchTests: XCTestCase {
             ["id": lower(UUID()), "op": "collection.create", "collection_id": collection, "name": "Once"],
             ["id": lower(UUID()), "op": "collection.rename", "collection_id": collection, "name": "Renamed once"],
         ]
+        let body = Array(try JSONSerialization.data(withJSONObject: ["operations": batch]))
         let ports = [first.application.port, second.application.port]
         let answers = try await withThrowingTaskGroup(of: [Int].self) { group in
             for index in 0..<8 {
@@ -174,8 +175,9 @@ final class SyncBatchTests: XCTestCase {
                                                        headers: user.authorization.merging(["Idempotency-Key": "both"]) { $1 })
                         return [response.status]
                     }
-                    let body = try client.push(user, batch).jsonObject()
-                    return (body["results"] as? [[String: Any]] ?? []).map { $0["status"] as? Int ?? -1 }
+                    let answer = try client.send("POST", "/v1/sync", headers: user.authorization.merging(["Content-Type": "application/json"]) { $1 },
+                                                 body: body).jsonObject()
+                    return (answer["results"] as? [[String: Any]] ?? []).map { $0["status"] as? Int ?? -1 }
                 }
             }
             return try await group.reduce(into: [[Int]]()) { $0.append($1) }

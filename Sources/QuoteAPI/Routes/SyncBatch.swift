@@ -5,11 +5,13 @@ import QuoteVault
 
 /// Applies the queued operations of `POST /v1/sync` in order, each at most once.
 ///
-/// Each operation runs in its own transaction that first claims its id in `sync_operations` (a repeated id,
-/// in this batch, a later one, or one running concurrently on another instance, finds the claim and gets the
-/// stored result instead) and records its result before committing: the effect and the memory of it commit
-/// together. The operation itself runs under a savepoint, so one that fails (404, 409, 422) is rolled back
-/// alone and its failure is the remembered result. A 5xx is not remembered: the operation may be retried.
+/// The whole batch is one transaction (one commit, not one per operation): it first claims every operation id
+/// in `sync_operations` in one statement, in id order (a concurrent retry of the same batch, on any instance,
+/// waits for this one's claims without holding anything this one needs, then reads its results); ids already
+/// claimed by an earlier batch answer their stored result. Each claimed operation runs under a savepoint, so
+/// one that fails (404, 409, 422) is rolled back alone and its failure is the result remembered; the results are
+/// stored before the commit, with the effects. A database failure fails the whole batch (5xx, nothing applied,
+/// nothing remembered): the client sends it again.
 struct SyncBatch {
     /// One operation's outcome: what its `/v1` route would answer.
     struct Result: Sendable {
@@ -23,47 +25,50 @@ struct SyncBatch {
     let pool: PGPool
 
     func apply(_ operations: [SyncOperation], userID: UUID) async throws -> [Result] {
-        try await pool.withConnection { connection in
-            operations.map { operation in
-                do {
-                    return try connection.transaction { connection in
-                        try Self.applyOnce(operation, userID: userID, connection)
-                    }
-                } catch {
-                    let problem = HTTPError.answering(error)
-                    return Result(id: operation.id, status: problem.status, code: problem.code, object: nil)
-                }
-            }
-        }
+        guard !operations.isEmpty else { return [] }
+        return try await pool.withTransaction { connection in try Self.apply(operations, userID: userID, connection) }
     }
 
-    private static func applyOnce(_ operation: SyncOperation, userID: UUID, _ connection: PGConnection) throws -> Result {
-        let claimed = try connection.query("""
-            INSERT INTO sync_operations (user_id, id, status) VALUES (\(userID), \(operation.id), 0)
-            ON CONFLICT (user_id, id) DO NOTHING
-            """).affectedRows == 1
-        guard claimed else {
-            let row = try connection.query("""
-                SELECT status, code, object FROM sync_operations WHERE user_id = \(userID) AND id = \(operation.id)
-                """)[0]
-            return Result(id: operation.id, status: try row.decode("status"), code: try row.decode("code"),
-                          object: try row.decode("object", as: String?.self).map { Array($0.utf8) })
-        }
-        let result: Result
-        do {
-            result = try connection.transaction { connection in try run(operation, userID: userID, connection) }
-        } catch {
-            let problem = HTTPError.answering(error)
-            // Rolls the claim back with the transaction: a database failure is not an answer to remember.
-            if problem.status >= 500 { throw error }
-            result = Result(id: operation.id, status: problem.status, code: problem.code, object: nil)
-        }
-        try connection.query("""
-            UPDATE sync_operations SET status = \(result.status), code = \(result.code),
-                object = \(result.object.map { String(decoding: $0, as: UTF8.self) })
-            WHERE user_id = \(userID) AND id = \(operation.id)
+    private static func apply(_ operations: [SyncOperation], userID: UUID, _ connection: PGConnection) throws -> [Result] {
+        let ids = Array(Set(operations.map(\.id)))
+        let claimed = Set(try connection.query("""
+            INSERT INTO sync_operations (user_id, id, status)
+            SELECT \(userID), id, 0 FROM unnest(\(ids)::uuid[]) AS claim (id) ORDER BY id
+            ON CONFLICT (user_id, id) DO NOTHING RETURNING id
+            """).map { try $0.decode("id", as: UUID.self) })
+        var results: [UUID: Result] = [:]
+        for row in try connection.query("""
+            SELECT id, status, code, object FROM sync_operations
+            WHERE user_id = \(userID) AND id = ANY(\(ids.filter { !claimed.contains($0) })::uuid[])
             """)
-        return result
+        {
+            let id = try row.decode("id", as: UUID.self)
+            results[id] = Result(id: id, status: try row.decode("status"), code: try row.decode("code"),
+                                 object: try row.decode("object", as: String?.self).map { Array($0.utf8) })
+        }
+        var applied: [Result] = []
+        for operation in operations where results[operation.id] == nil {
+            let result: Result
+            do {
+                result = try connection.transaction { connection in try run(operation, userID: userID, connection) }
+            } catch {
+                let problem = HTTPError.answering(error)
+                if problem.status >= 500 { throw error }
+                result = Result(id: operation.id, status: problem.status, code: problem.code, object: nil)
+            }
+            results[operation.id] = result
+            applied.append(result)
+        }
+        if !applied.isEmpty {
+            try connection.query("""
+                UPDATE sync_operations s SET status = r.status, code = nullif(r.code, ''), object = nullif(r.object, '')
+                FROM unnest(\(applied.map(\.id))::uuid[], \(applied.map(\.status))::int8[], \(applied.map { $0.code ?? "" })::text[],
+                            \(applied.map { $0.object.map { String(decoding: $0, as: UTF8.self) } ?? "" })::text[])
+                     AS r (id, status, code, object)
+                WHERE s.user_id = \(userID) AND s.id = r.id
+                """)
+        }
+        return operations.map { results[$0.id]! }
     }
 
     /// The operation, answered as its route answers.

@@ -42,11 +42,12 @@ public final class SyncMaintenance: Sendable {
         let operations = Self.seconds(Self.operationRetention)
         let keys = Self.seconds(Self.idempotencyRetention)
         return try await pool.withTransaction { connection in
-            // The pruned changes move each user's `pruned_through`, so that older tokens answer 410.
+            // The pruned changes move each user's `pruned_through` to the newest of them, so that every token
+            // before a pruned change answers 410 (older changes of the user left for a later pass change nothing).
             let changes = try connection.query("""
                 WITH doomed AS (
                     SELECT user_id, seq FROM sync_changes
-                    WHERE changed_at < now() - make_interval(secs => \(history)) ORDER BY changed_at LIMIT \(batchSize)),
+                    WHERE changed_at < now() - make_interval(secs => \(history)) LIMIT \(batchSize)),
                 deleted AS (
                     DELETE FROM sync_changes s USING doomed d WHERE s.user_id = d.user_id AND s.seq = d.seq
                     RETURNING s.user_id, s.seq)
