@@ -116,6 +116,38 @@ final class IdempotencyKeyTests: XCTestCase {
         await app.stop()
     }
 
+    func testAUserHoldsAtMostTenThousandLiveKeys() async throws {
+        let app = try await TestApp.start()
+        let user = try await app.makeUser()
+        try await app.withConnection {
+            try $0.query("""
+                INSERT INTO idempotency_keys (user_id, key, fingerprint, status, content_type, body)
+                SELECT \(user.id), 'old-' || n, '\\x00'::bytea, 204, NULL, ''::bytea FROM generate_series(1, 9999) n
+                """)
+        }
+        func send(_ key: String) throws -> HTTPTestResponse {
+            try app.client.send("POST", "/v1/collections", json: ["name": key], headers: user.authorization.merging(["Idempotency-Key": key]) { $1 })
+        }
+        XCTAssertEqual(try send("number-10000").status, 201, "the 10,000th live key")
+        let refused = try send("number-10001")
+        XCTAssertEqual(refused.status, 429)
+        XCTAssertEqual(try refused.jsonObject()["code"] as? String, "rate_limited")
+        XCTAssertNotNil(refused.header("Retry-After"))
+        XCTAssertEqual(try send("number-10000").header("Idempotent-Replayed"), "true", "a key already held still replays")
+        XCTAssertEqual(try app.client.send("POST", "/v1/collections", json: ["name": "No key"], headers: user.authorization).status, 201,
+                       "writes without a key are not limited")
+        // Another user is not affected; and once keys expire, new ones are taken again.
+        let other = try await app.makeUser()
+        XCTAssertEqual(try app.client.send("POST", "/v1/collections", json: ["name": "x"],
+                                           headers: other.authorization.merging(["Idempotency-Key": "number-10001"]) { $1 }).status, 201)
+        try await app.withConnection {
+            try $0.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE user_id = \(user.id) AND key LIKE 'old-%'")
+        }
+        XCTAssertEqual(try send("number-10001").status, 201)
+        XCTAssertEqual(try collections(app, user).count, 3)
+        await app.stop()
+    }
+
     func testEveryV1WriteIsCoveredAndSignInRoutesIgnoreTheKey() async throws {
         let app = try await TestApp.start()
         let user = try await app.makeUser()

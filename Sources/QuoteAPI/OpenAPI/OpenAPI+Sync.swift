@@ -45,7 +45,7 @@ extension OpenAPIDocument {
       },
       "parameters": {
         "IdempotencyKey": {"name": "Idempotency-Key", "in": "header", "required": false,
-          "description": "Within 24 hours the same key, user, method, path and body replay the first answer (Idempotent-Replayed: true) and change nothing; another request under the key is 422 idempotency_key_reused; a request arriving while the first runs waits for its answer (409 conflict after 10 s).",
+          "description": "Within 24 hours the same key, user, method, path and body replay the first answer (Idempotent-Replayed: true) and change nothing; another request under the key is 422 idempotency_key_reused; a request arriving while the first runs waits for its answer (409 conflict after 10 s). A user holds at most 10,000 live keys (beyond: 429 for a new key).",
           "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"}}
       },
       "responses": {
@@ -82,7 +82,8 @@ extension OpenAPIDocument {
     """#
 
     /// Every /v1 write that takes `Idempotency-Key` (the routes `IdempotentWrites` wraps) gets the header and
-    /// its failures (409 while the first request runs, 422 for a malformed or reused key).
+    /// its failures (409 while the first request runs, 422 for a malformed or reused key, 429 for a user holding
+    /// the most live keys).
     static func withIdempotencyKeys(_ paths: [String: Any]) -> [String: Any] {
         var paths = paths
         for (path, item) in paths where path.hasPrefix("/v1/") && (!path.hasPrefix("/v1/auth/") || path == "/v1/auth/logout") {
@@ -93,6 +94,7 @@ extension OpenAPIDocument {
                 var responses = operation["responses"] as? [String: Any] ?? [:]
                 responses["409"] = responses["409"] ?? ["$ref": "#/components/responses/Conflict"]
                 responses["422"] = responses["422"] ?? ["$ref": "#/components/responses/ValidationFailed"]
+                responses["429"] = responses["429"] ?? ["$ref": "#/components/responses/TooManyRequests"]
                 operation["responses"] = responses
                 operations[method] = operation
             }

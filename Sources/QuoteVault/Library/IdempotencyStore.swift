@@ -10,6 +10,9 @@ import PGClient
 public struct IdempotencyStore: Sendable {
     public static let maximumKeyLength = 255
     public static let lease: Duration = .seconds(60)
+    /// Live keys one user may hold (24 hours of them): storage stays bounded whatever a client sends. Beyond it a
+    /// new key is `429` until old ones expire; keys already held keep working.
+    public static let maximumKeysPerUser = 10_000
 
     /// A stored first answer.
     public struct StoredResponse: Sendable {
@@ -49,7 +52,12 @@ public struct IdempotencyStore: Sendable {
         // A row pruned between the two statements is claimed on the next round; two rounds always settle it.
         for _ in 0..<3 {
             let claimed = try await pool.query("""
-                INSERT INTO idempotency_keys AS k (user_id, key, fingerprint) VALUES (\(userID), \(key), \(fingerprint))
+                INSERT INTO idempotency_keys AS k (user_id, key, fingerprint)
+                SELECT \(userID), \(key), \(fingerprint)
+                WHERE (SELECT count(*) FROM (
+                          SELECT 1 FROM idempotency_keys WHERE user_id = \(userID)
+                          AND created_at >= now() - make_interval(secs => \(retention)) LIMIT \(Self.maximumKeysPerUser)) AS live)
+                      < \(Self.maximumKeysPerUser)
                 ON CONFLICT (user_id, key) DO UPDATE
                     SET fingerprint = excluded.fingerprint, started_at = now(), created_at = now(),
                         status = NULL, content_type = NULL, body = NULL
@@ -61,13 +69,26 @@ public struct IdempotencyStore: Sendable {
             if !claimed.isEmpty { return .claimed }
             guard let row = try await pool.query("""
                 SELECT fingerprint, status, content_type, body FROM idempotency_keys WHERE user_id = \(userID) AND key = \(key)
-                """).first else { continue }
+                """).first else {
+                // Not claimed and not there: the user holds too many keys (or the row was pruned just now).
+                if try await liveKeys(userID, retention: retention) >= Self.maximumKeysPerUser {
+                    throw QuoteVaultError.rateLimited(retryAfterSeconds: 60)
+                }
+                continue
+            }
             guard try row.decode("fingerprint", as: [UInt8].self) == fingerprint else { return .mismatch }
             guard let status = try row.decode("status", as: Int?.self) else { return .inProgress }
             return .replay(StoredResponse(
                 status: status, contentType: try row.decode("content_type"), body: try row.decode("body", as: [UInt8]?.self) ?? []))
         }
         return .inProgress
+    }
+
+    private func liveKeys(_ userID: UUID, retention: Int) async throws -> Int {
+        try await pool.query("""
+            SELECT count(*)::int8 AS live FROM idempotency_keys
+            WHERE user_id = \(userID) AND created_at >= now() - make_interval(secs => \(retention))
+            """).first?.decode("live", as: Int.self) ?? 0
     }
 
     /// Stores the first answer of a claimed key.
