@@ -29,8 +29,7 @@ struct IdempotentWrites {
             // Answering from the event thread is only for requests without a key.
             immediate = { request in request.headers[Self.header] == nil ? try original(request) : nil }
         }
-        let handler = Handler(immediate: immediate) { request in try await run(request, deferred) }
-        return Route(route.method, route.pattern, maxBodySize: route.maxBodySize, handler: handler)
+        return route.replacingHandler(Handler(immediate: immediate) { request in try await run(request, deferred) })
     }
 
     static func applies(to route: Route) -> Bool {
