@@ -32,11 +32,12 @@ bench_start_server() {
 # Loads the real quote corpus into the benchmark database (already loaded: nothing to do).
 bench_seed() { "$BENCH_ROOT/.build/release/quote-server" seed >/dev/null 2>&1 || true; }
 
-# Prints an access token for EMAIL from the server on port 18080: signs up, or logs in when the account exists.
+# Prints an access token for EMAIL from the server started last (port 18080 by default): signs up, or logs in when
+# the account exists.
 bench_token() {
   local body="{\"email\":\"$1\",\"password\":\"correct horse battery\"}" route
   for route in signup login; do
-    curl -fs -X POST -H 'Content-Type: application/json' -d "$body" "http://127.0.0.1:18080/v1/auth/$route" \
+    curl -fs -X POST -H 'Content-Type: application/json' -d "$body" "http://127.0.0.1:${SERVER_PORT:-18080}/v1/auth/$route" \
       | python3 -c "import json,sys; print(json.load(sys.stdin)['access_token'])" 2>/dev/null && return 0
   done
   return 1

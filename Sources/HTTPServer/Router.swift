@@ -26,7 +26,7 @@ public struct Handler: Sendable {
 public struct Route: Sendable {
     public let method: HTTPMethod
     public let pattern: String
-    public let handler: Handler
+    public private(set) var handler: Handler
     public let maxBodySize: Int
 
     /// - Parameters:
@@ -38,6 +38,13 @@ public struct Route: Sendable {
         self.pattern = pattern
         self.handler = handler
         self.maxBodySize = maxBodySize
+    }
+
+    /// The same route (every other property kept) answered by `handler`: for wrappers around many routes.
+    public func replacingHandler(_ handler: Handler) -> Route {
+        var route = self
+        route.handler = handler
+        return route
     }
 
     /// 1 MiB, the contract's limit for JSON bodies.

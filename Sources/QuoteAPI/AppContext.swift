@@ -22,6 +22,7 @@ public struct AppContext: Sendable {
     public let collections: CollectionsService
     public let metrics: ServerMetrics
     public let logger: Logger
+    public let sync: SyncContext
 
     /// The caller of an authenticated route; `401 unauthorized` otherwise.
     public func authenticate(_ request: Request) async throws -> AuthenticatedUser {

@@ -36,7 +36,8 @@ public final class Application: Sendable {
             quotes: QuoteService(pool: pool, cursorSecret: configuration.jwtSecret), search: QuoteSearch(pool: pool),
             quoteOfTheDay: QuoteOfTheDay(pool: pool), accounts: accounts, profiles: ProfileService(pool: pool),
             hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
-            collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger)
+            collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger,
+            sync: SyncContext(pool: pool, secret: configuration.jwtSecret, logger: logger))
         let router = Router(routes: RouteTable.routes(context))
         let metrics = context.metrics
         let requestLog = logger.logLevel <= .info ? RequestLog(format: configuration.logFormat) : nil
@@ -60,6 +61,7 @@ public final class Application: Sendable {
     public func start() throws {
         try server.start()
         context.mail.start()
+        context.sync.maintenance.start()
         context.logger.info("listening", metadata: [
             "host": .string(server.configuration.host), "port": .stringConvertible(server.port),
         ])
@@ -71,6 +73,7 @@ public final class Application: Sendable {
     public func shutdown() async {
         await server.shutdown()
         context.mail.stop()
+        context.sync.maintenance.stop()
         context.hashing.stop()
         context.pool.shutdown()
         LogSink.standardError.flush()

@@ -46,3 +46,26 @@ extension PGError: HTTPErrorConvertible {
         isConnectionFailure ? .serviceUnavailable("The database is unavailable") : .internalError
     }
 }
+
+extension SyncTokenExpired: HTTPErrorConvertible {
+    public var httpError: HTTPError {
+        HTTPError(status: 410, code: "sync_token_expired", title: "Sync token expired",
+                  detail: "The token is older than the kept history; sync again without since")
+    }
+}
+
+extension ConflictError: HTTPErrorConvertible {
+    public var httpError: HTTPError { HTTPError(status: 409, code: "conflict", title: "Conflict", detail: detail) }
+}
+
+extension HTTPError {
+    /// The problem any error thrown by a handler answers as (what the server renders), for code that records
+    /// answers itself: the results of a sync batch, idempotent replays.
+    static func answering(_ error: any Error) -> HTTPError {
+        switch error {
+        case let error as HTTPError: return error
+        case let error as any HTTPErrorConvertible: return error.httpError
+        default: return .internalError
+        }
+    }
+}

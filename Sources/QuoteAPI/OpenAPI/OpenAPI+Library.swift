@@ -47,8 +47,8 @@ extension OpenAPIDocument {
               "401": {"$ref": "#/components/responses/Unauthorized"},
               "503": {"$ref": "#/components/responses/ServiceUnavailable"}}},
           "post": {"operationId": "createCollection", "tags": ["Collections"], "security": [{"bearer": []}],
-            "summary": "Create a collection (name trimmed, 1-100 characters; duplicates allowed)",
-            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CollectionName"}}}},
+            "summary": "Create a collection (name trimmed, 1-100 characters; duplicates allowed; optional client-generated id)",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CollectionCreate"}}}},
             "responses": {
               "201": {"description": "Created", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Collection"}}}},
               "400": {"$ref": "#/components/responses/BadRequest"},

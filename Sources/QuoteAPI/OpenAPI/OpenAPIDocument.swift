@@ -21,7 +21,7 @@ public enum OpenAPIDocument {
                 "title": "QuoteVault API", "version": "1.0.0",
                 "description": "REST API of the QuoteVault app: quotes, search, quote of the day, accounts, favorites and collections.",
             ],
-            "paths": sections["paths"]!,
+            "paths": withIdempotencyKeys(sections["paths"]!),
             "components": [
                 "schemas": sections["schemas"]!,
                 "responses": sections["responses"]!,
@@ -33,5 +33,5 @@ public enum OpenAPIDocument {
         return Array(data)
     }()
 
-    static let fragments: [String] = [operationsFragment, commonFragment, quotesFragment, libraryFragment, accountsFragment]
+    static let fragments: [String] = [operationsFragment, commonFragment, quotesFragment, libraryFragment, accountsFragment, syncFragment]
 }

@@ -22,6 +22,8 @@ struct CollectionRoutes {
     }
 
     private struct NameBody: Decodable { let name: String }
+    /// `id`: a client-generated id (an offline-created collection); a taken one is `409 conflict`.
+    private struct CreateBody: Decodable { let name: String; let id: UUID? }
 
     @Sendable private func list(_ request: Request) async throws -> Response {
         let user = try await context.authenticate(request)
@@ -35,8 +37,8 @@ struct CollectionRoutes {
 
     @Sendable private func create(_ request: Request) async throws -> Response {
         let user = try await context.authenticate(request)
-        let body = try request.decodeJSON(NameBody.self)
-        return Self.respond(try await collections.create(userID: user.userID, name: body.name), status: 201)
+        let body = try request.decodeJSON(CreateBody.self)
+        return Self.respond(try await collections.create(userID: user.userID, name: body.name, id: body.id), status: 201)
     }
 
     @Sendable private func rename(_ request: Request) async throws -> Response {
@@ -72,10 +74,7 @@ struct CollectionRoutes {
         let quoteID = try request.uuidParameter("quote_id")
         let added = try await collections.addQuote(userID: user.userID, collectionID: id, quoteID: quoteID)
         var writer = JSONWriter(capacity: 128)
-        writer.raw("{")
-        writer.key("collection_id"); writer.uuid(id); writer.comma()
-        writer.key("quote_id"); writer.uuid(quoteID)
-        writer.raw("}")
+        writer.collectionQuote(collectionID: id, quoteID: quoteID)
         return .json(bytes: writer.bytes, status: added ? 201 : 200)
     }
 
@@ -96,6 +95,14 @@ struct CollectionRoutes {
 }
 
 extension JSONWriter {
+    /// `{collection_id, quote_id}`: the answer of `PUT /v1/collections/{id}/quotes/{quote_id}`.
+    mutating func collectionQuote(collectionID: UUID, quoteID: UUID) {
+        raw("{")
+        key("collection_id"); uuid(collectionID); comma()
+        key("quote_id"); uuid(quoteID)
+        raw("}")
+    }
+
     /// `{id, name, created_at, updated_at, quote_count}`.
     mutating func collection(_ collection: QuoteCollection) {
         raw("{")

@@ -45,7 +45,7 @@ struct FavoriteRoutes {
         let quoteID = try request.uuidParameter("quote_id")
         let created = try await favorites.add(userID: user.userID, quoteID: quoteID)
         var writer = JSONWriter(capacity: 64)
-        writer.raw("{"); writer.key("quote_id"); writer.uuid(quoteID); writer.raw("}")
+        writer.favorite(quoteID)
         return .json(bytes: writer.bytes, status: created ? 201 : 200)
     }
 
@@ -56,5 +56,12 @@ struct FavoriteRoutes {
             try await favorites.remove(userID: user.userID, quoteID: quoteID)
         }
         return .noContent
+    }
+}
+
+extension JSONWriter {
+    /// `{quote_id}`: the answer of `PUT /v1/favorites/{quote_id}`.
+    mutating func favorite(_ quoteID: UUID) {
+        raw("{"); key("quote_id"); uuid(quoteID); raw("}")
     }
 }

@@ -4,6 +4,10 @@ import SupabaseAPI
 /// Every route of the server on one screen; each resource's handlers live in their own file.
 enum RouteTable {
     static func routes(_ context: AppContext) -> [Route] {
+        IdempotentWrites(context: context).wrap(table(context))
+    }
+
+    private static func table(_ context: AppContext) -> [Route] {
         OperationsRoutes(context: context).routes
             + QuoteRoutes(quotes: context.quotes, search: context.search).routes
             + QuoteOfTheDayRoutes(quoteOfTheDay: context.quoteOfTheDay).routes
@@ -11,6 +15,7 @@ enum RouteTable {
             + MeRoutes(context: context).routes
             + FavoriteRoutes(context: context, favorites: context.favorites).routes
             + CollectionRoutes(context: context, collections: context.collections).routes
+            + SyncRoutes(context: context).routes
             + SupabaseRoutes.routes(context.supabase)
     }
 }

@@ -27,39 +27,30 @@ public struct ProfileService: Sendable {
     /// Applies a PATCH: absent fields stay; `display_name` may be set or cleared (null); `preferences` merge
     /// field by field (null resets one to its default). Validation happens before anything is written.
     public func update(_ userID: UUID, displayName: JSONValue?, preferences: JSONValue?) async throws -> User {
-        var errors: [FieldError] = []
-        let newName = try Self.displayNameChange(displayName, errors: &errors)
-        var patch: [String: JSONValue]?
-        switch preferences {
-        case nil, .null?: patch = nil
-        case .object(let object)?: patch = object
-        default: errors.append(FieldError(field: "preferences", message: "must be an object"))
+        let patch = try ProfilePatch(displayName: displayName, preferences: preferences)
+        return try await pool.withTransaction { connection in try Self.update(userID, patch, connection) }
+    }
+
+    /// Applies a validated patch on a connection the caller holds (inside its transaction).
+    public static func update(_ userID: UUID, _ patch: ProfilePatch, _ connection: PGConnection) throws -> User {
+        let rows = try connection.query("SELECT preferences FROM profiles WHERE id = \(userID) FOR UPDATE")
+        guard let row = rows.first else { throw QuoteVaultError.unauthorized }
+        if let preferences = patch.preferences {
+            let stored = try JSONDecoder().decode([String: JSONValue].self, from: try row.decode("preferences", as: PGJSON.self).data)
+            let merged = try Preferences.merge(preferences, into: stored)
+            try connection.query("""
+                UPDATE profiles SET preferences = \(PGJSON(data: try JSONEncoder().encode(merged))), updated_at = now()
+                WHERE id = \(userID)
+                """)
         }
-        // Validate the patch against empty preferences first, so every field error is reported together.
-        if let patch {
-            do { _ = try Preferences.merge(patch, into: [:]) } catch QuoteVaultError.validation(let e) { errors += e }
+        if case .some(let name) = patch.displayName {
+            try connection.query("UPDATE profiles SET display_name = \(name), updated_at = now() WHERE id = \(userID)")
         }
-        guard errors.isEmpty else { throw QuoteVaultError.validation(errors) }
-        return try await pool.withTransaction { [newName, patch] connection in
-            let rows = try connection.query("SELECT preferences FROM profiles WHERE id = \(userID) FOR UPDATE")
-            guard let row = rows.first else { throw QuoteVaultError.unauthorized }
-            if let patch {
-                let stored = try JSONDecoder().decode([String: JSONValue].self, from: try row.decode("preferences", as: PGJSON.self).data)
-                let merged = try Preferences.merge(patch, into: stored)
-                try connection.query("""
-                    UPDATE profiles SET preferences = \(PGJSON(data: try JSONEncoder().encode(merged))), updated_at = now()
-                    WHERE id = \(userID)
-                    """)
-            }
-            if case .some(let name) = newName {
-                try connection.query("UPDATE profiles SET display_name = \(name), updated_at = now() WHERE id = \(userID)")
-            }
-            return try User.load(userID, connection)
-        }
+        return try User.load(userID, connection)
     }
 
     /// A `display_name` change: `.none` when absent, `.some(nil)` to clear it; a bad value adds to `errors`.
-    private static func displayNameChange(_ value: JSONValue?, errors: inout [FieldError]) throws -> String?? {
+    static func displayNameChange(_ value: JSONValue?, errors: inout [FieldError]) throws -> String?? {
         switch value {
         case nil: return .none
         case .null?: return .some(nil)
@@ -177,5 +168,32 @@ public struct ProfileService: Sendable {
         if bytes.count > png.count, Array(bytes.prefix(png.count)) == png { return "image/png" }
         if bytes.count > 3, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF { return "image/jpeg" }
         return nil
+    }
+}
+
+/// A validated `PATCH /v1/me` body.
+public struct ProfilePatch: Sendable {
+    /// nil: leave as is; `.some(nil)`: clear.
+    public let displayName: String??
+    /// The preference fields to merge; nil: leave as they are.
+    public let preferences: [String: JSONValue]?
+
+    /// - Throws: `QuoteVaultError.validation` naming every invalid field.
+    public init(displayName: JSONValue?, preferences: JSONValue?) throws {
+        var errors: [FieldError] = []
+        let newName = try ProfileService.displayNameChange(displayName, errors: &errors)
+        var patch: [String: JSONValue]?
+        switch preferences {
+        case nil, .null?: patch = nil
+        case .object(let object)?: patch = object
+        default: errors.append(FieldError(field: "preferences", message: "must be an object"))
+        }
+        // Validate the patch against empty preferences first, so every field error is reported together.
+        if let patch {
+            do { _ = try Preferences.merge(patch, into: [:]) } catch QuoteVaultError.validation(let e) { errors += e }
+        }
+        guard errors.isEmpty else { throw QuoteVaultError.validation(errors) }
+        self.displayName = newName
+        self.preferences = patch
     }
 }

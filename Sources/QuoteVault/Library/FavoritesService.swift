@@ -44,17 +44,39 @@ public struct FavoritesService: Sendable {
     /// - Throws: `QuoteVaultError.notFound` for an unknown quote.
     public func add(userID: UUID, quoteID: UUID) async throws -> Bool {
         do {
-            return try await pool.query("""
-                INSERT INTO user_favorites (user_id, quote_id) VALUES (\(userID), \(quoteID))
-                ON CONFLICT (user_id, quote_id) DO NOTHING
-                """).affectedRows == 1
+            return try await pool.query(Self.addStatement(userID: userID, quoteID: quoteID)).affectedRows == 1
         } catch let error as PGError where error.sqlState == .foreignKeyViolation {
             throw QuoteVaultError.notFound
         }
     }
 
+    /// `add` on a connection the caller holds (inside its transaction).
+    public static func add(userID: UUID, quoteID: UUID, _ connection: PGConnection) throws -> Bool {
+        do {
+            return try connection.query(addStatement(userID: userID, quoteID: quoteID)).affectedRows == 1
+        } catch let error where error.sqlState == .foreignKeyViolation {
+            throw QuoteVaultError.notFound
+        }
+    }
+
+    private static func addStatement(userID: UUID, quoteID: UUID) -> PGQuery {
+        """
+        INSERT INTO user_favorites (user_id, quote_id) VALUES (\(userID), \(quoteID))
+        ON CONFLICT (user_id, quote_id) DO NOTHING
+        """
+    }
+
     /// Removes the favorite if it exists (idempotent).
     public func remove(userID: UUID, quoteID: UUID) async throws {
-        try await pool.query("DELETE FROM user_favorites WHERE user_id = \(userID) AND quote_id = \(quoteID)")
+        try await pool.query(Self.removeStatement(userID: userID, quoteID: quoteID))
+    }
+
+    /// `remove` on a connection the caller holds.
+    public static func remove(userID: UUID, quoteID: UUID, _ connection: PGConnection) throws {
+        try connection.query(removeStatement(userID: userID, quoteID: quoteID))
+    }
+
+    private static func removeStatement(userID: UUID, quoteID: UUID) -> PGQuery {
+        "DELETE FROM user_favorites WHERE user_id = \(userID) AND quote_id = \(quoteID)"
     }
 }

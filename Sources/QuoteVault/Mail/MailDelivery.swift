@@ -12,7 +12,7 @@ public final class MailDelivery: Sendable {
     private let smtp: SMTPClient?
     private let from: String
     private let logger: Logger
-    private let task = LockedTask()
+    private let task = BackgroundTask()
     private let lastBacklog = LockedBacklog()
 
     public init(pool: PGPool, smtpURL: String?, from: String, logger: Logger) {
@@ -110,16 +110,6 @@ public final class MailDelivery: Sendable {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasPrefix(".") ? "." + $0 : String($0) }
         return Array((lines.joined(separator: "\r\n") + "\r\n").utf8)
     }
-}
-
-/// The delivery loop's task, cancellable from any thread.
-private final class LockedTask: @unchecked Sendable {
-    // @unchecked: `task` is guarded by `lock`.
-    private let lock = NSLock()
-    private var task: Task<Void, Never>?
-
-    func set(_ new: Task<Void, Never>) { lock.withLock { task = new } }
-    func cancel() { lock.withLock { task?.cancel() } }
 }
 
 /// The last counted backlog, read from any thread.

@@ -1,0 +1,99 @@
+import AuthJWT
+import Foundation
+import HTTPServer
+import QuoteVault
+
+/// `Idempotency-Key` on every authenticated `/v1` write, wrapped around the routes once (not per route).
+///
+/// Within 24 hours the same key from the same user with the same method, path and body gets the first answer
+/// again with `Idempotent-Replayed: true` and runs nothing; another request under the key gets
+/// `422 idempotency_key_reused`. A request arriving while the first with its key still runs waits for that
+/// answer (up to `maximumWait`, then `409 conflict` with `Retry-After`), so two at once run once.
+/// Answers of 5xx and 429 are not kept (the key is released: a retry runs again). The sign-in routes of
+/// `/v1/auth` (no user yet, and answers carrying tokens that must not be stored) ignore the header.
+struct IdempotentWrites {
+    static let header = "Idempotency-Key"
+    static let maximumWait: Duration = .seconds(10)
+
+    let context: AppContext
+    var store: IdempotencyStore { context.sync.idempotency }
+
+    func wrap(_ routes: [Route]) -> [Route] {
+        routes.map { route in Self.applies(to: route) ? wrapped(route) : route }
+    }
+
+    private func wrapped(_ route: Route) -> Route {
+        let deferred = route.handler.deferred
+        var immediate: Handler.Immediate?
+        if let original = route.handler.immediate {
+            // Answering from the event thread is only for requests without a key.
+            immediate = { request in request.headers[Self.header] == nil ? try original(request) : nil }
+        }
+        return route.replacingHandler(Handler(immediate: immediate) { request in try await run(request, deferred) })
+    }
+
+    static func applies(to route: Route) -> Bool {
+        guard [.post, .put, .patch, .delete].contains(route.method), route.pattern.hasPrefix("/v1/") else { return false }
+        return !route.pattern.hasPrefix("/v1/auth/") || route.pattern == "/v1/auth/logout"
+    }
+
+    private func run(_ request: Request, _ handler: Handler.Deferred) async throws -> Response {
+        guard let key = request.headers[Self.header] else { return try await handler(request) }
+        let user = try await context.authenticate(request)
+        guard IdempotencyStore.isValidKey(key) else {
+            throw HTTPError.validation(field: Self.header, "must be 1 to \(IdempotencyStore.maximumKeyLength) visible ASCII characters")
+        }
+        var fingerprint = Array("\(request.method.rawValue)\n\(request.path)\n".utf8)
+        fingerprint += request.body
+        fingerprint = Digest.sha256(fingerprint)
+
+        let deadline = ContinuousClock.now + Self.maximumWait
+        var pause = Duration.milliseconds(10)
+        while true {
+            switch try await store.claim(userID: user.userID, key: key, fingerprint: fingerprint) {
+            case .claimed:
+                return try await runFirst(request, handler, userID: user.userID, key: key)
+            case .replay(let stored):
+                var response = Response(status: stored.status, body: stored.body)
+                if let type = stored.contentType { response.headers.set("Content-Type", type) }
+                response.headers.set("Idempotent-Replayed", "true")
+                return response
+            case .mismatch:
+                throw HTTPError(status: 422, code: "idempotency_key_reused", title: "Idempotency key reused",
+                                detail: "This Idempotency-Key was used for another request")
+            case .inProgress:
+                guard ContinuousClock.now + pause < deadline else {
+                    throw HTTPError(status: 409, code: "conflict", title: "Conflict",
+                                    detail: "A request with this Idempotency-Key is still in progress", headers: ["Retry-After": "1"])
+                }
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(200))
+            }
+        }
+    }
+
+    /// Runs the request that claimed the key and stores its answer (or releases the key for a retry).
+    private func runFirst(_ request: Request, _ handler: Handler.Deferred, userID: UUID, key: String) async throws -> Response {
+        let response: Response
+        do {
+            response = try await handler(request)
+        } catch {
+            let problem = HTTPError.answering(error)
+            await keep(problem.response, userID: userID, key: key)
+            throw error
+        }
+        await keep(response, userID: userID, key: key)
+        return response
+    }
+
+    /// Storing is best effort: the write already happened, and its answer must reach the client. An answer that
+    /// could not be stored leaves the key claimed until the lease ends (then a retry runs again).
+    private func keep(_ response: Response, userID: UUID, key: String) async {
+        if response.status >= 500 || response.status == 429 {
+            try? await store.release(userID: userID, key: key)
+        } else {
+            try? await store.complete(userID: userID, key: key, IdempotencyStore.StoredResponse(
+                status: response.status, contentType: response.headers["Content-Type"], body: response.body))
+        }
+    }
+}
