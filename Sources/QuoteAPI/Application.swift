@@ -18,7 +18,14 @@ public final class Application: Sendable {
 
     /// Builds the application. Nothing listens or connects until `start()`.
     public static func build(configuration: AppConfiguration, logger: Logger) throws -> Application {
-        let pool = PGPool(connectionString: configuration.databaseURL, size: configuration.databasePoolSize, logger: logger)
+        let pool = PGPool(connectionString: configuration.databaseURL, size: configuration.databasePoolSize,
+                          preparedStatements: configuration.databasePreparedStatements, logger: logger)
+        // What a user writes or reads back about themselves stays on `pool` (read-your-writes); public data may
+        // come from a replica a moment behind.
+        let readPool = configuration.databaseReadURLs.isEmpty ? pool : PGPool(
+            replicas: configuration.databaseReadURLs, primary: pool, size: configuration.databasePoolSize,
+            maxLag: configuration.replicaMaxLag, checkInterval: configuration.replicaCheckInterval,
+            preparedStatements: configuration.databasePreparedStatements, logger: logger)
         let migrator = Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), logger: logger)
         let signer = JWTSigner(secret: configuration.jwtSecret)
         let hashing = PasswordHashingQueue(
@@ -31,10 +38,10 @@ public final class Application: Sendable {
             resetLinkBase: configuration.passwordResetURL)
         let mail = MailDelivery(pool: pool, smtpURL: configuration.smtpURL, from: configuration.mailFrom, logger: logger)
         let context = AppContext(
-            configuration: configuration, pool: pool, migrator: migrator, signer: signer,
+            configuration: configuration, pool: pool, readPool: readPool, migrator: migrator, signer: signer,
             authenticator: Authenticator(signer: signer, pool: pool),
-            quotes: QuoteService(pool: pool, cursorSecret: configuration.jwtSecret), search: QuoteSearch(pool: pool),
-            quoteOfTheDay: QuoteOfTheDay(pool: pool), accounts: accounts, profiles: ProfileService(pool: pool),
+            quotes: QuoteService(pool: readPool, cursorSecret: configuration.jwtSecret), search: QuoteSearch(pool: readPool),
+            quoteOfTheDay: QuoteOfTheDay(pool: pool, readPool: readPool), accounts: accounts, profiles: ProfileService(pool: pool),
             hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
             collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger)
         let router = Router(routes: RouteTable.routes(context))
@@ -72,6 +79,7 @@ public final class Application: Sendable {
         await server.shutdown()
         context.mail.stop()
         context.hashing.stop()
+        context.readPool.shutdown()  // its replicas' pools; the primary's below
         context.pool.shutdown()
         LogSink.standardError.flush()
     }

@@ -79,6 +79,33 @@ final class ServerCommandTests: XCTestCase {
         XCTAssertEqual(serverStatus, 0, server.output)
     }
 
+    func testReplicaAndPoolSettingsAreValidatedAtTheirEdges() async throws {
+        let url = try TestDatabase.makeDatabase()
+        let refused: [(String, String)] = [
+            ("REPLICA_MAX_LAG", "-0.001"), ("REPLICA_MAX_LAG", "86400.5"), ("REPLICA_MAX_LAG", "soon"),
+            ("REPLICA_CHECK_INTERVAL", "0.049"), ("REPLICA_CHECK_INTERVAL", "3600.1"), ("DB_PREPARED_STATEMENTS", "maybe"),
+        ]
+        for (variable, value) in refused {
+            let server = try ServerProcess(["serve"], environment: [
+                "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", variable: value,
+            ])
+            let status = try await server.waitForExit()
+            XCTAssertNotEqual(status, 0, "\(variable)=\(value)")
+            XCTAssertTrue(server.output.contains(variable), server.output)
+        }
+        // The edges themselves are accepted; a replica list with a dead entry does not stop the server.
+        let server = try ServerProcess(["serve"], environment: [
+            "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "REPLICA_MAX_LAG": "0",
+            "REPLICA_CHECK_INTERVAL": "0.05", "DB_PREPARED_STATEMENTS": "off",
+            "DATABASE_READ_URL": "postgresql://nobody@127.0.0.1:1/none ; \(url)",
+        ])
+        let port = try await server.waitForPort()
+        XCTAssertEqual(try HTTPTestClient(port: port).get("/v1/quotes").status, 200)
+        server.signal(SIGTERM)
+        let status = try await server.waitForExit()
+        XCTAssertEqual(status, 0, server.output)
+    }
+
     func testAnonKeyCommandPrintsTheKeyTheServerAccepts() async throws {
         let derived = try ServerProcess(["anon-key"], environment: ["DATABASE_URL": "postgresql://unused", "JWT_SECRET": secret])
         let derivedStatus = try await derived.waitForExit()
