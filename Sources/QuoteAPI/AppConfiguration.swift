@@ -14,6 +14,8 @@ public struct AppConfiguration: Sendable {
     public var replicaMaxLag: Duration = .seconds(5)
     /// How often each replica's reachability and lag are checked (`REPLICA_CHECK_INTERVAL`).
     public var replicaCheckInterval: Duration = .seconds(1)
+    /// On SIGTERM, how long `/ready` answers 503 before the listener closes (`SHUTDOWN_DRAIN_SECONDS`).
+    public var shutdownDrain: Duration = .zero
     /// Named prepared statements on pooled connections (`DB_PREPARED_STATEMENTS`); off for PgBouncer's
     /// transaction pooling.
     public var databasePreparedStatements = true

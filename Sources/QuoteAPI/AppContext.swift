@@ -23,6 +23,8 @@ public struct AppContext: Sendable {
     public let favorites: FavoritesService
     public let collections: CollectionsService
     public let metrics: ServerMetrics
+    /// Whether the instance is being taken out of rotation before it stops.
+    public let drain = DrainState()
     public let logger: Logger
 
     /// The caller of an authenticated route; `401 unauthorized` otherwise.

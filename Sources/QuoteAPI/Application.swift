@@ -74,6 +74,15 @@ public final class Application: Sendable {
 
     public var port: Int { server.port }
 
+    /// Takes the instance out of a load balancer's rotation before it stops: `/ready` answers 503 for `period`
+    /// while every other request is still served, so the balancer's health checks stop sending new requests
+    /// before the listener closes.
+    public func drain(for period: Duration) async {
+        context.drain.begin()
+        context.logger.info("draining: /ready answers 503", metadata: ["seconds": .stringConvertible(period.components.seconds)])
+        try? await Task.sleep(for: period)
+    }
+
     /// Graceful stop: no new connections, requests in flight finish (≤ 10 s), then the pool closes.
     public func shutdown() async {
         await server.shutdown()

@@ -37,6 +37,8 @@ enum AppConfigurationBuilder {
             options.replicaMaxLag, "REPLICA_MAX_LAG", default: 5, within: 0...86_400)
         configuration.replicaCheckInterval = try options.secondsValue(
             options.replicaCheckInterval, "REPLICA_CHECK_INTERVAL", default: 1, within: 0.05...3_600)
+        configuration.shutdownDrain = try options.secondsValue(
+            options.shutdownDrainSeconds, "SHUTDOWN_DRAIN_SECONDS", default: 0, within: 0...60)
         switch (options.value(options.dbPreparedStatements, "DB_PREPARED_STATEMENTS") ?? "on").lowercased() {
         case "on": configuration.databasePreparedStatements = true
         case "off": configuration.databasePreparedStatements = false

@@ -35,6 +35,8 @@ struct ServerOptions: ParsableArguments {
     var replicaMaxLag: Double?
     @Option(help: "Seconds between checks of each replica (env REPLICA_CHECK_INTERVAL, default 1).")
     var replicaCheckInterval: Double?
+    @Option(help: "Seconds /ready answers 503 after SIGTERM before the listener closes (env SHUTDOWN_DRAIN_SECONDS, default 0).")
+    var shutdownDrainSeconds: Double?
     @Option(help: "on, or off to run statements unnamed for PgBouncer's transaction pooling (env DB_PREPARED_STATEMENTS, default on).")
     var dbPreparedStatements: String?
     @Option(help: "trace, debug, info, notice, warning, error, critical (env LOG_LEVEL, default info).")

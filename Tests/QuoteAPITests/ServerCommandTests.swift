@@ -106,6 +106,36 @@ final class ServerCommandTests: XCTestCase {
         XCTAssertEqual(status, 0, server.output)
     }
 
+    func testSIGTERMDrainsFirstWhenConfigured() async throws {
+        let url = try TestDatabase.makeDatabase()
+        let server = try ServerProcess(["serve"], environment: [
+            "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "SHUTDOWN_DRAIN_SECONDS": "3",
+        ])
+        let port = try await server.waitForPort()
+        let client = HTTPTestClient(port: port)
+        XCTAssertEqual(try client.get("/ready").status, 200)
+        server.signal(SIGTERM)
+        var sawDraining = false
+        for _ in 0..<20 where !sawDraining {
+            try await Task.sleep(for: .milliseconds(50))
+            sawDraining = try client.get("/ready").status == 503
+        }
+        XCTAssertTrue(sawDraining, "a load balancer's check sees the instance leave: \(server.output)")
+        XCTAssertEqual(try client.get("/v1/quotes").status, 200, "while draining, requests are still served")
+        XCTAssertEqual(try client.get("/health").status, 200)
+        XCTAssertNil(try server.poll(), "still running during the drain period")
+        let status = try await server.waitForExit(timeout: .seconds(20))
+        XCTAssertEqual(status, 0, server.output)
+        XCTAssertThrowsError(try client.get("/health"), "stopped after draining")
+
+        let refused = try ServerProcess(["serve"], environment: [
+            "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "SHUTDOWN_DRAIN_SECONDS": "60.5",
+        ])
+        let refusedStatus = try await refused.waitForExit()
+        XCTAssertNotEqual(refusedStatus, 0)
+        XCTAssertTrue(refused.output.contains("SHUTDOWN_DRAIN_SECONDS"), refused.output)
+    }
+
     func testAnonKeyCommandPrintsTheKeyTheServerAccepts() async throws {
         let derived = try ServerProcess(["anon-key"], environment: ["DATABASE_URL": "postgresql://unused", "JWT_SECRET": secret])
         let derivedStatus = try await derived.waitForExit()

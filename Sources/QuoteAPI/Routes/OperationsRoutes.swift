@@ -28,6 +28,7 @@ struct OperationsRoutes {
 
     /// Ready when PostgreSQL answers and every migration this build knows is applied.
     @Sendable private func ready(_ request: Request) async throws -> Response {
+        guard !context.drain.isDraining else { throw HTTPError.serviceUnavailable("The server is stopping") }
         do {
             if try await context.migrator.isCurrent(using: context.pool) {
                 return Response.json(bytes: Array(#"{"status":"ready"}"#.utf8))
