@@ -132,15 +132,31 @@ final class ReplicaRouter: @unchecked Sendable {
         return lock.withLock { !isShutDown }
     }
 
-    /// Seconds the replica's replay is behind: 0 when it has replayed all it received (an idle primary sends
-    /// nothing, so the last replayed transaction's age alone would count idleness as lag) or when it is not in
-    /// recovery at all.
-    static let lagQuery: PGQuery = """
-        SELECT (CASE WHEN NOT pg_is_in_recovery() THEN 0
-                     WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
-                     ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 1e9)
-                END)::float8 AS lag
+    /// Where the replica stands: WAL received but not yet replayed, if any, and the age of the last transaction it
+    /// replayed. A server not in recovery (or one that replayed all it received) lags by nothing.
+    static let positionQuery: PGQuery = """
+        SELECT CASE WHEN pg_is_in_recovery() AND pg_last_wal_receive_lsn() > pg_last_wal_replay_lsn()
+                    THEN pg_last_wal_receive_lsn()::text END AS unreplayed
         """
+
+    /// Whether replay reached `received`, and the age in seconds of the last replayed transaction.
+    static func catchUpQuery(_ received: String) -> PGQuery {
+        """
+        SELECT pg_last_wal_replay_lsn() >= \(received)::pg_lsn AS caught_up,
+               coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 1e9)::float8 AS age
+        """
+    }
+
+    /// The replay lag in seconds. The age of the last replayed transaction alone would count an idle primary's
+    /// quiet time as lag whenever a check lands in the instant between a commit's arrival and its replay: so when
+    /// WAL waits, the check looks again 100 ms later, and replay that has reached what was waiting means no lag
+    /// worth the name.
+    private static func replayLag(_ connection: PGConnection) throws -> Double {
+        guard let received = try connection.query(positionQuery).first?.decode("unreplayed", as: String?.self) else { return 0 }
+        Thread.sleep(forTimeInterval: 0.1)
+        guard let row = try connection.query(catchUpQuery(received)).first else { return .infinity }
+        return try row.decode("caught_up", as: Bool.self) ? 0.1 : row.decode("age", as: Double.self)
+    }
 
     /// nil when the replica is fit for reads, else why not.
     private func check(_ index: Int, _ connection: inout PGConnection?) -> String? {
@@ -148,12 +164,12 @@ final class ReplicaRouter: @unchecked Sendable {
             if connection == nil || connection?.isIdleAndHealthy == false {
                 connection = try PGConnection(connectionString: replicas[index].connectionString, logger: logger)
             }
-            let lag = try connection!.query(Self.lagQuery).first?.decode("lag", as: Double.self) ?? .infinity
+            let lag = try Self.replayLag(connection!)
             let bound = Double(maxLag.components.seconds) + Double(maxLag.components.attoseconds) / 1e18
             return lag <= bound ? nil : "replay lags \(lag) s (bound \(bound) s)"
         } catch {
             connection = nil
-            return error.description
+            return "\(error)"
         }
     }
 }
