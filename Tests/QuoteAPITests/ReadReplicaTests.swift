@@ -68,6 +68,10 @@ final class ReadReplicaTests: XCTestCase {
         let use = try XCTUnwrap(app.application.context.readPool.replicaUse)
         XCTAssertEqual(use.healthy, [false, true])
         XCTAssertGreaterThan(use.replicaReads, 0)
+        let metrics = try app.client.get("/metrics").text
+        XCTAssertTrue(metrics.contains("db_read_replicas_healthy 1"), metrics)
+        XCTAssertTrue(metrics.contains("db_reads_served{served_by=\"replica\"}"), metrics)
+        XCTAssertTrue(metrics.contains("db_reads_served{served_by=\"primary\"}"), metrics)
     }
 
     func testAReadOnlyRefusalIsAnsweredAs503() {

@@ -22,7 +22,8 @@ struct OperationsRoutes {
     /// Prometheus text; every gauge is read from memory, so this never waits for the database.
     private var metrics: Response {
         let body = context.metrics.render(
-            pool: context.pool.stats, hashingQueueDepth: context.hashing.queueDepth, mailBacklog: context.mail.backlog)
+            pool: context.pool.stats, hashingQueueDepth: context.hashing.queueDepth, mailBacklog: context.mail.backlog,
+            replicaUse: context.readPool.replicaUse)
         return Response(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: body)
     }
 
