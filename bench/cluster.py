@@ -100,7 +100,7 @@ class Load:
         self.writers = writers
         self.threads = [threading.Thread(target=self.reader, args=(i,)) for i in range(readers)]
         self.threads += [threading.Thread(target=self.writer, args=(w,)) for w in writers]
-        self.threads += [threading.Thread(target=self.login) for _ in range(logins)]
+        self.threads += [threading.Thread(target=self.login) for _ in range(logins if writers else 0)]
         self.started = time.monotonic()
 
     def start(self):
@@ -283,6 +283,8 @@ def kill(args, quote_ids):
 
 
 def replica(args, quote_ids):
+    # Signing up writes, and writes wait for the synchronous standby: the user for the write below comes first.
+    writer = make_writers(args, 1, quote_ids, 1)[0]
     load = Load(args, quote_ids, []).start()
     time.sleep(3)
     before = replica_reads(args.instances)
@@ -294,7 +296,6 @@ def replica(args, quote_ids):
     time.sleep(2)
     mark = replica_reads(args.instances)
     # A write now waits for the synchronous standby: it is acknowledged only once the standby has it.
-    writer = make_writers(args, 1, quote_ids, 1)[0]
     result = {}
 
     def write():

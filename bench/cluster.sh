@@ -6,7 +6,7 @@
 #  2. DB_PREPARED_STATEMENTS=off beside on: two extra instances on the primary, alternated.
 #  3. The proofs of bench/cluster.py: same answers, sessions and throttles, rolling restart, SIGKILL, standby
 #     stopped, failover and rejoin (failed requests, acknowledged writes lost).
-# Ports: CLUSTER_PG_PORT (25432, 25433) and CLUSTER_HTTP_PORT (25480-25486); see scripts/cluster.
+# PROOFS_ONLY=1 skips 1 and 2. Ports: CLUSTER_PG_PORT (25432, 25433) and CLUSTER_HTTP_PORT (25480-25486); see scripts/cluster.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${ROUNDS:-3}
@@ -45,6 +45,7 @@ measured_rate() {
   awk -v r="${result% *}" -v n="$requests" -v t=$((after - before)) 'BEGIN { printf "%.0f %.3f\n", r, (n > 0 ? t * 10 / n : 0) }'
 }
 
+if [[ -z ${PROOFS_ONLY:-} ]]; then
 echo "== 1. one instance and three behind HAProxy (GET /v1/quotes?limit=20, $CONNECTIONS connections, ${DURATION}s, $ROUNDS rounds)"
 page="http://127.0.0.1:$HTTP_PORT/v1/quotes?limit=20"
 for round in $(seq 1 "$ROUNDS"); do
@@ -76,6 +77,7 @@ for route in "/v1/quotes?limit=20" "/v1/quotes/$quote"; do
 done
 for pid in "${extra_pids[@]}"; do kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; done
 extra_pids=()
+fi
 
 echo "== 3. proofs"
 psql -XAtq "$PRIMARY_URL" -c "SELECT id FROM quotes ORDER BY random()" >"$BENCH_OUT/cluster-quote-ids.txt"

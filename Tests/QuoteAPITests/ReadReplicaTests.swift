@@ -12,14 +12,24 @@ import XCTest
 /// The "replica" here is a second database with the same schema but different rows, so every answer shows which
 /// database served it; a dead port listed before it must not stop anything.
 final class ReadReplicaTests: XCTestCase {
-    func testPublicReadsComeFromTheReplicaAndUserDataFromThePrimary() async throws {
-        let replicaURL = try TestDatabase.makeDatabase()
+    private var logger: Logger {
         var logger = Logger(label: "ReadReplicaTests")
         logger.logLevel = .critical
-        let replicaPool = PGPool(connectionString: replicaURL, size: 1, logger: logger)
-        defer { replicaPool.shutdown() }
+        return logger
+    }
+
+    /// A pool on `url` with every migration applied.
+    private func migratedPool(_ url: String) async throws -> PGPool {
+        let pool = PGPool(connectionString: url, size: 1, logger: logger)
         let migrations = try Migration.load(from: TestApp.repositoryRoot.appendingPathComponent("migrations"))
-        try await Migrator(migrations: migrations, logger: logger).migrate(using: replicaPool)
+        try await Migrator(migrations: migrations, logger: logger).migrate(using: pool)
+        return pool
+    }
+
+    func testPublicReadsComeFromTheReplicaAndUserDataFromThePrimary() async throws {
+        let replicaURL = try TestDatabase.makeDatabase()
+        let replicaPool = try await migratedPool(replicaURL)
+        defer { replicaPool.shutdown() }
         let replicaQuote = try await replicaPool.withConnection { connection in
             let id = try connection.query("""
                 INSERT INTO quotes (text, author, category) VALUES ('Served by the replica', 'Replica Author', 'wisdom')
@@ -72,6 +82,39 @@ final class ReadReplicaTests: XCTestCase {
         XCTAssertTrue(metrics.contains("db_read_replicas_healthy 1"), metrics)
         XCTAssertTrue(metrics.contains("db_reads_served{served_by=\"replica\"}"), metrics)
         XCTAssertTrue(metrics.contains("db_reads_served{served_by=\"primary\"}"), metrics)
+    }
+
+    func testWithThePrimaryDownReadsGoOnTheInstanceStaysReadyAndWritesAnswer503() async throws {
+        let replicaURL = try TestDatabase.makeDatabase()
+        let replicaPool = try await migratedPool(replicaURL)
+        defer { replicaPool.shutdown() }
+        let primaryCluster = try TestDatabase.makeDedicatedCluster(label: "primary")
+        let primaryURL = try primaryCluster.start()
+        defer { try? primaryCluster.stop() }
+        let app = try await TestApp.start(databaseURL: primaryURL) {
+            $0.databaseReadURLs = [replicaURL]
+            $0.replicaCheckInterval = .milliseconds(100)
+        }
+        defer { Task { await app.stop() } }
+        let user = try await app.makeUser()
+        let quote = try await app.insertQuotes(["On the primary"])[0]
+        XCTAssertEqual(try app.client.get("/ready").text, #"{"status":"ready"}"#)
+
+        try primaryCluster.stop()
+        let ready = try app.client.get("/ready")
+        XCTAssertEqual(ready.status, 200, "a load balancer keeps the instance for reads")
+        XCTAssertEqual(ready.text, #"{"status":"ready","primary":"unavailable"}"#)
+        XCTAssertEqual(try app.client.get("/v1/quotes").status, 200, "public reads go on from the replica")
+        XCTAssertEqual(try app.client.send("PUT", "/v1/favorites/\(quote)", headers: user.authorization).status, 503)
+
+        _ = try primaryCluster.start()
+        var status = 0
+        for _ in 0..<100 where status != 201 {  // at most ~20 s
+            status = try app.client.send("PUT", "/v1/favorites/\(quote)", headers: user.authorization).status
+            if status != 201 { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        XCTAssertEqual(status, 201, "writes resume once the primary is back")
+        XCTAssertEqual(try app.client.get("/ready").text, #"{"status":"ready"}"#)
     }
 
     func testAReadOnlyRefusalIsAnsweredAs503() {
