@@ -6,7 +6,7 @@
 #  2. DB_PREPARED_STATEMENTS=off beside on: two extra instances on the primary, alternated.
 #  3. The proofs of bench/cluster.py: same answers, sessions and throttles, rolling restart, SIGKILL, standby
 #     stopped, failover and rejoin (failed requests, acknowledged writes lost).
-# PROOFS_ONLY=1 skips 1 and 2. Ports: CLUSTER_PG_PORT (25432, 25433) and CLUSTER_HTTP_PORT (25480-25486); see scripts/cluster.
+# PROOFS_ONLY=1 skips 1 and 2, THROUGHPUT_ONLY=1 skips 3. Ports: CLUSTER_PG_PORT (25432, 25433) and CLUSTER_HTTP_PORT (25480-25486); see scripts/cluster.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${ROUNDS:-3}
@@ -24,25 +24,27 @@ QUOTE_SERVER="$BENCH_ROOT/.build/release/quote-server" CLUSTER_LOG_LEVEL=warning
 eval "$("$cluster" env)"
 instances="$((HTTP_PORT + 1)),$((HTTP_PORT + 2)),$((HTTP_PORT + 3))"
 
-# CPU ticks (1/100 s) used so far by every process of the cluster.
+# CPU ticks (1/100 s) used so far by the cluster's processes: "instances+haproxy postgres".
 cluster_ticks() {
-  local pids=() pid
-  for file in "$DIR"/instance-*.pid "$DIR/haproxy.pid"; do pids+=("$(cat "$file")"); done
+  local app=() db=() pid
+  for file in "$DIR"/instance-*.pid "$DIR/haproxy.pid"; do app+=("$(cat "$file")"); done
   for node in primary standby; do
     pid=$(head -1 "$DIR/pg/$node/postmaster.pid" 2>/dev/null) || continue
-    pids+=("$pid" $(ps -o pid= --ppid "$pid"))
+    db+=("$pid" $(ps -o pid= --ppid "$pid"))
   done
-  for pid in "${pids[@]}"; do awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || true; done | awk '{s += $1} END {print s}'
+  ticks() { for pid in "$@"; do awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || true; done | awk '{s += $1} END {print s + 0}'; }
+  echo "$(ticks "${app[@]}") $(ticks "${db[@]}")"
 }
 
-# wrk through URL; prints "requests/s cpu_ms_per_request".
+# wrk through URL; prints "requests/s total=appN+dbN" (CPU ms per request: instances and HAProxy, PostgreSQL).
 measured_rate() {
   local before after result requests
   before=$(cluster_ticks)
   result=$(wrk_rate "$1")
   after=$(cluster_ticks)
   requests=$(awk '/requests in/ {print $1}' "$BENCH_OUT/wrk.txt")
-  awk -v r="${result% *}" -v n="$requests" -v t=$((after - before)) 'BEGIN { printf "%.0f %.3f\n", r, (n > 0 ? t * 10 / n : 0) }'
+  awk -v r="${result% *}" -v n="$requests" -v a=$((${after% *} - ${before% *})) -v d=$((${after#* } - ${before#* })) \
+    'BEGIN { if (n == 0) n = 1; printf "%.0f %.3f=app%.3f+db%.3f\n", r, (a + d) * 10 / n, a * 10 / n, d * 10 / n }'
 }
 
 if [[ -z ${PROOFS_ONLY:-} ]]; then
@@ -79,6 +81,7 @@ for pid in "${extra_pids[@]}"; do kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/
 extra_pids=()
 fi
 
+[[ -n ${THROUGHPUT_ONLY:-} ]] && exit 0
 echo "== 3. proofs"
 psql -XAtq "$PRIMARY_URL" -c "SELECT id FROM quotes ORDER BY random()" >"$BENCH_OUT/cluster-quote-ids.txt"
 python3 "$BENCH_ROOT/bench/cluster.py" same-answers sessions rolling kill replica failover \
