@@ -48,7 +48,8 @@ final class ReplicaRouter: @unchecked Sendable {
                 count(replica: true)
                 return result
             } catch let error as PGError where Self.shouldRetryOnPrimary(error) {
-                if error.isConnectionFailure { markDown(index, reason: error.description) }
+                // A write sent to a read pool by mistake is refused by the replica, which is still fine for reads.
+                if error.isConnectionFailure, !error.isReadOnlyRefusal { markDown(index, reason: error.description) }
             }
         }
         let result = try await work(primary)

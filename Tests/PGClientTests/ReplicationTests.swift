@@ -91,6 +91,27 @@ final class ReplicationTests: XCTestCase {
         XCTAssertGreaterThan(reads.replicaUse?.replicaReads ?? 0, 0)
     }
 
+    func testAWriteSentToTheReadPoolByMistakeLandsOnThePrimaryAndTheReplicaStaysInUse() async throws {
+        let setup: (PGConnection) throws -> Void = { try $0.execute(unsafeSQL: "CREATE TABLE misrouted (n int)") }
+        let primaryURL = try TestDatabase.makeDatabase(setup: setup)
+        let replicaURL = try TestDatabase.makeDatabase(setup: setup)
+        let replicaName = try XCTUnwrap(URLComponents(string: replicaURL)?.path.dropFirst())
+        // Read-only like a standby.
+        try PGConnection(connectionString: replicaURL)
+            .execute(unsafeSQL: "ALTER DATABASE \(replicaName) SET default_transaction_read_only = on")
+        let primary = PGPool(connectionString: primaryURL, size: 1, logger: logger)
+        defer { primary.shutdown() }
+        let reads = PGPool(replicas: [replicaURL], primary: primary, size: 1, maxLag: .seconds(5),
+                           checkInterval: .milliseconds(100), logger: logger)
+        defer { reads.shutdown() }
+        let inUse = await eventually(within: 10) { reads.replicaUse?.healthy == [true] }
+        XCTAssertTrue(inUse)
+        try await reads.query("INSERT INTO misrouted VALUES (1)")
+        let stored = try await primary.read("SELECT count(*)::int AS c FROM misrouted")
+        XCTAssertEqual(try stored.first?.decode("c", as: Int.self), 1, "written once, on the primary")
+        XCTAssertEqual(reads.replicaUse?.healthy, [true], "a refused write says nothing about the replica's health")
+    }
+
     func testMultiHostURLSkipsADeadFirstHostAndFindsTheReadWriteServer() async throws {
         let live = try TestDatabase.makeDatabase()
         let components = try XCTUnwrap(URLComponents(string: live))
