@@ -99,12 +99,18 @@ public struct PGError: Error, Sendable, CustomStringConvertible, CustomDebugStri
 
     /// The connection is gone or could not be made: the database is unreachable, restarting
     /// or refusing connections. Retrying later (or answering 503) is the right response.
+    /// A write refused because the server is read-only (SQLSTATE 25006: a standby, or a primary demoted by a
+    /// failover) counts too: nothing was written, and the primary is elsewhere or coming.
     public var isConnectionFailure: Bool {
-        if kind == .connection { return true }
+        if kind == .connection || isReadOnlyRefusal { return true }
         guard let sqlState else { return false }
         return sqlState.errorClass == "08"
             || [.adminShutdown, .crashShutdown, .cannotConnectNow, .tooManyConnections].contains(sqlState)
     }
+
+    /// The server refused a write because it is read-only (SQLSTATE 25006): nothing was written, so the write
+    /// may run again on a connection to the primary.
+    public var isReadOnlyRefusal: Bool { sqlState == .readOnlySQLTransaction }
 
     /// The database is temporarily unavailable to this process (connection failure, pool
     /// exhausted or shut down): a server should answer 503 rather than 500.

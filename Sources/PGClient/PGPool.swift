@@ -19,24 +19,67 @@ public struct PGPoolStats: Sendable, Hashable {
 /// the next free worker and suspends until it is done, so blocking libpq calls never occupy
 /// Swift's cooperative thread pool. Connections open lazily, are checked before each job,
 /// and are replaced when broken: after a database restart the pool recovers by itself.
+///
+/// After a failover: a connection string listing several hosts with `target_session_attrs=read-write` makes every
+/// new connection find the primary (libpq tries the hosts in turn); a write refused by a read-only server (SQLSTATE
+/// 25006) closes that connection and runs once more on a new one, then fails (503 for the API). A read pool
+/// (`init(replicas:primary:…)`) spreads work over replicas and falls back to the primary.
 public final class PGPool: Sendable {
-    private let core: PoolCore
+    private let backend: Backend
+    private let logger: Logger
+
+    private enum Backend: Sendable {
+        /// Connections of its own.
+        case connections(PoolCore)
+        /// Replicas' pools, with a primary's pool to fall back to.
+        case replicas(ReplicaRouter)
+    }
 
     /// - Parameters:
     ///   - connectionString: a libpq URI or keyword string.
     ///   - size: number of connections (and threads), at least 1.
     ///   - acquireTimeout: how long a job may wait for a free connection before failing
     ///     with `PGError` kind `.poolExhausted`.
-    public init(connectionString: String, size: Int, acquireTimeout: Duration = .seconds(5), logger: Logger) {
-        core = PoolCore(connectionString: connectionString, size: max(1, size),
-                        acquireTimeout: acquireTimeout, logger: logger)
+    ///   - preparedStatements: false runs every pipelined statement unnamed (for PgBouncer's transaction pooling).
+    public init(connectionString: String, size: Int, acquireTimeout: Duration = .seconds(5),
+                preparedStatements: Bool = true, logger: Logger) {
+        let core = PoolCore(connectionString: connectionString, size: max(1, size), acquireTimeout: acquireTimeout,
+                            usesPreparedStatements: preparedStatements, logger: logger)
         core.startWorkers()
         core.startReaper()
+        backend = .connections(core)
+        self.logger = logger
+    }
+
+    /// A pool for public reads: each job goes to one of `replicaConnectionStrings` in turn (a pool of `size`
+    /// connections each) while that replica is reachable and at most `maxLag` behind, else to `primary`. Replicas
+    /// are checked every `checkInterval` and come back by themselves. Read-your-writes data must not use it: a
+    /// replica may not have replayed the caller's last commit yet.
+    public init(replicas replicaConnectionStrings: [String], primary: PGPool, size: Int, maxLag: Duration,
+                checkInterval: Duration = .seconds(1), acquireTimeout: Duration = .seconds(5),
+                preparedStatements: Bool = true, logger: Logger) {
+        let replicas = replicaConnectionStrings.map {
+            ReplicaRouter.Replica(
+                pool: PGPool(connectionString: $0, size: size, acquireTimeout: acquireTimeout,
+                             preparedStatements: preparedStatements, logger: logger),
+                connectionString: $0)
+        }
+        let router = ReplicaRouter(replicas: replicas, primary: primary, maxLag: maxLag, checkInterval: checkInterval, logger: logger)
+        router.startMonitor()
+        backend = .replicas(router)
+        self.logger = logger
     }
 
     deinit {
         // Workers hold only the core; without this they would wait for jobs forever.
-        core.shutdown()
+        shutdown()
+    }
+
+    /// For a read pool: reads served by replicas and by the primary so far, and which replicas are in use now.
+    public var replicaUse: (replicaReads: Int, primaryReads: Int, healthy: [Bool])? {
+        guard case .replicas(let router) = backend else { return nil }
+        let served = router.readsServed
+        return (served.replicas, served.primary, router.healthyReplicas)
     }
 
     /// Runs `body` on a worker thread with a leased connection and returns its result.
@@ -46,11 +89,31 @@ public final class PGPool: Sendable {
     /// `.poolShutdown` after `shutdown()`, and `CancellationError` if the task is cancelled
     /// while waiting. Errors thrown by `body` are rethrown unchanged.
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
-        try await submitAndWait { continuation in
-            .session { connection in
-                let result = Result { try body(connection) }
-                return { continuation.resume(with: result) }
+        switch backend {
+        case .replicas(let router):
+            return try await router.run { try await $0.withConnection(body) }
+        case .connections(let core):
+            return try await againIfReadOnly {
+                try await Self.submitAndWait(to: core) { continuation in
+                    .session { connection in
+                        let result = Result { try body(connection) }
+                        if case .failure(let error as PGError) = result, error.isReadOnlyRefusal { connection.abandon() }
+                        return { continuation.resume(with: result) }
+                    }
+                }
             }
+        }
+    }
+
+    /// Runs `attempt`, and once more if a read-only server refused a write: the refusing connection was closed,
+    /// so the second attempt connects anew (to the primary, given target_session_attrs=read-write). Nothing was
+    /// written the first time, so nothing is written twice.
+    private func againIfReadOnly<T>(_ attempt: () async throws -> T) async throws -> T {
+        do {
+            return try await attempt()
+        } catch let error as PGError where error.isReadOnlyRefusal {
+            logger.warning("a write reached a read-only database server; retrying on a new connection")
+            return try await attempt()
         }
     }
 
@@ -83,18 +146,24 @@ public final class PGPool: Sendable {
     }
 
     private func statement(_ query: PGQuery, readOnly: Bool, plan: PGPlanCaching = .automatic) async throws -> PGRows {
-        try await submitAndWait { continuation in
-            .statement(.init(query: query, readOnly: readOnly, plan: plan,
-                             finish: { continuation.resume(with: $0.mapError { $0 as any Error }) }))
+        switch backend {
+        case .replicas(let router):
+            return try await router.run { try await $0.statement(query, readOnly: readOnly, plan: plan) }
+        case .connections(let core):
+            return try await againIfReadOnly {
+                try await Self.submitAndWait(to: core) { continuation in
+                    .statement(.init(query: query, readOnly: readOnly, plan: plan,
+                                     finish: { continuation.resume(with: $0.mapError { $0 as any Error }) }))
+                }
+            }
         }
     }
 
     /// Queues the work `makeWork` builds around the caller's continuation and suspends until it is finished,
     /// failed (timeout, shutdown) or cancelled while still waiting.
-    private func submitAndWait<T: Sendable>(
-        _ makeWork: @escaping (CheckedContinuation<T, any Error>) -> PoolJob.Work
+    private static func submitAndWait<T: Sendable>(
+        to core: PoolCore, _ makeWork: @escaping (CheckedContinuation<T, any Error>) -> PoolJob.Work
     ) async throws -> T {
-        let core = self.core
         let id = core.makeJobID()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
@@ -115,8 +184,12 @@ public final class PGPool: Sendable {
     /// Blocking variant of `withConnection` for command-line tools and other non-async
     /// code. Never call it from a pool worker (it would wait for itself).
     public func withConnectionSync<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) throws -> T {
+        let core: PoolCore
+        switch backend {
+        case .replicas(let router): return try router.primary.withConnectionSync(body)
+        case .connections(let own): core = own
+        }
         let outcome = OutcomeBox<T>()
-        let core = self.core
         core.submit(PoolJob(
             id: core.makeJobID(), deadline: .now + core.acquireTimeout,
             work: .session { connection in
@@ -128,12 +201,27 @@ public final class PGPool: Sendable {
     }
 
     /// Current load: size, connections in use, jobs waiting, connections open.
-    public var stats: PGPoolStats { core.stats }
+    /// A read pool sums its replicas' pools.
+    public var stats: PGPoolStats {
+        switch backend {
+        case .connections(let core):
+            return core.stats
+        case .replicas(let router):
+            return router.replicas.map(\.pool.stats).reduce(PGPoolStats(size: 0, inUse: 0, waiting: 0, open: 0)) {
+                PGPoolStats(size: $0.size + $1.size, inUse: $0.inUse + $1.inUse, waiting: $0.waiting + $1.waiting,
+                            open: $0.open + $1.open)
+            }
+        }
+    }
 
     /// Closes the pool: waiting jobs fail with `.poolShutdown`, later calls throw it too,
-    /// and connections close as their current jobs finish. Does not wait for them.
+    /// and connections close as their current jobs finish. Does not wait for them. A read pool closes its
+    /// replicas' pools, not the primary's.
     public func shutdown() {
-        core.shutdown()
+        switch backend {
+        case .connections(let core): core.shutdown()
+        case .replicas(let router): router.shutdown()
+        }
     }
 }
 

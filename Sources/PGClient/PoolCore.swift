@@ -51,6 +51,8 @@ final class PoolCore: @unchecked Sendable {
     let size: Int
     let acquireTimeout: Duration
     let logger: Logger
+    /// Whether connections keep named prepared statements (see `PreparedStatements`); off runs them unnamed.
+    let usesPreparedStatements: Bool
 
     private let condition = NSCondition()
     private var queue: [PoolJob] = []
@@ -61,8 +63,9 @@ final class PoolCore: @unchecked Sendable {
     /// Workers running a statement pipeline (see `pipelineLanes`).
     private var pipelinesRunning = 0
 
-    init(connectionString: String, size: Int, acquireTimeout: Duration, logger: Logger) {
+    init(connectionString: String, size: Int, acquireTimeout: Duration, usesPreparedStatements: Bool = true, logger: Logger) {
         self.connectionString = connectionString
+        self.usesPreparedStatements = usesPreparedStatements
         self.size = size
         self.acquireTimeout = acquireTimeout
         self.logger = logger
@@ -264,6 +267,7 @@ final class PoolCore: @unchecked Sendable {
                     for job in live { deliveries.append { job.fail(error) } }
                     continue
                 }
+                if !usesPreparedStatements { active.preparedStatements = PreparedStatements(capacity: 0) }
                 connection = active
                 update { $0.open += 1 }
                 logger.debug("opened a database connection")
@@ -276,7 +280,9 @@ final class PoolCore: @unchecked Sendable {
                 let statements = live.compactMap(\.statement)
                 let mode: PGConnection.PipelineMode = statements[0].readOnly
                     ? .sharedReadOnlyTransaction(plan: statements[0].plan) : .separateTransactions
+                var refusedAsReadOnly = false
                 active.runPipelined(statements.map(\.query), mode: mode) { index, result in
+                    if case .failure(let error) = result, error.isReadOnlyRefusal { refusedAsReadOnly = true }
                     let finish = statements[index].finish
                     if index == statements.count - 1 {
                         deliveries.append { finish(result) }
@@ -287,6 +293,9 @@ final class PoolCore: @unchecked Sendable {
                         finish(result)
                     }
                 }
+                // The server is read-only (a standby, or a primary demoted by a failover): the caller runs the
+                // write again on a new connection, which libpq's target_session_attrs sends to the primary.
+                if refusedAsReadOnly { active.abandon() }
             }
             if !active.isBroken, active.transactionState != .idle {
                 // The body left a transaction open; never hand that to the next job.

@@ -17,8 +17,14 @@ struct PreparedStatements {
         let types: [Oid]
     }
 
-    /// At most this many statements per connection.
-    static let capacity = 128
+    /// At most this many statements per connection, unless the pool says otherwise.
+    static let defaultCapacity = 128
+
+    /// At most this many statements on this connection; 0 runs every statement unnamed (behind PgBouncer's
+    /// transaction pooling, where the next transaction may run on another server connection).
+    let capacity: Int
+
+    init(capacity: Int = Self.defaultCapacity) { self.capacity = capacity }
 
     private var names: [Key: String] = [:]
     private var lastNumber = 0
@@ -28,7 +34,7 @@ struct PreparedStatements {
 
     /// A fresh name for a statement about to be prepared; nil when the cache is full.
     mutating func newName() -> String? {
-        guard names.count < Self.capacity else { return nil }
+        guard names.count < capacity else { return nil }
         lastNumber += 1
         return "qv_\(lastNumber)"
     }

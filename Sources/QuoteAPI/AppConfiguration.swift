@@ -9,6 +9,17 @@ public struct AppConfiguration: Sendable {
     /// A libpq URI or keyword string; the command starts an embedded cluster when none is configured.
     public var databaseURL: String
     public var databasePoolSize: Int = 2 * ProcessInfo.processInfo.activeProcessorCount
+    /// Read replicas for public reads (`DATABASE_READ_URL`); empty: everything runs on `databaseURL`.
+    public var databaseReadURLs: [String] = []
+    /// A replica whose replay lags more than this is skipped until it catches up (`REPLICA_MAX_LAG`).
+    public var replicaMaxLag: Duration = .seconds(5)
+    /// How often each replica's reachability and lag are checked (`REPLICA_CHECK_INTERVAL`).
+    public var replicaCheckInterval: Duration = .seconds(1)
+    /// On SIGTERM, how long `/ready` answers 503 before the listener closes (`SHUTDOWN_DRAIN_SECONDS`).
+    public var shutdownDrain: Duration = .zero
+    /// Named prepared statements on pooled connections (`DB_PREPARED_STATEMENTS`); off for PgBouncer's
+    /// transaction pooling.
+    public var databasePreparedStatements = true
     /// HS256 key, at least 32 bytes.
     public var jwtSecret: [UInt8]
     public var accessTokenTTL: Int = 900

@@ -8,6 +8,8 @@ import QuoteVault
 public struct AppContext: Sendable {
     public let configuration: AppConfiguration
     public let pool: PGPool
+    /// Public reads (quotes, search, categories, stored quotes of the day): replicas when configured, else `pool`.
+    public let readPool: PGPool
     public let migrator: Migrator
     public let signer: JWTSigner
     public let authenticator: Authenticator
@@ -21,6 +23,8 @@ public struct AppContext: Sendable {
     public let favorites: FavoritesService
     public let collections: CollectionsService
     public let metrics: ServerMetrics
+    /// Whether the instance is being taken out of rotation before it stops.
+    public let drain = DrainState()
     public let logger: Logger
     public let sync: SyncContext
 

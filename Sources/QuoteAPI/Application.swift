@@ -18,7 +18,14 @@ public final class Application: Sendable {
 
     /// Builds the application. Nothing listens or connects until `start()`.
     public static func build(configuration: AppConfiguration, logger: Logger) throws -> Application {
-        let pool = PGPool(connectionString: configuration.databaseURL, size: configuration.databasePoolSize, logger: logger)
+        let pool = PGPool(connectionString: configuration.databaseURL, size: configuration.databasePoolSize,
+                          preparedStatements: configuration.databasePreparedStatements, logger: logger)
+        // What a user writes or reads back about themselves stays on `pool` (read-your-writes); public data may
+        // come from a replica a moment behind.
+        let readPool = configuration.databaseReadURLs.isEmpty ? pool : PGPool(
+            replicas: configuration.databaseReadURLs, primary: pool, size: configuration.databasePoolSize,
+            maxLag: configuration.replicaMaxLag, checkInterval: configuration.replicaCheckInterval,
+            preparedStatements: configuration.databasePreparedStatements, logger: logger)
         let migrator = Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), logger: logger)
         let signer = JWTSigner(secret: configuration.jwtSecret)
         let hashing = PasswordHashingQueue(
@@ -31,10 +38,10 @@ public final class Application: Sendable {
             resetLinkBase: configuration.passwordResetURL)
         let mail = MailDelivery(pool: pool, smtpURL: configuration.smtpURL, from: configuration.mailFrom, logger: logger)
         let context = AppContext(
-            configuration: configuration, pool: pool, migrator: migrator, signer: signer,
+            configuration: configuration, pool: pool, readPool: readPool, migrator: migrator, signer: signer,
             authenticator: Authenticator(signer: signer, pool: pool),
-            quotes: QuoteService(pool: pool, cursorSecret: configuration.jwtSecret), search: QuoteSearch(pool: pool),
-            quoteOfTheDay: QuoteOfTheDay(pool: pool), accounts: accounts, profiles: ProfileService(pool: pool),
+            quotes: QuoteService(pool: readPool, cursorSecret: configuration.jwtSecret), search: QuoteSearch(pool: readPool),
+            quoteOfTheDay: QuoteOfTheDay(pool: pool, readPool: readPool), accounts: accounts, profiles: ProfileService(pool: pool),
             hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
             collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger,
             sync: SyncContext(pool: pool, secret: configuration.jwtSecret, logger: logger))
@@ -69,12 +76,22 @@ public final class Application: Sendable {
 
     public var port: Int { server.port }
 
+    /// Takes the instance out of a load balancer's rotation before it stops: `/ready` answers 503 for `period`
+    /// while every other request is still served, so the balancer's health checks stop sending new requests
+    /// before the listener closes.
+    public func drain(for period: Duration) async {
+        context.drain.begin()
+        context.logger.info("draining: /ready answers 503", metadata: ["seconds": .stringConvertible(period.components.seconds)])
+        try? await Task.sleep(for: period)
+    }
+
     /// Graceful stop: no new connections, requests in flight finish (≤ 10 s), then the pool closes.
     public func shutdown() async {
         await server.shutdown()
         context.mail.stop()
         context.sync.maintenance.stop()
         context.hashing.stop()
+        context.readPool.shutdown()  // its replicas' pools; the primary's below
         context.pool.shutdown()
         LogSink.standardError.flush()
     }

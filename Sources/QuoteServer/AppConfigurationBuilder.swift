@@ -28,6 +28,22 @@ enum AppConfigurationBuilder {
         configuration.databasePoolSize = try options.intValue(
             options.dbPoolSize, "DB_POOL_SIZE", default: 2 * ProcessInfo.processInfo.activeProcessorCount)
         guard configuration.databasePoolSize >= 1 else { throw ValidationError("DB_POOL_SIZE must be at least 1") }
+        if let readURLs = options.value(options.databaseReadURL, "DATABASE_READ_URL") {
+            // ';' because a libpq URI may itself list several hosts with ','.
+            configuration.databaseReadURLs = readURLs.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+        }
+        configuration.replicaMaxLag = try options.secondsValue(
+            options.replicaMaxLag, "REPLICA_MAX_LAG", default: 5, within: 0...86_400)
+        configuration.replicaCheckInterval = try options.secondsValue(
+            options.replicaCheckInterval, "REPLICA_CHECK_INTERVAL", default: 1, within: 0.05...3_600)
+        configuration.shutdownDrain = try options.secondsValue(
+            options.shutdownDrainSeconds, "SHUTDOWN_DRAIN_SECONDS", default: 0, within: 0...60)
+        switch (options.value(options.dbPreparedStatements, "DB_PREPARED_STATEMENTS") ?? "on").lowercased() {
+        case "on": configuration.databasePreparedStatements = true
+        case "off": configuration.databasePreparedStatements = false
+        default: throw ValidationError("DB_PREPARED_STATEMENTS must be on or off")
+        }
         let scrypt = ScryptParameters(
             logN: try options.intValue(options.scryptLogN, "SCRYPT_LN", default: ScryptParameters.default.logN),
             r: try options.intValue(options.scryptR, "SCRYPT_R", default: ScryptParameters.default.r),

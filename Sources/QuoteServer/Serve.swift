@@ -21,6 +21,7 @@ struct Serve: AsyncParsableCommand {
         try application.start()
         let signal = await signals.next()
         logger.info("shutting down", metadata: ["signal": .stringConvertible(signal)])
+        if signal == SIGTERM, configuration.shutdownDrain > .zero { await application.drain(for: configuration.shutdownDrain) }
         await application.shutdown()
         logger.info("stopped")
     }

@@ -28,6 +28,17 @@ struct ServerOptions: ParsableArguments {
     var rateLimits: String?
     @Option(help: "Connections per instance (env DB_POOL_SIZE, default 2 x cores).")
     var dbPoolSize: Int?
+    @Option(name: .customLong("database-read-url"),
+            help: "Read replicas for public reads, separated by ';' (env DATABASE_READ_URL); unset reads from DATABASE_URL.")
+    var databaseReadURL: String?
+    @Option(help: "Seconds a replica may lag before reads skip it (env REPLICA_MAX_LAG, default 5).")
+    var replicaMaxLag: Double?
+    @Option(help: "Seconds between checks of each replica (env REPLICA_CHECK_INTERVAL, default 1).")
+    var replicaCheckInterval: Double?
+    @Option(help: "Seconds /ready answers 503 after SIGTERM before the listener closes (env SHUTDOWN_DRAIN_SECONDS, default 0).")
+    var shutdownDrainSeconds: Double?
+    @Option(help: "on, or off to run statements unnamed for PgBouncer's transaction pooling (env DB_PREPARED_STATEMENTS, default on).")
+    var dbPreparedStatements: String?
     @Option(help: "trace, debug, info, notice, warning, error, critical (env LOG_LEVEL, default info).")
     var logLevel: String?
     @Option(help: "json or text (env LOG_FORMAT, default json).")
@@ -65,6 +76,22 @@ struct ServerOptions: ParsableArguments {
         guard let text = value(nil, variable) else { return fallback }
         guard let number = Int(text) else { throw ValidationError("\(variable) must be a whole number, got \(text)") }
         return number
+    }
+
+    func secondsValue(_ flag: Double?, _ variable: String, default fallback: Double, within range: ClosedRange<Double>) throws -> Duration {
+        let seconds: Double
+        if let flag {
+            seconds = flag
+        } else if let text = value(nil, variable) {
+            guard let number = Double(text) else { throw ValidationError("\(variable) must be a number of seconds, got \(text)") }
+            seconds = number
+        } else {
+            seconds = fallback
+        }
+        guard range.contains(seconds) else {
+            throw ValidationError("\(variable) must be \(range.lowerBound)...\(range.upperBound) seconds")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
     var resolvedDataDirectory: URL {

@@ -79,13 +79,13 @@ final class PreparedStatementTests: XCTestCase {
 
     func testTheNumberOfStatementsPerConnectionIsBounded() throws {
         let connection = try makeConnection()
-        let count = PreparedStatements.capacity + 20
+        let count = PreparedStatements.defaultCapacity + 20
         for number in 0..<count {
             let answers = run(["SELECT \(number)::int8 AS v /* bounded \(unsafeSQL: String(number)) */"],
                               mode: .separateTransactions, on: connection)
             XCTAssertEqual(values(answers), [number])
         }
-        XCTAssertEqual(try prepared("/* bounded ", on: connection), PreparedStatements.capacity)
+        XCTAssertEqual(try prepared("/* bounded ", on: connection), PreparedStatements.defaultCapacity)
     }
 
     func testStatementsTheDatabaseForgotArePreparedAgain() throws {

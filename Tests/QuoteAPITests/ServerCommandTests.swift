@@ -42,6 +42,101 @@ final class ServerCommandTests: XCTestCase {
         XCTAssertFalse(server.output.contains("secret-looking"), "query strings are not logged")
     }
 
+    func testHealthcheckCommandPassesAgainstARunningServerAndFailsOtherwise() async throws {
+        let url = try TestDatabase.makeDatabase()
+        let server = try ServerProcess(["serve"], environment: [
+            "DATABASE_URL": url, "JWT_SECRET": secret, "HOST": "127.0.0.1", "PORT": "0",
+        ])
+        let port = try await server.waitForPort()
+        // The image sets HOST=0.0.0.0: the check then asks 127.0.0.1.
+        for host in ["127.0.0.1", "0.0.0.0"] {
+            let check = try ServerProcess(["healthcheck"], environment: ["HOST": host, "PORT": String(port)])
+            let status = try await check.waitForExit()
+            XCTAssertEqual(status, 0, "HOST=\(host): \(check.output)")
+        }
+
+        // A listener that accepts but never answers: the check gives up after its timeout.
+        let silent = try SilentListener()
+        let hung = try ServerProcess(["healthcheck", "--timeout", "1"], environment: ["PORT": String(silent.port)])
+        let hungStatus = try await hung.waitForExit(timeout: .seconds(10))
+        XCTAssertEqual(hungStatus, 1, hung.output)
+        XCTAssertTrue(hung.output.contains("timed out"), hung.output)
+
+        // Nothing listening.
+        let closedPort = silent.port
+        silent.close()
+        let refused = try ServerProcess(["healthcheck"], environment: ["PORT": String(closedPort)])
+        let refusedStatus = try await refused.waitForExit(timeout: .seconds(10))
+        XCTAssertEqual(refusedStatus, 1, refused.output)
+        XCTAssertTrue(refused.output.contains("unhealthy"), refused.output)
+
+        // A bad timeout is refused before anything is asked.
+        let invalid = try ServerProcess(["healthcheck", "--timeout", "0"], environment: ["PORT": String(port)])
+        let invalidStatus = try await invalid.waitForExit()
+        XCTAssertNotEqual(invalidStatus, 0)
+        XCTAssertNotEqual(invalidStatus, 1, "usage errors are not a health verdict: \(invalid.output)")
+        server.signal(SIGTERM)
+        let serverStatus = try await server.waitForExit()
+        XCTAssertEqual(serverStatus, 0, server.output)
+    }
+
+    func testReplicaAndPoolSettingsAreValidatedAtTheirEdges() async throws {
+        let url = try TestDatabase.makeDatabase()
+        let refused: [(String, String)] = [
+            ("REPLICA_MAX_LAG", "-0.001"), ("REPLICA_MAX_LAG", "86400.5"), ("REPLICA_MAX_LAG", "soon"),
+            ("REPLICA_CHECK_INTERVAL", "0.049"), ("REPLICA_CHECK_INTERVAL", "3600.1"), ("DB_PREPARED_STATEMENTS", "maybe"),
+        ]
+        for (variable, value) in refused {
+            let server = try ServerProcess(["serve"], environment: [
+                "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", variable: value,
+            ])
+            let status = try await server.waitForExit()
+            XCTAssertNotEqual(status, 0, "\(variable)=\(value)")
+            XCTAssertTrue(server.output.contains(variable), server.output)
+        }
+        // The edges themselves are accepted; a replica list with a dead entry does not stop the server.
+        let server = try ServerProcess(["serve"], environment: [
+            "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "REPLICA_MAX_LAG": "0",
+            "REPLICA_CHECK_INTERVAL": "0.05", "DB_PREPARED_STATEMENTS": "off",
+            "DATABASE_READ_URL": "postgresql://nobody@127.0.0.1:1/none ; \(url)",
+        ])
+        let port = try await server.waitForPort()
+        XCTAssertEqual(try HTTPTestClient(port: port).get("/v1/quotes").status, 200)
+        server.signal(SIGTERM)
+        let status = try await server.waitForExit()
+        XCTAssertEqual(status, 0, server.output)
+    }
+
+    func testSIGTERMDrainsFirstWhenConfigured() async throws {
+        let url = try TestDatabase.makeDatabase()
+        let server = try ServerProcess(["serve"], environment: [
+            "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "SHUTDOWN_DRAIN_SECONDS": "3",
+        ])
+        let port = try await server.waitForPort()
+        let client = HTTPTestClient(port: port)
+        XCTAssertEqual(try client.get("/ready").status, 200)
+        server.signal(SIGTERM)
+        var sawDraining = false
+        for _ in 0..<20 where !sawDraining {
+            try await Task.sleep(for: .milliseconds(50))
+            sawDraining = try client.get("/ready").status == 503
+        }
+        XCTAssertTrue(sawDraining, "a load balancer's check sees the instance leave: \(server.output)")
+        XCTAssertEqual(try client.get("/v1/quotes").status, 200, "while draining, requests are still served")
+        XCTAssertEqual(try client.get("/health").status, 200)
+        XCTAssertNil(try server.poll(), "still running during the drain period")
+        let status = try await server.waitForExit(timeout: .seconds(20))
+        XCTAssertEqual(status, 0, server.output)
+        XCTAssertThrowsError(try client.get("/health"), "stopped after draining")
+
+        let refused = try ServerProcess(["serve"], environment: [
+            "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "SHUTDOWN_DRAIN_SECONDS": "60.5",
+        ])
+        let refusedStatus = try await refused.waitForExit()
+        XCTAssertNotEqual(refusedStatus, 0)
+        XCTAssertTrue(refused.output.contains("SHUTDOWN_DRAIN_SECONDS"), refused.output)
+    }
+
     func testAnonKeyCommandPrintsTheKeyTheServerAccepts() async throws {
         let derived = try ServerProcess(["anon-key"], environment: ["DATABASE_URL": "postgresql://unused", "JWT_SECRET": secret])
         let derivedStatus = try await derived.waitForExit()
@@ -101,4 +196,35 @@ final class ServerCommandTests: XCTestCase {
         XCTAssertEqual(secondStatus, 0, again.output)
         XCTAssertTrue(again.output.contains("\"count\":0"), "a second run applies nothing: \(again.output)")
     }
+}
+
+/// A TCP socket on 127.0.0.1 that accepts connections (its backlog does) and never answers.
+private final class SilentListener {
+    let port: Int
+    private var descriptor: Int32
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard descriptor >= 0, bound == 0, listen(descriptor, 8) == 0 else { throw HTTPTestError.timedOut }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        self.descriptor = descriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() {
+        guard descriptor >= 0 else { return }
+        _ = Glibc.close(descriptor)
+        descriptor = -1
+    }
+
+    deinit { close() }
 }

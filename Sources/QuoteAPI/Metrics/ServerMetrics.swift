@@ -34,6 +34,10 @@ public final class ServerMetrics: Sendable {
         metricName: "db_pool", unitName: "connections", helpText: "Database pool: size, connections in use, connections open.")
     nonisolated(unsafe) private static let poolWaiting = MetricNameDescriptor(
         metricName: "db_pool_waiting", unitName: "jobs", helpText: "Database jobs waiting for a free pool connection.")
+    nonisolated(unsafe) private static let readsServed = MetricNameDescriptor(
+        metricName: "db_reads", unitName: "served", helpText: "Public reads since start, by where they ran (replica or primary), with DATABASE_READ_URL.")
+    nonisolated(unsafe) private static let healthyReplicas = MetricNameDescriptor(
+        metricName: "db_read_replicas", unitName: "healthy", helpText: "Read replicas in use now (reachable, within REPLICA_MAX_LAG).")
     nonisolated(unsafe) private static let hashingQueue = MetricNameDescriptor(
         metricName: "password_hashing_queue", unitName: "depth", helpText: "Password hashes waiting for a hashing thread.")
     nonisolated(unsafe) private static let mailBacklog = MetricNameDescriptor(
@@ -75,7 +79,8 @@ public final class ServerMetrics: Sendable {
     nonisolated(unsafe) private var knownSeries: [SeriesKey: (Counter, DurationHistogram)] = [:]
 
     /// The exposition text of every metric, with the gauges read now.
-    public func render(pool: PGPoolStats, hashingQueueDepth: Int, mailBacklog: Int?) -> [UInt8] {
+    public func render(pool: PGPoolStats, hashingQueueDepth: Int, mailBacklog: Int?,
+                       replicaUse: (replicaReads: Int, primaryReads: Int, healthy: [Bool])? = nil) -> [UInt8] {
         let gauge = { (descriptor: MetricNameDescriptor, labels: [(String, String)], value: Int) in
             self.registry.makeGauge(descriptor: descriptor, labels: labels).set(Double(value))
         }
@@ -84,6 +89,11 @@ public final class ServerMetrics: Sendable {
         gauge(Self.poolConnections, [("state", "open")], pool.open)
         gauge(Self.poolWaiting, [], pool.waiting)
         gauge(Self.hashingQueue, [], hashingQueueDepth)
+        if let replicaUse {
+            gauge(Self.readsServed, [("served_by", "replica")], replicaUse.replicaReads)
+            gauge(Self.readsServed, [("served_by", "primary")], replicaUse.primaryReads)
+            gauge(Self.healthyReplicas, [], replicaUse.healthy.filter { $0 }.count)
+        }
         if let mailBacklog { gauge(Self.mailBacklog, [], mailBacklog) }
         if let resident = ProcessMemory.residentBytes() { gauge(Self.residentMemory, [], resident) }
         return registry.emitToBuffer()

@@ -4,7 +4,7 @@ extension OpenAPIDocument {
       "paths": {
         "/health": {"get": {"operationId": "health", "summary": "Liveness: the process serves HTTP (does not touch the database)",
           "responses": {"200": {"description": "Serving", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Status"}}}}}}},
-        "/ready": {"get": {"operationId": "ready", "summary": "Readiness: the database answers and migrations are current",
+        "/ready": {"get": {"operationId": "ready", "summary": "Readiness: the database answers and migrations are current (with read replicas, also while only a replica answers: then primary is unavailable, reads are served and writes answer 503); 503 while draining after SIGTERM",
           "responses": {"200": {"description": "Ready", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Status"}}}},
                         "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
         "/metrics": {"get": {"operationId": "metrics",
@@ -20,7 +20,7 @@ extension OpenAPIDocument {
           "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
       },
       "schemas": {
-        "Status": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}}},
+        "Status": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"}, "primary": {"type": "string", "enum": ["unavailable"]}}},
         "Problem": {"type": "object", "required": ["status", "code", "title"],
           "properties": {"status": {"type": "integer"}, "code": {"type": "string"}, "title": {"type": "string"},
             "detail": {"type": "string"},

@@ -22,12 +22,17 @@ struct OperationsRoutes {
     /// Prometheus text; every gauge is read from memory, so this never waits for the database.
     private var metrics: Response {
         let body = context.metrics.render(
-            pool: context.pool.stats, hashingQueueDepth: context.hashing.queueDepth, mailBacklog: context.mail.backlog)
+            pool: context.pool.stats, hashingQueueDepth: context.hashing.queueDepth, mailBacklog: context.mail.backlog,
+            replicaUse: context.readPool.replicaUse)
         return Response(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: body)
     }
 
-    /// Ready when PostgreSQL answers and every migration this build knows is applied.
+    /// Ready when PostgreSQL answers and every migration this build knows is applied. With read replicas, an
+    /// unreachable primary alone does not make the instance unready: public reads go on from a replica, and a load
+    /// balancer that took every instance out (they share the primary) would refuse those too; writes answer 503
+    /// meanwhile, and the body says `"primary":"unavailable"`.
     @Sendable private func ready(_ request: Request) async throws -> Response {
+        guard !context.drain.isDraining else { throw HTTPError.serviceUnavailable("The server is stopping") }
         do {
             if try await context.migrator.isCurrent(using: context.pool) {
                 return Response.json(bytes: Array(#"{"status":"ready"}"#.utf8))
@@ -35,6 +40,9 @@ struct OperationsRoutes {
             throw HTTPError.serviceUnavailable("Migrations are not current")
         } catch let error as PGError {
             context.logger.warning("not ready", metadata: ["error": .string(error.description)])
+            if context.readPool !== context.pool, (try? await context.migrator.isCurrent(using: context.readPool)) == true {
+                return Response.json(bytes: Array(#"{"status":"ready","primary":"unavailable"}"#.utf8))
+            }
             throw HTTPError.serviceUnavailable("The database is unavailable")
         }
     }

@@ -18,13 +18,23 @@ public final class QuoteOfTheDay: Sendable {
     public static let maximumRange = 31
 
     private let pool: PGPool
+    /// Where stored choices are looked up first (a replica may be used); choosing always happens on `pool`.
+    private let readPool: PGPool
     private let cache = DateCache<Quote>(capacity: 800)
 
-    public init(pool: PGPool) { self.pool = pool }
+    public init(pool: PGPool, readPool: PGPool? = nil) {
+        self.pool = pool
+        self.readPool = readPool ?? pool
+    }
 
     /// The quote of `date`, choosing and storing it on first use.
     public func quote(for date: PGDate) async throws -> Quote {
         if let cached = cache[date] { return cached }
+        if readPool !== pool, let stored = try await readPool.withConnection({ try Self.stored(date, $0) }) {
+            cache[date] = stored
+            return stored
+        }
+        // Not stored yet, or not yet replayed by the replica: the primary decides.
         let quote = try await pool.withTransaction { connection in
             if let stored = try Self.stored(date, connection) { return stored }
             try connection.query("SELECT pg_advisory_xact_lock(\(Self.choiceLockKey))")
