@@ -27,9 +27,14 @@ public final class PGPool: Sendable {
     ///   - size: number of connections (and threads), at least 1.
     ///   - acquireTimeout: how long a job may wait for a free connection before failing
     ///     with `PGError` kind `.poolExhausted`.
-    public init(connectionString: String, size: Int, acquireTimeout: Duration = .seconds(5), logger: Logger) {
+    ///   - statementTimeout: PostgreSQL's `statement_timeout` on every connection: a statement running longer
+    ///     is cancelled (`PGError` with SQLSTATE `57014`). Nil keeps the server's setting.
+    public init(
+        connectionString: String, size: Int, acquireTimeout: Duration = .seconds(5), statementTimeout: Duration? = nil,
+        logger: Logger
+    ) {
         core = PoolCore(connectionString: connectionString, size: max(1, size),
-                        acquireTimeout: acquireTimeout, logger: logger)
+                        acquireTimeout: acquireTimeout, statementTimeout: statementTimeout, logger: logger)
         core.startWorkers()
         core.startReaper()
     }

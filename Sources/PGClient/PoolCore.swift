@@ -50,6 +50,7 @@ final class PoolCore: @unchecked Sendable {
     let connectionString: String
     let size: Int
     let acquireTimeout: Duration
+    let statementTimeout: Duration?
     let logger: Logger
 
     private let condition = NSCondition()
@@ -61,8 +62,9 @@ final class PoolCore: @unchecked Sendable {
     /// Workers running a statement pipeline (see `pipelineLanes`).
     private var pipelinesRunning = 0
 
-    init(connectionString: String, size: Int, acquireTimeout: Duration, logger: Logger) {
+    init(connectionString: String, size: Int, acquireTimeout: Duration, statementTimeout: Duration? = nil, logger: Logger) {
         self.connectionString = connectionString
+        self.statementTimeout = statementTimeout
         self.size = size
         self.acquireTimeout = acquireTimeout
         self.logger = logger
@@ -258,7 +260,7 @@ final class PoolCore: @unchecked Sendable {
                 active = connection
             } else {
                 do {
-                    active = try PGConnection(connectionString: connectionString, logger: logger)
+                    active = try PGConnection(connectionString: connectionString, statementTimeout: statementTimeout, logger: logger)
                 } catch {
                     logger.warning("cannot connect to the database: \(error)")
                     for job in live { deliveries.append { job.fail(error) } }

@@ -18,14 +18,18 @@ public final class Application: Sendable {
 
     /// Builds the application. Nothing listens or connects until `start()`.
     public static func build(configuration: AppConfiguration, logger: Logger) throws -> Application {
-        let pool = PGPool(connectionString: configuration.databaseURL, size: configuration.databasePoolSize, logger: logger)
+        let pool = PGPool(
+            connectionString: configuration.databaseURL, size: configuration.databasePoolSize,
+            statementTimeout: configuration.statementTimeoutMilliseconds > 0 ? .milliseconds(configuration.statementTimeoutMilliseconds) : nil,
+            logger: logger)
         let migrator = Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), logger: logger)
         let signer = JWTSigner(secret: configuration.jwtSecret)
         let hashing = PasswordHashingQueue(
             hasher: PasswordHasher(parameters: configuration.scrypt), threads: configuration.hashingThreads,
-            queueLimit: configuration.hashingQueueLimit)
+            queueLimit: configuration.hashingQueueLimit, niceness: Int32(configuration.hashingNiceness))
         let sessions = SessionIssuer(
-            signer: signer, accessTokenTTL: configuration.accessTokenTTL, refreshTokenTTL: configuration.refreshTokenTTL)
+            signer: signer, accessTokenTTL: configuration.accessTokenTTL, refreshTokenTTL: configuration.refreshTokenTTL,
+            refreshTokenReuseInterval: configuration.refreshTokenReuseInterval)
         let accounts = AccountService(
             pool: pool, hashing: hashing, sessions: sessions, limits: RateLimiter(enabled: configuration.rateLimitsEnabled),
             resetLinkBase: configuration.passwordResetURL)
@@ -37,17 +41,22 @@ public final class Application: Sendable {
             quoteOfTheDay: QuoteOfTheDay(pool: pool), accounts: accounts, profiles: ProfileService(pool: pool),
             hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
             collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger)
-        let router = Router(routes: RouteTable.routes(context))
+        let router = Router(routes: RouteTable.bindingOrigin(RouteTable.routes(context)))
         let metrics = context.metrics
         let requestLog = logger.logLevel <= .info ? RequestLog(format: configuration.logFormat) : nil
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(
-                host: configuration.host, port: configuration.port, eventThreads: configuration.eventThreads),
+                host: configuration.host, port: configuration.port, eventThreads: configuration.eventThreads,
+                connectionLimit: configuration.httpMaxConnections,
+                connectionsPerAddress: configuration.httpConnectionsPerAddress,
+                headerTimeout: .seconds(configuration.httpHeaderTimeout), bodyTimeout: .seconds(configuration.httpBodyTimeout),
+                bodyBudget: configuration.httpBodyBudget),
             router: router, logger: logger,
             observer: { request in
                 metrics.observe(request)
                 requestLog?.record(request)
-            })
+            },
+            admission: BodyAdmission.make(context: context))
         return Application(context: context, server: server)
     }
 

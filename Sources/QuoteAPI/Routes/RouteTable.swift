@@ -1,4 +1,5 @@
 import HTTPServer
+import QuoteVault
 
 /// Every route of the server on one screen; each resource's handlers live in their own file.
 enum RouteTable {
@@ -13,5 +14,16 @@ enum RouteTable {
             + GoTrueRoutes(context: context).routes
             + RestRoutes(context: context).routes
             + StorageRoutes(context: context).routes
+    }
+
+    /// Every route's async handler runs with `RequestOrigin.clientAddress` bound to its request's client, so the
+    /// services' per-address throttles and the hashing queue's fair share work the same for every API.
+    static func bindingOrigin(_ routes: [Route]) -> [Route] {
+        routes.map { route in
+            let handler = route.handler
+            return Route(route.method, route.pattern, maxBodySize: route.maxBodySize, handler: Handler(immediate: handler.immediate) { request in
+                try await RequestOrigin.$clientAddress.withValue(request.clientAddress) { try await handler.deferred(request) }
+            })
+        }
     }
 }

@@ -16,6 +16,10 @@ public struct RateLimiter: Sendable {
     public static let failedLoginsPerAddress = Rule(kind: "login_failed", limit: 100, window: 900)
     /// More than 5 password-reset requests for one email within an hour.
     public static let resetsPerEmail = Rule(kind: "reset_requested", limit: 5, window: 3600)
+    /// More than 30 sign-ups (each a password hash) from one client address within 10 minutes.
+    public static let signUpsPerAddress = Rule(kind: "signup", limit: 30, window: 600)
+    /// More than 20 failed password-reset confirmations from one client address within 15 minutes.
+    public static let failedResetConfirmationsPerAddress = Rule(kind: "reset_confirm_failed", limit: 20, window: 900)
 
     public let enabled: Bool
 
@@ -35,6 +39,38 @@ public struct RateLimiter: Sendable {
         if try row.decode("events", as: Int.self) >= rule.limit {
             throw QuoteVaultError.rateLimited(retryAfterSeconds: max(1, try row.decode("retry", as: Int.self)))
         }
+    }
+
+    /// Takes one attempt of `kind` for `email` and `address` atomically, before the expensive work: under
+    /// transaction-scoped advisory locks on each key (so every instance agrees), counts the recent events against
+    /// `emailRule`/`addressRule` and records the attempt when both allow it. Must run inside a transaction.
+    /// Concurrent attempts are thus evaluated one after the other: exactly `limit` get through.
+    /// - Returns: the event's id, for `giveBack` when the attempt turns out not to count (a successful login).
+    /// - Throws: `rateLimited` (nothing recorded) when a rule is used up.
+    func reserve(
+        _ kind: String, email: String? = nil, emailRule: Rule? = nil, address: String? = nil, addressRule: Rule? = nil,
+        _ connection: PGConnection
+    ) throws -> Int64 {
+        if enabled {
+            // Email before address, always: two attempts never wait for each other's locks crosswise.
+            if let email, let emailRule {
+                try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("auth:\(kind):email:\(email)"), 0))")
+                try check(emailRule, email: email, connection)
+            }
+            if let address, let addressRule {
+                try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("auth:\(kind):address:\(address)"), 0))")
+                try check(addressRule, address: address, connection)
+            }
+        }
+        let rows = try connection.query("""
+            INSERT INTO auth_events (kind, email, client_address) VALUES (\(kind), \(email), \(address)) RETURNING id
+            """)
+        return try rows[rows.startIndex].decode("id", as: Int64.self)
+    }
+
+    /// Forgets a reserved attempt that must not count (the login succeeded).
+    func giveBack(_ eventID: Int64, _ connection: PGConnection) throws {
+        try connection.query("DELETE FROM auth_events WHERE id = \(eventID)")
     }
 
     /// Records one event (always, so that turning limits on later sees the recent past), and prunes old ones.
