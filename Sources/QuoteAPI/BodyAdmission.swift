@@ -7,17 +7,24 @@ import Logging
 /// cannot make the server buffer uploads it would refuse anyway. Only the signature and expiry of a token are
 /// checked here (no database); the route still authenticates fully.
 ///
-/// - `/v1/auth/…` (sign-up, login, refresh, reset) take bodies from anyone, except logout.
+/// - `/v1/auth/…` (sign-up, login, refresh, reset) take bodies from anyone, except logout; like `/auth/v1/…`,
+///   at most `authBodyLimit` bytes (credentials are small: a megabyte of "password" is an attack).
 /// - Every other `/v1` route needs a well-signed, unexpired access token.
 /// - The Supabase surfaces need the anon key (`apikey` or bearer) or a well-signed access token, and answer in
 ///   their own error formats.
 enum BodyAdmission {
+    static let authBodyLimit = 64 * 1024
+
     static func make(context: AppContext) -> HTTPServer.Admission {
         let signer = context.signer
         let anonKey = Array(context.configuration.supabaseAnonKey.utf8)
         let logger = context.logger
         return { route, request in
             let pattern = route.pattern
+            if pattern.hasPrefix("/v1/auth/") || pattern.hasPrefix("/auth/v1/"),
+               let declared = request.headers["Content-Length"].flatMap(Int.init), declared > authBodyLimit {
+                return HTTPError.payloadTooLarge(limit: authBodyLimit).response
+            }
             if pattern.hasPrefix("/v1/") {
                 if pattern.hasPrefix("/v1/auth/"), pattern != "/v1/auth/logout" { return nil }
                 return hasValidToken(request, signer) ? nil : HTTPError.unauthorized().response

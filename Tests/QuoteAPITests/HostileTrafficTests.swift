@@ -90,6 +90,22 @@ final class HostileTrafficTests: XCTestCase {
         await app.stop()
     }
 
+    func testAFloodPastALimitIsAnsweredFromMemoryWithoutTheDatabase() async throws {
+        let app = try await TestApp.start()
+        for _ in 0..<20 {
+            _ = try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": try OpaqueToken.generate(), "password": "new password"])
+        }
+        XCTAssertEqual(try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": try OpaqueToken.generate(), "password": "new password"]).status, 429)
+        // The database forgets (as if the window had passed), the instance still remembers its refusal for a while.
+        try await app.withConnection { try $0.query("DELETE FROM auth_events") }
+        let remembered = try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": try OpaqueToken.generate(), "password": "new password"])
+        XCTAssertEqual(remembered.status, 429)
+        XCTAssertGreaterThan(Int(remembered.header("Retry-After") ?? "") ?? 0, 0)
+        let attempts = try await count(app, "SELECT count(*)::int8 FROM auth_events")
+        XCTAssertEqual(attempts, 0, "a remembered refusal costs no database work")
+        await app.stop()
+    }
+
     func testUnknownResetTokensAreRefusedWithoutHashing() async throws {
         // No room at all in the hashing queue: anything that hashes would be 503.
         let app = try await TestApp.start { $0.hashingQueueLimit = 0 }
@@ -197,6 +213,9 @@ final class HostileTrafficTests: XCTestCase {
             ("POST /storage/v1/object/avatars/x/y.png HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: 1000000\r\n\r\n", 400),
             ("POST /rest/v1/collections HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n", 401),
             ("POST /v1/nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", 404),
+            // Credentials are small: 64 KiB at most on the auth routes of both APIs.
+            ("POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65537\r\n\r\n", 413),
+            ("POST /auth/v1/token?grant_type=password HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65537\r\n\r\n", 413),
         ]
         for (head, status) in cases {
             let connection = try HTTPTestConnection(port: app.application.port, timeoutSeconds: 5)
@@ -205,6 +224,11 @@ final class HostileTrafficTests: XCTestCase {
             XCTAssertEqual(response.status, status, head)
             connection.close()
         }
+        let prefix = "{\"email\": \"a@b.c\", \"password\": \""
+        let atLimit = prefix + String(repeating: "p", count: 65536 - prefix.utf8.count - 2) + "\"}"
+        XCTAssertEqual(atLimit.utf8.count, 65536)
+        XCTAssertEqual(try app.client.send("POST", "/v1/auth/login", headers: ["Content-Type": "application/json"], body: Array(atLimit.utf8)).status, 401,
+                       "64 KiB exactly is read (and the password is wrong)")
         let user = try await app.makeUser()
         let created = try app.client.send("POST", "/v1/collections", json: ["name": "kept"], headers: user.authorization)
         XCTAssertEqual(created.status, 201, "a valid token's body is read")

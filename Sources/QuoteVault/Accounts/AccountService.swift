@@ -38,6 +38,7 @@ public struct AccountService: Sendable {
         // Each sign-up costs a password hash: counted per address before hashing (kept whatever the outcome).
         let limits = self.limits
         let address = RequestOrigin.clientAddress
+        try limits.refuseIfRecentlyLimited("signup", address: address)
         _ = try await pool.withTransaction { connection in
             try limits.reserve("signup", address: address, addressRule: RateLimiter.signUpsPerAddress, connection)
         }
@@ -65,6 +66,7 @@ public struct AccountService: Sendable {
     public func logIn(email: String, password: String, clientAddress: String) async throws -> Session {
         let normalised = (try? Credentials.normaliseEmail(email)) ?? email.lowercased()
         let limits = self.limits
+        try limits.refuseIfRecentlyLimited("login_failed", email: normalised, address: clientAddress)
         let (attempt, stored) = try await pool.withTransaction { connection -> (Int64, (UUID, String)?) in
             let attempt = try limits.reserve(
                 "login_failed", email: normalised, emailRule: RateLimiter.failedLoginsPerEmail,
@@ -193,6 +195,7 @@ public struct AccountService: Sendable {
         let limits = self.limits
         let address = RequestOrigin.clientAddress
         let tokenHash = OpaqueToken.hash(token)
+        try limits.refuseIfRecentlyLimited("reset_confirm_failed", address: address)
         let (attempt, known) = try await pool.withTransaction { connection -> (Int64, Bool) in
             let attempt = try limits.reserve(
                 "reset_confirm_failed", address: address, addressRule: RateLimiter.failedResetConfirmationsPerAddress, connection)

@@ -22,8 +22,23 @@ public struct RateLimiter: Sendable {
     public static let failedResetConfirmationsPerAddress = Rule(kind: "reset_confirm_failed", limit: 20, window: 900)
 
     public let enabled: Bool
+    /// Keys refused recently, and until when: a flood past a limit is answered from memory, without a database
+    /// transaction per request (the database stays the authority; this only remembers its answer).
+    private let refusals = RecentRefusals()
 
     public init(enabled: Bool) { self.enabled = enabled }
+
+    /// Throws `rateLimited` when `kind` was refused for `email` or `address` moments ago and the refusal still holds.
+    func refuseIfRecentlyLimited(_ kind: String, email: String? = nil, address: String? = nil) throws {
+        guard enabled else { return }
+        for key in Self.keys(kind, email: email, address: address) {
+            if let seconds = refusals.remaining(key) { throw QuoteVaultError.rateLimited(retryAfterSeconds: seconds) }
+        }
+    }
+
+    private static func keys(_ kind: String, email: String?, address: String?) -> [String] {
+        [email.map { "\(kind):email:\($0)" }, address.map { "\(kind):address:\($0)" }].compactMap { $0 }
+    }
 
     /// Throws `rateLimited` when `rule` is already used up for `email` (or `address`).
     func check(_ rule: Rule, email: String? = nil, address: String? = nil, _ connection: PGConnection) throws {
@@ -55,17 +70,28 @@ public struct RateLimiter: Sendable {
             // Email before address, always: two attempts never wait for each other's locks crosswise.
             if let email, let emailRule {
                 try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("auth:\(kind):email:\(email)"), 0))")
-                try check(emailRule, email: email, connection)
+                try remembering("\(kind):email:\(email)") { try check(emailRule, email: email, connection) }
             }
             if let address, let addressRule {
                 try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("auth:\(kind):address:\(address)"), 0))")
-                try check(addressRule, address: address, connection)
+                try remembering("\(kind):address:\(address)") { try check(addressRule, address: address, connection) }
             }
         }
         let rows = try connection.query("""
             INSERT INTO auth_events (kind, email, client_address) VALUES (\(kind), \(email), \(address)) RETURNING id
             """)
         return try rows[rows.startIndex].decode("id", as: Int64.self)
+    }
+
+    /// Runs `body`; a `rateLimited` refusal is remembered for `key` for its retry time (capped at a minute, so a
+    /// limit lifted meanwhile is seen again soon).
+    private func remembering(_ key: String, _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch QuoteVaultError.rateLimited(let seconds) {
+            refusals.remember(key, seconds: min(seconds, 60))
+            throw QuoteVaultError.rateLimited(retryAfterSeconds: seconds)
+        }
     }
 
     /// Forgets a reserved attempt that must not count (the login succeeded).
