@@ -49,6 +49,8 @@ final class ConnectionGuard: Sendable {
         var bodyTimeout: Duration
         var bodyBudget: Int
         var bodyBudgetPerAddress: Int
+        /// New connections per second from one address, with bursts of twice that (0: no limit).
+        var newConnectionsPerSecond: Int
     }
 
     private struct State {
@@ -57,6 +59,8 @@ final class ConnectionGuard: Sendable {
         var tracked: [ObjectIdentifier: TrackedConnection] = [:]
         var bodyBytes = 0
         var bodyBytesByAddress: [ClientAddressKey: Int] = [:]
+        /// Each address's allowance of new connections (a token bucket) and when it was last topped up.
+        var allowances: [ClientAddressKey: (tokens: Double, at: UInt64)] = [:]
     }
 
     let limits: Limits
@@ -73,11 +77,22 @@ final class ConnectionGuard: Sendable {
 
     /// Reserves a connection slot for `address`; false (and a warning, at most one per interval) when a limit
     /// turns it away.
-    func admit(_ address: ClientAddressKey) -> Bool {
+    func admit(_ address: ClientAddressKey, now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Bool {
         let refusal: String? = state.withLock { state in
             if state.connections >= limits.connections { return "connection limit reached" }
             let held = state.connectionsByAddress[address, default: 0]
             if held >= limits.connectionsPerAddress { return "per-address connection limit reached" }
+            if limits.newConnectionsPerSecond > 0 {
+                // Refused at accept, before a byte is read: a flood of short connections costs little.
+                let burst = Double(2 * limits.newConnectionsPerSecond)
+                let last = state.allowances[address] ?? (burst, now)
+                let tokens = min(burst, last.tokens + Double(now &- last.at) / 1e9 * Double(limits.newConnectionsPerSecond))
+                guard tokens >= 1 else {
+                    state.allowances[address] = (tokens, now)
+                    return "per-address new-connection rate reached"
+                }
+                state.allowances[address] = (tokens - 1, now)
+            }
             state.connections += 1
             state.connectionsByAddress[address] = held + 1
             return nil
@@ -168,10 +183,14 @@ final class ConnectionGuard: Sendable {
 
     // MARK: the reaper
 
-    /// Shuts down every connection past its deadline; returns how many.
+    /// Shuts down every connection past its deadline; returns how many. Also forgets the allowances of addresses
+    /// that have been quiet long enough to be full again (so the table holds only recent addresses).
     @discardableResult
     func enforceDeadlines(now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Int {
         let expired = state.withLock { state -> Int in
+            if limits.newConnectionsPerSecond > 0, state.allowances.count > 1024 {
+                state.allowances = state.allowances.filter { now &- $0.value.at < 2_000_000_000 }
+            }
             var expired = 0
             for connection in state.tracked.values {
                 let deadline = connection.deadline.load(ordering: .relaxed)

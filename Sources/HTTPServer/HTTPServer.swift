@@ -26,6 +26,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var bodyBudget: Int
     /// The share of `bodyBudget` one IP address may hold.
     public var bodyBudgetPerAddress: Int
+    /// New connections per second one IP address may open (bursts of twice that); beyond, they are closed at
+    /// accept. 0: no limit. Keep-alive clients open few; a flood of short connections is refused cheaply.
+    public var newConnectionsPerAddressPerSecond: Int
     /// On shutdown, requests in flight get this long to finish.
     public var shutdownGracePeriod: Duration
 
@@ -33,7 +36,8 @@ public struct HTTPServerConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 8080, eventThreads: Int = 2, connectionTimeoutSeconds: Int = 30,
         connectionMemoryLimit: Int = 32 * 1024, connectionLimit: Int? = nil, connectionsPerAddress: Int = 128,
         headerTimeout: Duration = .seconds(10), bodyTimeout: Duration = .seconds(30), bodyBudget: Int = 64 << 20,
-        bodyBudgetPerAddress: Int? = nil, shutdownGracePeriod: Duration = .seconds(10)
+        bodyBudgetPerAddress: Int? = nil, newConnectionsPerAddressPerSecond: Int = 500,
+        shutdownGracePeriod: Duration = .seconds(10)
     ) {
         self.host = host
         self.port = port
@@ -46,6 +50,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.bodyTimeout = bodyTimeout
         self.bodyBudget = bodyBudget
         self.bodyBudgetPerAddress = bodyBudgetPerAddress ?? bodyBudget / 4
+        self.newConnectionsPerAddressPerSecond = newConnectionsPerAddressPerSecond
         self.shutdownGracePeriod = shutdownGracePeriod
     }
 
@@ -128,7 +133,8 @@ public final class HTTPServer: @unchecked Sendable {
             limits: .init(
                 connectionsPerAddress: configuration.connectionsPerAddress, connections: configuration.connectionLimit,
                 headerTimeout: configuration.headerTimeout, bodyTimeout: configuration.bodyTimeout,
-                bodyBudget: configuration.bodyBudget, bodyBudgetPerAddress: configuration.bodyBudgetPerAddress),
+                bodyBudget: configuration.bodyBudget, bodyBudgetPerAddress: configuration.bodyBudgetPerAddress,
+                newConnectionsPerSecond: configuration.newConnectionsPerAddressPerSecond),
             logger: logger)
         self.overloadWarnings = RateLimitedWarning(logger: logger, interval: .seconds(10))
     }

@@ -44,6 +44,8 @@ public struct AppConfiguration: Sendable {
     public var httpHeaderTimeout = 10
     public var httpBodyTimeout = 30
     public var httpBodyBudget = 64 << 20
+    /// `HTTP_NEW_CONNECTIONS_PER_ADDRESS`: new connections per second from one address (bursts of twice that).
+    public var httpNewConnectionsPerAddress = 500
     /// `METRICS_TOKEN`: when set, `/metrics` wants `Authorization: Bearer <token>`; when unset, it answers only
     /// clients on the loopback interface.
     public var metricsToken: String?

@@ -50,7 +50,8 @@ public final class Application: Sendable {
                 connectionLimit: configuration.httpMaxConnections,
                 connectionsPerAddress: configuration.httpConnectionsPerAddress,
                 headerTimeout: .seconds(configuration.httpHeaderTimeout), bodyTimeout: .seconds(configuration.httpBodyTimeout),
-                bodyBudget: configuration.httpBodyBudget),
+                bodyBudget: configuration.httpBodyBudget,
+                newConnectionsPerAddressPerSecond: configuration.httpNewConnectionsPerAddress),
             router: router, logger: logger,
             observer: { request in
                 metrics.observe(request)

@@ -45,6 +45,9 @@ enum AppConfigurationBuilder {
         }
         configuration.httpHeaderTimeout = try options.intValue(options.httpHeaderTimeout, "HTTP_HEADER_TIMEOUT", default: configuration.httpHeaderTimeout)
         configuration.httpBodyTimeout = try options.intValue(options.httpBodyTimeout, "HTTP_BODY_TIMEOUT", default: configuration.httpBodyTimeout)
+        configuration.httpNewConnectionsPerAddress = try options.intValue(
+            options.httpNewConnectionsPerAddress, "HTTP_NEW_CONNECTIONS_PER_ADDRESS", default: configuration.httpNewConnectionsPerAddress)
+        guard configuration.httpNewConnectionsPerAddress >= 0 else { throw ValidationError("HTTP_NEW_CONNECTIONS_PER_ADDRESS must not be negative") }
         configuration.httpBodyBudget = try options.intValue(options.httpBodyBudget, "HTTP_BODY_BUDGET", default: configuration.httpBodyBudget)
         guard configuration.httpConnectionsPerAddress >= 1, (configuration.httpMaxConnections ?? 1) >= 1,
               configuration.httpHeaderTimeout >= 1, configuration.httpBodyTimeout >= 1, configuration.httpBodyBudget >= 1

@@ -52,6 +52,8 @@ struct ServerOptions: ParsableArguments {
     var httpHeaderTimeout: Int?
     @Option(help: "Seconds for a request's whole body to arrive (env HTTP_BODY_TIMEOUT, default 30).")
     var httpBodyTimeout: Int?
+    @Option(help: "New connections per second from one IP address, bursts of twice that; 0: no limit (env HTTP_NEW_CONNECTIONS_PER_ADDRESS, default 500).")
+    var httpNewConnectionsPerAddress: Int?
     @Option(help: "Bytes of request bodies buffered at once (env HTTP_BODY_BUDGET, default 67108864).")
     var httpBodyBudget: Int?
     @Option(help: "Milliseconds a database statement may run before it is cancelled; 0: no limit (env STATEMENT_TIMEOUT, default 5000).")

@@ -114,6 +114,30 @@ final class HostileClientTests: XCTestCase {
         await server.shutdown()
     }
 
+    func testNewConnectionsPerAddressAtTheRateAndPast() async throws {
+        let warnings = Warnings()
+        // One a second, bursts of two.
+        let server = try makeServer({ $0.newConnectionsPerAddressPerSecond = 1 }, warnings: warnings)
+        for _ in 0..<2 {
+            let connection = try HTTPTestConnection(port: server.port, timeoutSeconds: 3)
+            XCTAssertTrue(pingAnswered(connection), "within the burst")
+            connection.close()
+        }
+        let past = try HTTPTestConnection(port: server.port, timeoutSeconds: 3)
+        XCTAssertFalse(pingAnswered(past), "a third connection within the same second is closed at accept")
+        past.close()
+        let other = try HTTPTestConnection(port: server.port, timeoutSeconds: 3, source: "127.0.0.2")
+        XCTAssertTrue(pingAnswered(other), "another address has its own allowance")
+        other.close()
+        // Keep-alive is not limited: many requests on one connection.
+        try await Task.sleep(for: .milliseconds(1100))
+        let kept = try HTTPTestConnection(port: server.port, timeoutSeconds: 3)
+        for _ in 0..<20 { XCTAssertTrue(pingAnswered(kept), "a second later, one more is allowed, for as many requests as it likes") }
+        kept.close()
+        XCTAssertEqual(warnings.all.filter { $0.contains("new-connection rate") }.count, 1)
+        await server.shutdown()
+    }
+
     func testDefaultConnectionLimitIsSizedToMemoryAndFiles() {
         let limit = HTTPServerConfiguration.memorySizedConnectionLimit(connectionMemoryLimit: 32 * 1024)
         XCTAssertTrue((256...4096).contains(limit))
