@@ -189,6 +189,8 @@ def main():
         ]), workers=16))
     else:
         raise SystemExit(f"unknown attack {attack}")
+    used = os.times()
+    print(f"    attacker CPU {used.user + used.system:.1f} s in {seconds:.0f} s")
 
 
 if __name__ == "__main__":

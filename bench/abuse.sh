@@ -90,6 +90,7 @@ failures() {
   done
   echo "$failed (5xx $fivexx, sockets $sockets)"
 }
+cpu_seconds() { awk '{printf "%.1f", ($14 + $15) / 100}' "/proc/$SERVER_PID/stat"; }  # utime + stime, clock ticks of 1/100 s
 rss_sampler() {  # writes the server's largest RSS seen (KiB) to the file, every 0.2 s, until killed
   local peak=0 now
   while true; do
@@ -110,9 +111,11 @@ for attack in ${ATTACKS:-slowloris stalled-uploads reset-flood signup-flood sear
   sampler=$!
   python3 "$BENCH_ROOT/bench/abuse.py" "$attack" 18080 "$((DURATION + 4))" "$attacker_token" >"$BENCH_OUT/attack-$attack.txt" 2>&1 &
   attacker=$!
+  cpu_before=$(cpu_seconds)
   sleep 3
   legit "$attack"
   wait "$attacker" || true
+  cpu_during=$(awk -v a="$cpu_before" -v b="$(cpu_seconds)" 'BEGIN {printf "%.1f", b - a}')
   legit "after-$attack"
   kill "$sampler" 2>/dev/null || true
   wait "$sampler" 2>/dev/null || true
@@ -121,7 +124,8 @@ for attack in ${ATTACKS:-slowloris stalled-uploads reset-flood signup-flood sear
     "$(ratio "$(rate "$attack")" "$(rate alone)")" "$(rate "$attack" logins)" "$(p99 "$attack" logins)" \
     "$(ratio "$(rate "$attack" logins)" "$(rate alone logins)")" "$(failures "$attack")" \
     "$(( $(cat "$BENCH_OUT/rss-$attack") / 1024 )) MiB" "$(ratio "$(rate "after-$attack")" "$(rate alone)")"
-  echo "    attack: $(cat "$BENCH_OUT/attack-$attack.txt")"
+  echo "    attack: $(cat "$BENCH_OUT/attack-$attack.txt" | tr '\n' ' ')"
+  echo "    server CPU during the attack and the legitimate traffic: ${cpu_during} s in $((DURATION + 4)) s"
 done
 echo
 echo "warnings logged by the server: $(grep -c '"level":"warning"\|WARNING\| warning ' "$BENCH_OUT/server.log" || true); errors: $(grep -c '"level":"error"\| ERROR \| error ' "$BENCH_OUT/server.log" || true)"
