@@ -26,7 +26,8 @@ bench_start_server() {
     curl -fs "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
     sleep 0.2
   done
-  DATABASE_URL_BENCH="postgresql://quotevault@127.0.0.1:$(cat "$QUOTEVAULT_DATA/postgres/embedded.port")/quotevault"
+  # The embedded cluster wants its generated password (kept with its data, mode 0600).
+  DATABASE_URL_BENCH="postgresql://quotevault:$(tr -d '\n' <"$QUOTEVAULT_DATA/postgres/embedded.secret")@127.0.0.1:$(cat "$QUOTEVAULT_DATA/postgres/embedded.port")/quotevault"
 }
 
 # Loads the real quote corpus into the benchmark database (already loaded: nothing to do).

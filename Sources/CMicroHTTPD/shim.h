@@ -2,11 +2,27 @@
 #define CMICROHTTPD_SHIM_H
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
+
+// The request line's target before libmicrohttpd decodes it. A `%00` in the path would be decoded to a NUL and
+// the path handed to the access handler cut short there (`/v1/quotes/%00` would reach `/v1/quotes`); the value
+// returned here becomes the request's first context, so the access handler can tell and refuse the request.
+// The marker is an address no allocation can have; it is only compared, never dereferenced.
+static inline void *cmhd_nul_in_path(void) { return (void *)(uintptr_t)1; }
+
+static inline void *cmhd_uri_log(void *context, const char *uri, struct MHD_Connection *connection) {
+  (void)context;
+  (void)connection;
+  for (const char *cursor = uri; *cursor != '\0' && *cursor != '?'; cursor++) {
+    if (cursor[0] == '%' && cursor[1] == '0' && cursor[2] == '0') return cmhd_nul_in_path();
+  }
+  return NULL;
+}
 
 // Swift cannot call C variadic functions, and MHD_start_daemon takes its options as varargs.
 // This shim passes the fixed set of options the server uses. Delete it if MHD gains a
@@ -23,7 +39,9 @@ static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags,
                                                   unsigned int connection_timeout_seconds,
                                                   size_t connection_memory_limit,
                                                   unsigned int connection_limit,
-                                                  unsigned int listen_backlog) {
+                                                  unsigned int listen_backlog,
+                                                  MHD_NotifyConnectionCallback notify_connection,
+                                                  void *notify_connection_context) {
   uint16_t port = ntohs(bind_address->sin_port);
   if (thread_pool_size > 1) {
     return MHD_start_daemon(flags, port, accept_policy, accept_policy_context, handler, handler_context,
@@ -34,6 +52,8 @@ static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
+                            MHD_OPTION_NOTIFY_CONNECTION, notify_connection, notify_connection_context,
+                            MHD_OPTION_URI_LOG_CALLBACK, cmhd_uri_log, NULL,
                             MHD_OPTION_END);
   }
   return MHD_start_daemon(flags, port, accept_policy, accept_policy_context, handler, handler_context,
@@ -43,6 +63,8 @@ static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags,
                           MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                           MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                           MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
+                          MHD_OPTION_NOTIFY_CONNECTION, notify_connection, notify_connection_context,
+                          MHD_OPTION_URI_LOG_CALLBACK, cmhd_uri_log, NULL,
                           MHD_OPTION_END);
 }
 
@@ -74,6 +96,46 @@ static inline void cmhd_client_address(struct MHD_Connection *connection, char *
   } else if (address->sa_family == AF_INET6) {
     inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)address)->sin6_addr, buffer, (socklen_t)length);
   }
+}
+
+// MHD_get_connection_info is variadic. The connection's socket, so a deadline can shut it down from another thread
+// (MHD still closes it), or -1.
+static inline int cmhd_connection_socket(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+  return info == NULL ? -1 : info->connect_fd;
+}
+
+// MHD_get_connection_info is variadic. The per-socket context set in the connection notification.
+static inline void *cmhd_socket_context(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return info == NULL ? NULL : info->socket_context;
+}
+
+// MHD_get_connection_info is variadic. The peer's address, or NULL.
+static inline const struct sockaddr *cmhd_client_sockaddr(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  return info == NULL ? NULL : info->client_addr;
+}
+
+struct cmhd_field_count {
+  const char *name;
+  int count;
+};
+
+static enum MHD_Result cmhd_count_field(void *context, enum MHD_ValueKind kind, const char *key, const char *value) {
+  (void)kind;
+  (void)value;
+  struct cmhd_field_count *counting = (struct cmhd_field_count *)context;
+  if (key != NULL && strcasecmp(key, counting->name) == 0) counting->count++;
+  return MHD_YES;
+}
+
+// How many header fields named `name` the request has (MHD_lookup_connection_value sees only the first): two
+// Content-Length fields are a request-smuggling signal.
+static inline int cmhd_header_count(struct MHD_Connection *connection, const char *name) {
+  struct cmhd_field_count counting = {name, 0};
+  MHD_get_connection_values(connection, MHD_HEADER_KIND, cmhd_count_field, &counting);
+  return counting.count;
 }
 
 #endif

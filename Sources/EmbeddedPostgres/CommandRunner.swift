@@ -23,7 +23,10 @@ struct CommandRunner: Sendable {
     /// Runs `executable` with `arguments` and waits for it. Output (stdout and stderr) goes
     /// to a temporary file rather than a pipe: pg_ctl starts a daemon, and a pipe inherited
     /// by a daemon would never reach end-of-file.
-    func run(_ executable: URL, _ arguments: [String], asPostgresUser: Bool = true) throws -> CommandResult {
+    /// - Parameter extraEnvironment: `NAME=value` entries added to the fixed environment (e.g. `PGPASSWORD`).
+    func run(
+        _ executable: URL, _ arguments: [String], asPostgresUser: Bool = true, extraEnvironment: [String] = []
+    ) throws -> CommandResult {
         var launchPath = executable.path
         var launchArguments = arguments
         if asPostgresUser, let runAs {
@@ -56,7 +59,7 @@ struct CommandRunner: Sendable {
             "LC_ALL=C",
             "LANG=C",
             "PGCONNECT_TIMEOUT=10",
-        ]
+        ] + extraEnvironment
         let status = try spawnAndWait(launchPath, arguments: launchArguments, environment: environment,
                                       output: outputHandle.fileDescriptor)
         let output = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
@@ -65,8 +68,10 @@ struct CommandRunner: Sendable {
 
     /// Runs and throws with `failure` and the output unless the command exits 0.
     @discardableResult
-    func check(_ executable: URL, _ arguments: [String], asPostgresUser: Bool = true, failure: String) throws -> String {
-        let result = try run(executable, arguments, asPostgresUser: asPostgresUser)
+    func check(
+        _ executable: URL, _ arguments: [String], asPostgresUser: Bool = true, environment: [String] = [], failure: String
+    ) throws -> String {
+        let result = try run(executable, arguments, asPostgresUser: asPostgresUser, extraEnvironment: environment)
         guard result.status == 0 else {
             throw EmbeddedPostgresError("\(failure) (exit status \(result.status))", output: result.output)
         }

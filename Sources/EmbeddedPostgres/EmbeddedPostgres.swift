@@ -4,8 +4,10 @@ import Logging
 /// A local PostgreSQL cluster in a directory of our own, driven by initdb and pg_ctl:
 /// a persistent data store for a single-host deployment, or a throwaway one for tests.
 ///
-/// The server listens on 127.0.0.1 only, with no Unix socket, and trusts local TCP
-/// connections as superuser `quotevault`. When the process runs as root, the PostgreSQL
+/// The server listens on 127.0.0.1 only, with no Unix socket, and asks for a password (SCRAM-SHA-256): the
+/// superuser `quotevault`'s is generated at initialisation and kept in the data directory (`embedded.secret`,
+/// mode 0600), so another local user cannot connect. A cluster made by an earlier version, which trusted local
+/// TCP connections, gets a password and loses `trust` at its next start. When the process runs as root, the PostgreSQL
 /// tools run as the `postgres` user (they refuse to run as root) and the data directory
 /// belongs to that user.
 public final class EmbeddedPostgres: Sendable {
@@ -54,9 +56,10 @@ public final class EmbeddedPostgres: Sendable {
             } else {
                 runningPort = try startServer(tools)
             }
-            try ensureDatabase(tools, port: runningPort)
+            let password = try ensurePassword(tools)
+            try ensureDatabase(tools, port: runningPort, password: password)
             port = runningPort
-            return Self.url(port: runningPort)
+            return Self.url(port: runningPort, password: password)
         }
     }
 
@@ -87,10 +90,17 @@ public final class EmbeddedPostgres: Sendable {
     /// The port of the server started by this instance, if running.
     public var port: Int? { state.withLock { $0 } }
 
-    /// The URI for the `quotevault` database on `port`.
-    public static func url(port: Int) -> String {
-        "postgresql://\(user)@127.0.0.1:\(port)/\(database)"
+    /// The URI for the `quotevault` database on `port` (the password is hexadecimal: nothing to escape).
+    public static func url(port: Int, password: String) -> String {
+        "postgresql://\(user):\(password)@127.0.0.1:\(port)/\(database)"
     }
+
+    /// The generated superuser password, kept with the data (nil before the first start).
+    public var password: String? {
+        (try? String(contentsOf: secretFile, encoding: .utf8)).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
+    private var secretFile: URL { dataDirectory.appendingPathComponent("embedded.secret") }
 
     /// The directory holding initdb and pg_ctl: the newest `/usr/lib/postgresql/*/bin`,
     /// else the first PATH entry with both, else `pg_config --bindir`.
@@ -163,19 +173,26 @@ public final class EmbeddedPostgres: Sendable {
 
     private func initialise(_ tools: Tools) throws {
         logger.info("initialising a PostgreSQL cluster", metadata: ["dataDirectory": "\(dataDirectory.path)"])
+        let password = try Self.generatePassword()
+        // initdb reads the password from a file: a private one, readable by whoever runs initdb, deleted after.
+        let passwordFile = FileManager.default.temporaryDirectory.appendingPathComponent("embedded-postgres-\(UUID().uuidString).pw")
+        guard FileManager.default.createFile(atPath: passwordFile.path, contents: Data((password + "\n").utf8),
+                                             attributes: [.posixPermissions: 0o600]) else {
+            throw EmbeddedPostgresError("cannot write a temporary file at \(passwordFile.path)")
+        }
+        defer { try? FileManager.default.removeItem(at: passwordFile) }
+        if let runAs = tools.runner.runAs, chown(passwordFile.path, runAs.uid, runAs.gid) != 0 {
+            throw EmbeddedPostgresError("cannot chown \(passwordFile.path) to \(runAs.name)")
+        }
         try tools.runner.check(
             tools.initdb,
             // Collation C (byte order: fast, stable), but character classes from C.UTF-8 so that lower(),
             // upper() and ILIKE treat non-ASCII letters as letters (É matches é in search).
-            ["-D", dataDirectory.path, "-U", Self.user, "--auth=trust", "--encoding=UTF8", "--locale=C",
-             "--lc-ctype=C.UTF-8"],
+            ["-D", dataDirectory.path, "-U", Self.user, "--auth=scram-sha-256", "--pwfile=\(passwordFile.path)",
+             "--encoding=UTF8", "--locale=C", "--lc-ctype=C.UTF-8"],
             failure: "initdb failed for \(dataDirectory.path)")
-        // Only TCP from 127.0.0.1 is accepted (and trusted); no Unix socket is opened.
-        try writeOwnedFile("pg_hba.conf", tools: tools, contents: """
-            # Written by EmbeddedPostgres: trust local TCP connections, nothing else.
-            host all all 127.0.0.1/32 trust
-
-            """)
+        try writeSecret(password)
+        try writeAuthentication(tools)
         // Settings that change per start (the port) live in embedded.conf, rewritten each time.
         let configuration = dataDirectory.appendingPathComponent("postgresql.conf")
         let existing = try String(contentsOf: configuration, encoding: .utf8)
@@ -265,15 +282,63 @@ public final class EmbeddedPostgres: Sendable {
         return port
     }
 
-    private func ensureDatabase(_ tools: Tools, port: Int) throws {
+    private func ensureDatabase(_ tools: Tools, port: Int, password: String) throws {
         let common = ["-X", "-q", "-t", "-A", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user, "-d", "postgres"]
+        let environment = ["PGPASSWORD=" + password]
         let exists = try tools.runner.check(
             tools.psql, common + ["-c", "SELECT 1 FROM pg_database WHERE datname = '\(Self.database)'"],
-            asPostgresUser: false, failure: "cannot query the embedded PostgreSQL on port \(port)")
+            asPostgresUser: false, environment: environment, failure: "cannot query the embedded PostgreSQL on port \(port)")
         if exists.trimmingCharacters(in: .whitespacesAndNewlines) != "1" {
             try tools.runner.check(tools.psql, common + ["-c", "CREATE DATABASE \(Self.database)"],
-                                   asPostgresUser: false, failure: "cannot create database \(Self.database)")
+                                   asPostgresUser: false, environment: environment, failure: "cannot create database \(Self.database)")
         }
+    }
+
+    /// The superuser's password. A cluster initialised by an earlier version has none and trusts local TCP
+    /// connections: it gets a generated password (set while trust still lets us in), then password
+    /// authentication only, applied with a reload.
+    private func ensurePassword(_ tools: Tools) throws -> String {
+        if let password, !password.isEmpty { return password }
+        guard let port = try runningServerPort(tools) else { throw EmbeddedPostgresError("PostgreSQL is not running") }
+        logger.warning("the embedded PostgreSQL trusted local connections; setting a password and turning trust off")
+        let password = try Self.generatePassword()
+        try tools.runner.check(
+            tools.psql,
+            ["-X", "-q", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user, "-d", "postgres",
+             "-c", "ALTER ROLE \(Self.user) PASSWORD '\(password)'"],  // hexadecimal: nothing to quote
+            asPostgresUser: false, failure: "cannot set the embedded PostgreSQL's password")
+        try writeSecret(password)
+        try writeAuthentication(tools)
+        try tools.runner.check(tools.pgCtl, ["reload", "-D", dataDirectory.path, "-s"], failure: "pg_ctl reload failed")
+        return password
+    }
+
+    /// pg_hba.conf: only TCP from 127.0.0.1, with a password (SCRAM); no Unix socket is opened.
+    private func writeAuthentication(_ tools: Tools) throws {
+        try writeOwnedFile("pg_hba.conf", tools: tools, contents: """
+            # Written by EmbeddedPostgres: local TCP connections with a password (SCRAM-SHA-256), nothing else.
+            host all all 127.0.0.1/32 scram-sha-256
+            """)
+    }
+
+    /// The password, kept with the data, readable by this process's user only.
+    private func writeSecret(_ password: String) throws {
+        guard FileManager.default.createFile(atPath: secretFile.path, contents: Data((password + "\n").utf8),
+                                             attributes: [.posixPermissions: 0o600]) else {
+            throw EmbeddedPostgresError("cannot write \(secretFile.path)")
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretFile.path)
+    }
+
+    /// 32 random bytes from the kernel, as hexadecimal.
+    private static func generatePassword() throws -> String {
+        guard let source = FileHandle(forReadingAtPath: "/dev/urandom") else {
+            throw EmbeddedPostgresError("cannot open /dev/urandom for the database password")
+        }
+        defer { try? source.close() }
+        let bytes = source.readData(ofLength: 32)
+        guard bytes.count == 32 else { throw EmbeddedPostgresError("cannot read random bytes for the database password") }
+        return bytes.map { String(format: "%02x", $0) }.joined()
     }
 
     /// Writes a file in the data directory, owned by the user running PostgreSQL.

@@ -43,6 +43,9 @@ public struct HTTPError: Error, Sendable, Equatable {
     public static func validation(field: String, _ message: String) -> HTTPError {
         validation([FieldError(field: field, message: message)])
     }
+    public static func badRequest(_ detail: String) -> HTTPError {
+        HTTPError(status: 400, code: "bad_request", title: "Bad request", detail: detail)
+    }
     public static func notFound(_ detail: String = "Not found") -> HTTPError {
         HTTPError(status: 404, code: "not_found", title: "Not found", detail: detail)
     }

@@ -13,21 +13,54 @@ public struct HTTPServerConfiguration: Sendable {
     public var connectionTimeoutSeconds: Int
     /// Per-connection buffer for the request line and headers; larger headers get `431`/`413` from MHD.
     public var connectionMemoryLimit: Int
+    /// Open connections in all; by default sized to memory and file descriptors (`memorySizedConnectionLimit`).
     public var connectionLimit: Int
+    /// Open connections from one IP address.
+    public var connectionsPerAddress: Int
+    /// A request's headers must be complete within this long of the connection opening or of the previous
+    /// response (a deadline, not an idle timeout: bytes trickled in do not extend it).
+    public var headerTimeout: Duration
+    /// A request's whole body must arrive within this long of its headers.
+    public var bodyTimeout: Duration
+    /// Bytes of request bodies buffered at once, in all; beyond it requests get `503` with `Retry-After`.
+    public var bodyBudget: Int
+    /// The share of `bodyBudget` one IP address may hold.
+    public var bodyBudgetPerAddress: Int
+    /// New connections per second one IP address may open (bursts of twice that); beyond, they are closed at
+    /// accept. 0: no limit. Keep-alive clients open few; a flood of short connections is refused cheaply.
+    public var newConnectionsPerAddressPerSecond: Int
     /// On shutdown, requests in flight get this long to finish.
     public var shutdownGracePeriod: Duration
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, eventThreads: Int = 2, connectionTimeoutSeconds: Int = 30,
-        connectionMemoryLimit: Int = 32 * 1024, connectionLimit: Int = 4096, shutdownGracePeriod: Duration = .seconds(10)
+        connectionMemoryLimit: Int = 32 * 1024, connectionLimit: Int? = nil, connectionsPerAddress: Int = 128,
+        headerTimeout: Duration = .seconds(10), bodyTimeout: Duration = .seconds(30), bodyBudget: Int = 64 << 20,
+        bodyBudgetPerAddress: Int? = nil, newConnectionsPerAddressPerSecond: Int = 500,
+        shutdownGracePeriod: Duration = .seconds(10)
     ) {
         self.host = host
         self.port = port
         self.eventThreads = eventThreads
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
         self.connectionMemoryLimit = connectionMemoryLimit
-        self.connectionLimit = connectionLimit
+        self.connectionLimit = connectionLimit ?? Self.memorySizedConnectionLimit(connectionMemoryLimit: connectionMemoryLimit)
+        self.connectionsPerAddress = connectionsPerAddress
+        self.headerTimeout = headerTimeout
+        self.bodyTimeout = bodyTimeout
+        self.bodyBudget = bodyBudget
+        self.bodyBudgetPerAddress = bodyBudgetPerAddress ?? bodyBudget / 4
+        self.newConnectionsPerAddressPerSecond = newConnectionsPerAddressPerSecond
         self.shutdownGracePeriod = shutdownGracePeriod
+    }
+
+    /// Connections whose header buffers, all full, take at most 1/32 of physical memory, and that leave 128 file
+    /// descriptors for everything else; between 256 and 4,096.
+    public static func memorySizedConnectionLimit(connectionMemoryLimit: Int) -> Int {
+        let byMemory = Int(ProcessInfo.processInfo.physicalMemory / 32) / max(1, connectionMemoryLimit)
+        var files = rlimit()
+        let byFiles = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &files) == 0 && files.rlim_cur < 1 << 31 ? Int(files.rlim_cur) - 128 : .max
+        return max(256, min(4096, byMemory, byFiles))
     }
 }
 
@@ -67,6 +100,15 @@ public final class HTTPServer: @unchecked Sendable {
     public let router: Router
     private let logger: Logger
     private let observer: (@Sendable (CompletedRequest) -> Void)?
+    private let admission: Admission?
+    /// Connection slots, deadlines and the request-body budget.
+    let connectionGuard: ConnectionGuard
+    private let overloadWarnings: RateLimitedWarning
+
+    /// Decides from a request's headers alone, before a byte of its body is read, whether the body may be read
+    /// (for example: credentials that can be valid). Called only for matched routes and requests announcing a
+    /// body; returning a response answers with it at once.
+    public typealias Admission = @Sendable (Route, Request) -> Response?
 
     private var daemon: MicroHTTPDDaemon?
     private let lock = NSLock()
@@ -77,14 +119,24 @@ public final class HTTPServer: @unchecked Sendable {
     ///   - logger: for failures (an error turned into a 500, the server's own events).
     ///   - observer: called once per answered request, on the thread that answered it; must be fast. This is
     ///     where requests are logged and measured: the server itself writes no line per request.
+    ///   - admission: see `Admission`.
     public init(
         configuration: HTTPServerConfiguration, router: Router, logger: Logger,
-        observer: (@Sendable (CompletedRequest) -> Void)? = nil
+        observer: (@Sendable (CompletedRequest) -> Void)? = nil, admission: Admission? = nil
     ) {
         self.configuration = configuration
         self.router = router
         self.logger = logger
         self.observer = observer
+        self.admission = admission
+        self.connectionGuard = ConnectionGuard(
+            limits: .init(
+                connectionsPerAddress: configuration.connectionsPerAddress, connections: configuration.connectionLimit,
+                headerTimeout: configuration.headerTimeout, bodyTimeout: configuration.bodyTimeout,
+                bodyBudget: configuration.bodyBudget, bodyBudgetPerAddress: configuration.bodyBudgetPerAddress,
+                newConnectionsPerSecond: configuration.newConnectionsPerAddressPerSecond),
+            logger: logger)
+        self.overloadWarnings = RateLimitedWarning(logger: logger, interval: .seconds(10))
     }
 
     /// The port the server listens on (useful after asking for port 0).
@@ -96,8 +148,9 @@ public final class HTTPServer: @unchecked Sendable {
         let settings = DaemonSettings(
             host: configuration.host, port: configuration.port, threadPoolSize: configuration.eventThreads,
             connectionTimeoutSeconds: configuration.connectionTimeoutSeconds,
-            connectionMemoryLimit: configuration.connectionMemoryLimit, connectionLimit: configuration.connectionLimit)
+            connectionMemoryLimit: configuration.connectionMemoryLimit, connectionLimit: configuration.connectionLimit + 64)
         daemon = try MicroHTTPDDaemon(settings: settings, server: self)
+        connectionGuard.startReaper()
     }
 
     /// Stops accepting connections, lets requests in flight finish (at most the grace period), then closes
@@ -122,8 +175,13 @@ public final class HTTPServer: @unchecked Sendable {
         // Give the event threads a moment to flush those answers.
         if !leftovers.isEmpty { try? await Task.sleep(for: .milliseconds(100)) }
         daemon.stop()
+        connectionGuard.stop()
         self.daemon = nil
     }
+
+    /// Open connections, and bytes of request bodies buffered now (for metrics and tests).
+    public var openConnections: Int { connectionGuard.connectionCount }
+    public var bufferedBodyBytes: Int { connectionGuard.bufferedBodyBytes }
 
     /// Requests whose handlers are running.
     public var inFlightCount: Int { lock.withLock { suspended.count } }
@@ -133,21 +191,67 @@ public final class HTTPServer: @unchecked Sendable {
     /// False once shutdown began: connections accepted from then on are closed at once.
     var acceptsConnections: Bool { !draining.load(ordering: .relaxed) }
 
-    func begin(connection: ConnectionHandle, method: String, path: String) -> RequestContext {
+    func begin(connection: ConnectionHandle, method: String, path: String, nulInPath: Bool) -> RequestContext {
         let method = HTTPMethod(rawValue: method)
-        let lookup = router.lookup(method: method, path: path)
+        // A path cut short at a decoded NUL must not reach the route of its prefix.
+        let lookup = nulInPath ? .notFound : router.lookup(method: method, path: path)
         let requestID = connection.header("X-Request-Id").flatMap { RequestID.isAcceptable($0) ? $0 : nil } ?? RequestID.generate()
         let limit: Int
         if case .found(let route, _) = lookup { limit = route.maxBodySize } else { limit = Route.defaultMaxBodySize }
         return RequestContext(method: method, path: path, requestID: requestID, lookup: lookup, bodyLimit: limit)
     }
 
-    /// Refuses a declared oversized body before reading it (MHD closes the connection after that answer).
+    /// Everything decided from the headers, before a byte of the body is read: framing that could smuggle a
+    /// request behind a proxy (`400`), the route (`404`/`405`), its size limit (`413`), the admission check
+    /// (e.g. `401`) and the body budget (`503`). An answer here makes MHD close the connection after it.
     func afterHeaders(_ state: RequestContext, connection: ConnectionHandle) -> Bool {
-        if let declared = connection.header("Content-Length").flatMap(Int.init), declared > state.bodyLimit {
-            return send(HTTPError.payloadTooLarge(limit: state.bodyLimit).response, for: state, on: connection)
+        let contentLength = connection.header("Content-Length")
+        let chunked = connection.header("Transfer-Encoding") != nil
+        let tracked = connection.tracked
+        guard contentLength != nil || chunked else {
+            if let tracked { connectionGuard.headersReceived(tracked, expectsBody: false) }
+            return true
         }
-        return true
+        if let tracked { connectionGuard.headersReceived(tracked, expectsBody: true) }
+        if chunked && contentLength != nil || connection.headerCount("Content-Length") > 1 || connection.headerCount("Transfer-Encoding") > 1 {
+            return send(HTTPError.badRequest("Conflicting Content-Length and Transfer-Encoding headers").response, for: state, on: connection)
+        }
+        var declared = 0
+        if let contentLength {
+            guard !contentLength.isEmpty, contentLength.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let value = Int(contentLength) else {
+                // MHD has answered this itself already; just make sure nothing else is written.
+                return false
+            }
+            declared = value
+        }
+        guard declared > 0 || chunked else { return true }
+        switch state.lookup {
+        case .notFound, .methodNotAllowed:
+            return bodyComplete(state, connection: connection)
+        case .found(let route, _):
+            if declared > state.bodyLimit {
+                return send(HTTPError.payloadTooLarge(limit: state.bodyLimit).response, for: state, on: connection)
+            }
+            if let admission, let refusal = admission(route, headRequest(state, route: route, connection: connection)) {
+                return send(refusal, for: state, on: connection)
+            }
+            if let tracked, !connectionGuard.reserveBody(declared, for: tracked) {
+                return send(HTTPError.serviceUnavailable("Too many request bodies in flight; retry shortly").response, for: state, on: connection)
+            }
+            state.tracked = tracked
+            state.reservedBytes = declared
+            state.body.reserveCapacity(declared)
+            return true
+        }
+    }
+
+    /// The request as known from its headers (no body), for the admission check.
+    private func headRequest(_ state: RequestContext, route: Route, connection: ConnectionHandle) -> Request {
+        let parameters: [String: String]
+        if case .found(_, let found) = state.lookup { parameters = found } else { parameters = [:] }
+        return Request(
+            method: state.method, path: state.path, headers: connection.headers(), pathParameters: parameters,
+            routePattern: route.pattern, requestID: state.requestID, clientAddress: connection.clientAddress())
     }
 
     /// Appends a body chunk; false closes the connection.
@@ -163,6 +267,17 @@ public final class HTTPServer: @unchecked Sendable {
             return state.discarded <= 4 * state.bodyLimit
         }
         if case .found = state.lookup {
+            // A chunked body has no declared length: each chunk beyond what was reserved is counted as it comes.
+            let beyond = state.body.count + chunk.count - state.reservedBytes
+            if beyond > 0 {
+                guard let tracked = state.tracked, connectionGuard.reserveBody(beyond, for: tracked) else {
+                    state.earlyResponse = HTTPError.serviceUnavailable("Too many request bodies in flight; retry shortly").response
+                    state.body = []
+                    state.discarded += chunk.count
+                    return true
+                }
+                state.reservedBytes += beyond
+            }
             state.body.append(contentsOf: chunk)
         }
         return true
@@ -178,6 +293,7 @@ public final class HTTPServer: @unchecked Sendable {
         if let early = state.earlyResponse {
             return send(early, for: state, on: connection)
         }
+        if let tracked = connection.tracked { connectionGuard.handling(tracked) }
         switch state.lookup {
         case .notFound:
             return send(HTTPError.notFound("No route for \(state.method) \(state.path)").response, for: state, on: connection)
@@ -241,7 +357,10 @@ public final class HTTPServer: @unchecked Sendable {
             return error.response
         case let error as any HTTPErrorConvertible:
             let httpError = error.httpError
-            if httpError.status >= 500 {
+            if httpError.status == 503 {
+                // Overload (a full queue, the database away) is expected under attack: counted, not logged per request.
+                overloadWarnings.note("requests answered 503 (overloaded or unavailable)")
+            } else if httpError.status >= 500 {
                 logger.error("request failed", metadata: [
                     "request_id": .string(request.requestID), "route": .string(request.routePattern),
                     "error": .string(String(describing: error)),
@@ -260,6 +379,8 @@ public final class HTTPServer: @unchecked Sendable {
     private func send(_ response: Response, for state: RequestContext, on connection: ConnectionHandle) -> Bool {
         var response = response
         response.headers.set("X-Request-Id", state.requestID)
+        // Bodies are never to be sniffed into another type (an uploaded image could hold HTML).
+        response.headers.set("X-Content-Type-Options", "nosniff")
         state.responded = true
         let queued = connection.queue(response)
         let duration = ContinuousClock.now - state.startedAt

@@ -17,6 +17,8 @@ public enum JSONCoding {
     /// Decodes a request body, telling malformed JSON (`400 invalid_json`) from well-formed JSON of the wrong
     /// shape (`422 validation_failed`, naming the field).
     public static func decodeBody<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(HTTPError) -> T {
+        // Strict RFC 8259 first: Foundation's decoder accepts some malformed text (a trailing comma).
+        guard StrictJSON.isValid(bytes) else { throw .invalidJSON() }
         guard !containsEscapedNUL(bytes) else {
             throw .invalidJSON("Strings must not contain NUL characters (\\u0000)")
         }

@@ -42,6 +42,14 @@ struct ConnectionHandle: @unchecked Sendable {
         return MHD_queue_response(pointer, UInt32(response.status), mhdResponse) == .YES
     }
 
+    /// The guard's record of this connection (set when MHD announced it).
+    var tracked: TrackedConnection? {
+        cmhd_socket_context(pointer).map { Unmanaged<TrackedConnection>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// How many header fields named `name` the request carries.
+    func headerCount(_ name: String) -> Int { Int(cmhd_header_count(pointer, name)) }
+
     func suspend() { MHD_suspend_connection(pointer) }
     func resume() { MHD_resume_connection(pointer) }
 }
@@ -76,6 +84,7 @@ struct DaemonSettings {
     var threadPoolSize: Int
     var connectionTimeoutSeconds: Int
     var connectionMemoryLimit: Int
+    /// MHD's own cap, a backstop above the guard's (which refuses first, and says so in the log).
     var connectionLimit: Int
 }
 
@@ -102,7 +111,8 @@ final class MicroHTTPDDaemon: @unchecked Sendable {
                 flags, addressPointer, acceptPolicyTrampoline, context, accessHandlerTrampoline, context,
                 requestCompletedTrampoline, context,
                 UInt32(max(1, settings.threadPoolSize)), UInt32(settings.connectionTimeoutSeconds),
-                settings.connectionMemoryLimit, UInt32(settings.connectionLimit), 1024)
+                settings.connectionMemoryLimit, UInt32(settings.connectionLimit), 1024,
+                notifyConnectionTrampoline, context)
         }
         guard let started else { throw HTTPServerError.couldNotStart(host: settings.host, port: settings.port) }
         daemon = started
@@ -123,8 +133,53 @@ final class MicroHTTPDDaemon: @unchecked Sendable {
 private func acceptPolicyTrampoline(
     context: UnsafeMutableRawPointer?, address: UnsafePointer<sockaddr>?, addressLength: socklen_t
 ) -> MHD_Result {
-    guard let context else { return .NO }
-    return Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().acceptsConnections ? .YES : .NO
+    guard let context, let address else { return .NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    guard server.acceptsConnections else { return .NO }
+    return server.connectionGuard.admit(ClientAddressKey(address)) ? .YES : .NO
+}
+
+/// MHD announces each connection once when it starts and once when it closes (before closing its socket).
+private func notifyConnectionTrampoline(
+    context: UnsafeMutableRawPointer?, connection: OpaquePointer?, socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    code: MHD_ConnectionNotificationCode
+) {
+    guard let context, let connection, let socketContext else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    switch code {
+    case .CONNECTION_NOTIFY_STARTED:
+        guard let address = cmhd_client_sockaddr(connection) else { return }
+        let tracked = TrackedConnection(socket: cmhd_connection_socket(connection), address: ClientAddressKey(address))
+        // Retained here, released when the connection closes.
+        socketContext.pointee = Unmanaged.passRetained(tracked).toOpaque()
+        server.connectionGuard.opened(tracked)
+    case .CONNECTION_NOTIFY_CLOSED:
+        guard let existing = socketContext.pointee else { return }
+        socketContext.pointee = nil
+        let tracked = Unmanaged<TrackedConnection>.fromOpaque(existing)
+        server.connectionGuard.closed(tracked.takeUnretainedValue())
+        tracked.release()
+    default:
+        return
+    }
+}
+
+extension ClientAddressKey {
+    fileprivate init(_ address: UnsafePointer<sockaddr>) {
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            let ipv4 = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr }
+            self.init(high: 0, low: UInt64(UInt32(bigEndian: ipv4)))
+        case AF_INET6:
+            let bytes = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
+            let (high, low) = withUnsafeBytes(of: bytes) { raw in
+                (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            }
+            self.init(high: high, low: low)
+        default:
+            self.init(high: .max, low: .max)
+        }
+    }
 }
 
 /// MHD's access handler: called when the headers are in, once per body chunk, and once more after the body
@@ -138,8 +193,11 @@ private func accessHandlerTrampoline(
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
     let handle = ConnectionHandle(pointer: connection)
 
-    guard let existing = requestContext.pointee else {
-        let state = server.begin(connection: handle, method: String(cString: method), path: String(cString: url))
+    // The URI log callback leaves a marker as the first context when the path held `%00` (see cmhd_uri_log).
+    let nulInPath = requestContext.pointee == cmhd_nul_in_path()
+    guard let existing = requestContext.pointee, !nulInPath else {
+        let state = server.begin(
+            connection: handle, method: String(cString: method), path: String(cString: url), nulInPath: nulInPath)
         // Retained here, released in requestCompletedTrampoline.
         requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
         return server.afterHeaders(state, connection: handle) ? .YES : .NO
@@ -159,7 +217,10 @@ private func requestCompletedTrampoline(
     context: UnsafeMutableRawPointer?, connection: OpaquePointer?,
     requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, termination: MHD_RequestTerminationCode
 ) {
-    guard let requestContext, let existing = requestContext.pointee else { return }
+    if let context, let connection, let tracked = ConnectionHandle(pointer: connection).tracked {
+        Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().connectionGuard.requestFinished(tracked)
+    }
+    guard let requestContext, let existing = requestContext.pointee, existing != cmhd_nul_in_path() else { return }
     requestContext.pointee = nil
     // Balances the passRetained in accessHandlerTrampoline.
     Unmanaged<RequestContext>.fromOpaque(existing).release()

@@ -21,6 +21,10 @@ final class RequestContext: @unchecked Sendable {
     /// Bytes thrown away after `earlyResponse` was decided; bounded, so a client can't stream forever.
     var discarded = 0
     var responded = false
+    /// The connection's guard record and the body bytes counted against the budgets for this request (released
+    /// when the request completes).
+    var tracked: TrackedConnection?
+    var reservedBytes = 0
 
     private let lock = NSLock()
     private var completion: Completion = .notStarted

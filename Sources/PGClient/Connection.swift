@@ -31,7 +31,9 @@ public final class PGConnection {
     /// The session is set to TimeZone=UTC, DateStyle=ISO and client_encoding=UTF8, which
     /// the decoders rely on. `application_name` defaults to `quote-server`, the connect
     /// timeout to 3 s, and TCP keepalives are on; the connection string can override those.
-    public init(connectionString: String, logger: Logger = Logger(label: "PGClient")) throws(PGError) {
+    public init(
+        connectionString: String, statementTimeout: Duration? = nil, logger: Logger = Logger(label: "PGClient")
+    ) throws(PGError) {
         // Earlier entries are defaults the expanded connection string overrides; later
         // entries win over it. The string itself is passed whole as `dbname` with
         // expand_dbname=1, so it is never concatenated or re-quoted.
@@ -66,6 +68,11 @@ public final class PGConnection {
         }, Unmanaged.passUnretained(noticeSink).toOpaque())
         // SET rather than the `options` keyword, so a user's own `options` in the URI survive.
         try execute(unsafeSQL: "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, MDY'; SET bytea_output = 'hex'")
+        if let statementTimeout {
+            let (seconds, attoseconds) = statementTimeout.components
+            let milliseconds = max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+            try execute(unsafeSQL: "SET statement_timeout = \(milliseconds)")  // an integer: nothing to quote
+        }
     }
 
     deinit {

@@ -40,11 +40,14 @@ public final class PGPool: Sendable {
     ///   - size: number of connections (and threads), at least 1.
     ///   - acquireTimeout: how long a job may wait for a free connection before failing
     ///     with `PGError` kind `.poolExhausted`.
+    ///   - statementTimeout: PostgreSQL's `statement_timeout` on every connection: a statement running longer
+    ///     is cancelled (`PGError` with SQLSTATE `57014`). Nil keeps the server's setting.
     ///   - preparedStatements: false runs every pipelined statement unnamed (for PgBouncer's transaction pooling).
     public init(connectionString: String, size: Int, acquireTimeout: Duration = .seconds(5),
-                preparedStatements: Bool = true, logger: Logger) {
+                statementTimeout: Duration? = nil, preparedStatements: Bool = true, logger: Logger) {
         let core = PoolCore(connectionString: connectionString, size: max(1, size), acquireTimeout: acquireTimeout,
-                            usesPreparedStatements: preparedStatements, logger: logger)
+                            statementTimeout: statementTimeout, usesPreparedStatements: preparedStatements,
+                            logger: logger)
         core.startWorkers()
         core.startReaper()
         backend = .connections(core)
@@ -57,11 +60,12 @@ public final class PGPool: Sendable {
     /// replica may not have replayed the caller's last commit yet.
     public init(replicas replicaConnectionStrings: [String], primary: PGPool, size: Int, maxLag: Duration,
                 checkInterval: Duration = .seconds(1), acquireTimeout: Duration = .seconds(5),
-                preparedStatements: Bool = true, logger: Logger) {
+                statementTimeout: Duration? = nil, preparedStatements: Bool = true, logger: Logger) {
         let replicas = replicaConnectionStrings.map {
             ReplicaRouter.Replica(
                 pool: PGPool(connectionString: $0, size: size, acquireTimeout: acquireTimeout,
-                             preparedStatements: preparedStatements, logger: logger),
+                             statementTimeout: statementTimeout, preparedStatements: preparedStatements,
+                             logger: logger),
                 connectionString: $0)
         }
         let router = ReplicaRouter(replicas: replicas, primary: primary, maxLag: maxLag, checkInterval: checkInterval, logger: logger)

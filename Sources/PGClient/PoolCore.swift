@@ -50,6 +50,7 @@ final class PoolCore: @unchecked Sendable {
     let connectionString: String
     let size: Int
     let acquireTimeout: Duration
+    let statementTimeout: Duration?
     let logger: Logger
     /// Whether connections keep named prepared statements (see `PreparedStatements`); off runs them unnamed.
     let usesPreparedStatements: Bool
@@ -63,8 +64,10 @@ final class PoolCore: @unchecked Sendable {
     /// Workers running a statement pipeline (see `pipelineLanes`).
     private var pipelinesRunning = 0
 
-    init(connectionString: String, size: Int, acquireTimeout: Duration, usesPreparedStatements: Bool = true, logger: Logger) {
+    init(connectionString: String, size: Int, acquireTimeout: Duration, statementTimeout: Duration? = nil,
+         usesPreparedStatements: Bool = true, logger: Logger) {
         self.connectionString = connectionString
+        self.statementTimeout = statementTimeout
         self.usesPreparedStatements = usesPreparedStatements
         self.size = size
         self.acquireTimeout = acquireTimeout
@@ -261,7 +264,7 @@ final class PoolCore: @unchecked Sendable {
                 active = connection
             } else {
                 do {
-                    active = try PGConnection(connectionString: connectionString, logger: logger)
+                    active = try PGConnection(connectionString: connectionString, statementTimeout: statementTimeout, logger: logger)
                 } catch {
                     logger.warning("cannot connect to the database: \(error)")
                     for job in live { deliveries.append { job.fail(error) } }

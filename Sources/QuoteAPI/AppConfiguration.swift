@@ -20,6 +20,12 @@ public struct AppConfiguration: Sendable {
     /// Named prepared statements on pooled connections (`DB_PREPARED_STATEMENTS`); off for PgBouncer's
     /// transaction pooling.
     public var databasePreparedStatements = true
+    /// `STATEMENT_TIMEOUT` in milliseconds: PostgreSQL cancels any statement of the pool running longer (503
+    /// `statement_timeout`); 0 turns it off.
+    public var statementTimeoutMilliseconds = 5000
+    /// `REFRESH_TOKEN_REUSE_INTERVAL` in seconds: a rotated refresh token presented again within this long of its
+    /// rotation (parallel refreshes of one client) gets new tokens instead of revoking the session.
+    public var refreshTokenReuseInterval = 10
     /// HS256 key, at least 32 bytes.
     public var jwtSecret: [UInt8]
     public var accessTokenTTL: Int = 900
@@ -35,10 +41,26 @@ public struct AppConfiguration: Sendable {
     /// Concurrent password hashes; the rest wait in a queue of `hashingQueueLimit`, then get 503.
     public var hashingThreads = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
     public var hashingQueueLimit = 64
+    /// `HASHING_NICENESS`: scheduling niceness of the hashing threads (0–19; default 10: reads go first).
+    public var hashingNiceness = 10
     /// The link in reset mails; the token is appended as `?token=…`.
     public var passwordResetURL = "quotevault://reset-password"
     /// The access log's format (`LOG_FORMAT`), the same as every other line's.
     public var logFormat = LogFormat.json
+
+    /// The HTTP listener's limits against hostile clients (see `HTTPServerConfiguration`): connections per
+    /// address (`HTTP_CONNECTIONS_PER_ADDRESS`) and in all (`HTTP_MAX_CONNECTIONS`, nil: sized to memory),
+    /// deadlines for a request's headers and body in seconds, the budget of buffered request bodies in bytes.
+    public var httpConnectionsPerAddress = 128
+    public var httpMaxConnections: Int?
+    public var httpHeaderTimeout = 10
+    public var httpBodyTimeout = 30
+    public var httpBodyBudget = 64 << 20
+    /// `HTTP_NEW_CONNECTIONS_PER_ADDRESS`: new connections per second from one address (bursts of twice that).
+    public var httpNewConnectionsPerAddress = 500
+    /// `METRICS_TOKEN`: when set, `/metrics` wants `Authorization: Bearer <token>`; when unset, it answers only
+    /// clients on the loopback interface.
+    public var metricsToken: String?
 
     /// The key Supabase clients send as `apikey` (and as the bearer token before sign-in): the anonymous role.
     /// Publishable, not secret; by default derived from the JWT key so every instance agrees on it.

@@ -18,21 +18,26 @@ public final class Application: Sendable {
 
     /// Builds the application. Nothing listens or connects until `start()`.
     public static func build(configuration: AppConfiguration, logger: Logger) throws -> Application {
+        let statementTimeout: Duration? = configuration.statementTimeoutMilliseconds > 0
+            ? .milliseconds(configuration.statementTimeoutMilliseconds) : nil
         let pool = PGPool(connectionString: configuration.databaseURL, size: configuration.databasePoolSize,
+                          statementTimeout: statementTimeout,
                           preparedStatements: configuration.databasePreparedStatements, logger: logger)
         // What a user writes or reads back about themselves stays on `pool` (read-your-writes); public data may
         // come from a replica a moment behind.
         let readPool = configuration.databaseReadURLs.isEmpty ? pool : PGPool(
             replicas: configuration.databaseReadURLs, primary: pool, size: configuration.databasePoolSize,
             maxLag: configuration.replicaMaxLag, checkInterval: configuration.replicaCheckInterval,
+            statementTimeout: statementTimeout,
             preparedStatements: configuration.databasePreparedStatements, logger: logger)
         let migrator = Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), logger: logger)
         let signer = JWTSigner(secret: configuration.jwtSecret)
         let hashing = PasswordHashingQueue(
             hasher: PasswordHasher(parameters: configuration.scrypt), threads: configuration.hashingThreads,
-            queueLimit: configuration.hashingQueueLimit)
+            queueLimit: configuration.hashingQueueLimit, niceness: Int32(configuration.hashingNiceness))
         let sessions = SessionIssuer(
-            signer: signer, accessTokenTTL: configuration.accessTokenTTL, refreshTokenTTL: configuration.refreshTokenTTL)
+            signer: signer, accessTokenTTL: configuration.accessTokenTTL, refreshTokenTTL: configuration.refreshTokenTTL,
+            refreshTokenReuseInterval: configuration.refreshTokenReuseInterval)
         let accounts = AccountService(
             pool: pool, hashing: hashing, sessions: sessions, limits: RateLimiter(enabled: configuration.rateLimitsEnabled),
             resetLinkBase: configuration.passwordResetURL)
@@ -45,17 +50,23 @@ public final class Application: Sendable {
             hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
             collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger,
             sync: SyncContext(pool: pool, secret: configuration.jwtSecret, logger: logger))
-        let router = Router(routes: RouteTable.routes(context))
+        let router = Router(routes: RouteTable.bindingOrigin(RouteTable.routes(context)))
         let metrics = context.metrics
         let requestLog = logger.logLevel <= .info ? RequestLog(format: configuration.logFormat) : nil
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(
-                host: configuration.host, port: configuration.port, eventThreads: configuration.eventThreads),
+                host: configuration.host, port: configuration.port, eventThreads: configuration.eventThreads,
+                connectionLimit: configuration.httpMaxConnections,
+                connectionsPerAddress: configuration.httpConnectionsPerAddress,
+                headerTimeout: .seconds(configuration.httpHeaderTimeout), bodyTimeout: .seconds(configuration.httpBodyTimeout),
+                bodyBudget: configuration.httpBodyBudget,
+                newConnectionsPerAddressPerSecond: configuration.httpNewConnectionsPerAddress),
             router: router, logger: logger,
             observer: { request in
                 metrics.observe(request)
                 requestLog?.record(request)
-            })
+            },
+            admission: BodyAdmission.make(context: context))
         return Application(context: context, server: server)
     }
 

@@ -43,7 +43,13 @@ extension PGError: HTTPErrorConvertible {
     /// A database that cannot be reached (or a pool with no free connection) is `503`; anything else
     /// is a bug or an unexpected state, `500`. Neither leaks SQL.
     public var httpError: HTTPError {
-        isConnectionFailure ? .serviceUnavailable("The database is unavailable") : .internalError
+        if sqlState == .queryCanceled {
+            // The server-wide statement timeout (`STATEMENT_TIMEOUT`) cut the query short.
+            return HTTPError(
+                status: 503, code: "statement_timeout", title: "Query took too long",
+                detail: "The request took longer than the server allows; try a narrower one", headers: ["Retry-After": "1"])
+        }
+        return isConnectionFailure ? .serviceUnavailable("The database is unavailable") : .internalError
     }
 }
 

@@ -54,6 +54,30 @@ enum AppConfigurationBuilder {
         configuration.logFormat = try options.resolvedLogFormat()
         configuration.eventThreads = try options.intValue(options.httpThreads, "HTTP_THREADS", default: 2)
         guard (1...64).contains(configuration.eventThreads) else { throw ValidationError("HTTP_THREADS must be 1...64") }
+        configuration.httpConnectionsPerAddress = try options.intValue(
+            options.httpConnectionsPerAddress, "HTTP_CONNECTIONS_PER_ADDRESS", default: configuration.httpConnectionsPerAddress)
+        if options.value(options.httpMaxConnections.map(String.init), "HTTP_MAX_CONNECTIONS") != nil {
+            configuration.httpMaxConnections = try options.intValue(options.httpMaxConnections, "HTTP_MAX_CONNECTIONS", default: 0)
+        }
+        configuration.httpHeaderTimeout = try options.intValue(options.httpHeaderTimeout, "HTTP_HEADER_TIMEOUT", default: configuration.httpHeaderTimeout)
+        configuration.httpBodyTimeout = try options.intValue(options.httpBodyTimeout, "HTTP_BODY_TIMEOUT", default: configuration.httpBodyTimeout)
+        configuration.httpNewConnectionsPerAddress = try options.intValue(
+            options.httpNewConnectionsPerAddress, "HTTP_NEW_CONNECTIONS_PER_ADDRESS", default: configuration.httpNewConnectionsPerAddress)
+        guard configuration.httpNewConnectionsPerAddress >= 0 else { throw ValidationError("HTTP_NEW_CONNECTIONS_PER_ADDRESS must not be negative") }
+        configuration.httpBodyBudget = try options.intValue(options.httpBodyBudget, "HTTP_BODY_BUDGET", default: configuration.httpBodyBudget)
+        guard configuration.httpConnectionsPerAddress >= 1, (configuration.httpMaxConnections ?? 1) >= 1,
+              configuration.httpHeaderTimeout >= 1, configuration.httpBodyTimeout >= 1, configuration.httpBodyBudget >= 1
+        else { throw ValidationError("HTTP_* limits must be positive") }
+        configuration.metricsToken = options.value(options.metricsToken, "METRICS_TOKEN")
+        configuration.hashingNiceness = try options.intValue(options.hashingNiceness, "HASHING_NICENESS", default: configuration.hashingNiceness)
+        guard (0...19).contains(configuration.hashingNiceness) else { throw ValidationError("HASHING_NICENESS must be 0...19") }
+        configuration.statementTimeoutMilliseconds = try options.intValue(
+            options.statementTimeout, "STATEMENT_TIMEOUT", default: configuration.statementTimeoutMilliseconds)
+        configuration.refreshTokenReuseInterval = try options.intValue(
+            options.refreshTokenReuseInterval, "REFRESH_TOKEN_REUSE_INTERVAL", default: configuration.refreshTokenReuseInterval)
+        guard configuration.statementTimeoutMilliseconds >= 0, configuration.refreshTokenReuseInterval >= 0 else {
+            throw ValidationError("STATEMENT_TIMEOUT and REFRESH_TOKEN_REUSE_INTERVAL must not be negative")
+        }
         if let anonKey = options.value(options.supabaseAnonKey, "SUPABASE_ANON_KEY") {
             guard !anonKey.isEmpty else { throw ValidationError("SUPABASE_ANON_KEY must not be empty") }
             configuration.supabaseAnonKey = anonKey

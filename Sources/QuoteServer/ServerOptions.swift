@@ -61,6 +61,26 @@ struct ServerOptions: ParsableArguments {
     var supabasePublicURL: String?
     @Option(help: "Comma-separated prefixes a recovery redirect_to may start with (env SUPABASE_REDIRECT_ALLOW_LIST, default quotevault://).")
     var supabaseRedirectAllowList: String?
+    @Option(help: "Open connections from one IP address (env HTTP_CONNECTIONS_PER_ADDRESS, default 128).")
+    var httpConnectionsPerAddress: Int?
+    @Option(help: "Open connections in all (env HTTP_MAX_CONNECTIONS; default sized to memory, 256...4096).")
+    var httpMaxConnections: Int?
+    @Option(help: "Seconds for a request's headers to arrive (env HTTP_HEADER_TIMEOUT, default 10).")
+    var httpHeaderTimeout: Int?
+    @Option(help: "Seconds for a request's whole body to arrive (env HTTP_BODY_TIMEOUT, default 30).")
+    var httpBodyTimeout: Int?
+    @Option(help: "New connections per second from one IP address, bursts of twice that; 0: no limit (env HTTP_NEW_CONNECTIONS_PER_ADDRESS, default 500).")
+    var httpNewConnectionsPerAddress: Int?
+    @Option(help: "Bytes of request bodies buffered at once (env HTTP_BODY_BUDGET, default 67108864).")
+    var httpBodyBudget: Int?
+    @Option(help: "Milliseconds a database statement may run before it is cancelled; 0: no limit (env STATEMENT_TIMEOUT, default 5000).")
+    var statementTimeout: Int?
+    @Option(help: "Seconds a rotated refresh token still refreshes (parallel refreshes; env REFRESH_TOKEN_REUSE_INTERVAL, default 10).")
+    var refreshTokenReuseInterval: Int?
+    @Option(help: "Scheduling niceness of the password-hashing threads, 0-19 (env HASHING_NICENESS, default 10).")
+    var hashingNiceness: Int?
+    @Option(help: "Bearer token for /metrics (env METRICS_TOKEN; unset: loopback clients only).")
+    var metricsToken: String?
     @Option(help: "Directory of NNNN_name.sql files (env MIGRATIONS_DIR; default: found beside the program).")
     var migrationsDir: String?
 

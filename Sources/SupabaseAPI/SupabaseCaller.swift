@@ -53,7 +53,7 @@ public enum SupabaseCaller: Sendable, Equatable {
     }
 
     /// The role a key stands for: the anon key, the service role key (compared in constant time), or nil.
-    private static func keyRole(_ presented: String, context: SupabaseContext) -> SupabaseCaller? {
+    static func keyRole(_ presented: String, context: SupabaseContext) -> SupabaseCaller? {
         let bytes = Array(presented.utf8)
         if ConstantTime.equals(bytes, Array(context.anonKey.utf8)) { return .anonymous }
         if let serviceKey = context.serviceRoleKey, ConstantTime.equals(bytes, Array(serviceKey.utf8)) { return .serviceRole }

@@ -21,8 +21,8 @@ final class EmbeddedPostgresTests: XCTestCase {
         let url = try cluster.start()
         defer { try? cluster.stop() }
         let port = try XCTUnwrap(cluster.port)
-        XCTAssertEqual(url, EmbeddedPostgres.url(port: port))
-        XCTAssertTrue(url.hasPrefix("postgresql://quotevault@127.0.0.1:"))
+        XCTAssertEqual(url, EmbeddedPostgres.url(port: port, password: try XCTUnwrap(cluster.password)))
+        XCTAssertTrue(url.hasPrefix("postgresql://quotevault:"))
         try cluster.stop()
 
         // Someone else listens on the remembered port now.
@@ -47,6 +47,41 @@ final class EmbeddedPostgresTests: XCTestCase {
             XCTAssertTrue(message.contains("not traversable"), message)
             XCTAssertTrue(message.contains(parent.path), message)
         }
+    }
+
+    func testConnectionsNeedTheGeneratedPasswordAndNothingIsTrusted() throws {
+        let cluster = try TestDatabase.makeDedicatedCluster(label: "scram")
+        let url = try cluster.start()
+        defer { try? cluster.stop() }
+        let port = try XCTUnwrap(cluster.port)
+        // The secret is kept with the data, for this process's user only.
+        let secret = cluster.dataDirectory.appendingPathComponent("embedded.secret")
+        let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: secret.path)[.posixPermissions] as? NSNumber)
+        XCTAssertEqual(mode.intValue & 0o777, 0o600)
+        XCTAssertEqual(try XCTUnwrap(cluster.password).count, 64)
+        let hba = try String(contentsOf: cluster.dataDirectory.appendingPathComponent("pg_hba.conf"), encoding: .utf8)
+        let rules = hba.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        XCTAssertEqual(rules, ["host all all 127.0.0.1/32 scram-sha-256"])
+        // With the password: in. Without it, or with another: refused.
+        XCTAssertNoThrow(try PGConnection(connectionString: url))
+        XCTAssertThrowsError(try PGConnection(connectionString: "postgresql://quotevault@127.0.0.1:\(port)/quotevault"))
+        XCTAssertThrowsError(try PGConnection(connectionString: "postgresql://quotevault:guess@127.0.0.1:\(port)/quotevault"))
+    }
+
+    func testAClusterThatTrustedLocalConnectionsGetsAPasswordAtItsNextStart() throws {
+        let cluster = try TestDatabase.makeDedicatedCluster(label: "upgrade")
+        _ = try cluster.start()
+        defer { try? cluster.stop() }
+        try cluster.stop()
+        // As an earlier version left it: trust, no secret.
+        let hba = cluster.dataDirectory.appendingPathComponent("pg_hba.conf")
+        try "host all all 127.0.0.1/32 trust\n".write(to: hba, atomically: false, encoding: .utf8)
+        try FileManager.default.removeItem(at: cluster.dataDirectory.appendingPathComponent("embedded.secret"))
+        let url = try cluster.start()
+        let port = try XCTUnwrap(cluster.port)
+        XCTAssertFalse(try String(contentsOf: hba, encoding: .utf8).contains("trust"))
+        XCTAssertNoThrow(try PGConnection(connectionString: url))
+        XCTAssertThrowsError(try PGConnection(connectionString: "postgresql://quotevault@127.0.0.1:\(port)/quotevault"))
     }
 
     /// A TCP socket listening on 127.0.0.1:`port`.

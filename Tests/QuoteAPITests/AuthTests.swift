@@ -110,7 +110,9 @@ final class AuthTests: XCTestCase {
         XCTAssertNotEqual(second["refresh_token"] as? String, first)
         XCTAssertEqual(try app.client.get("/v1/me", headers: bearer(second)).status, 200)
 
-        // The old token again: theft. The whole session dies, the newest tokens too.
+        // The old token again, later than the reuse window for parallel refreshes: theft. The whole session dies,
+        // the newest tokens too.
+        try await app.withConnection { try $0.query("UPDATE refresh_tokens SET rotated_at = rotated_at - interval '11 seconds' WHERE rotated_at IS NOT NULL") }
         let reuse = try app.client.send("POST", "/v1/auth/refresh", json: ["refresh_token": first])
         XCTAssertEqual(reuse.status, 401)
         XCTAssertEqual(try reuse.jsonObject()["code"] as? String, "refresh_token_reused")

@@ -93,6 +93,8 @@ final class SupabaseAuthTests: XCTestCase {
         let refreshed = try app.supabase("POST", "/auth/v1/token?grant_type=refresh_token",
                                          body: ["refresh_token": try XCTUnwrap(second["refresh_token"] as? String)])
         XCTAssertEqual(refreshed.status, 200)
+        // Past the reuse window for parallel refreshes (REFRESH_TOKEN_REUSE_INTERVAL).
+        try await app.withConnection { try $0.query("UPDATE refresh_tokens SET rotated_at = rotated_at - interval '1 minute' WHERE rotated_at IS NOT NULL") }
         let reused = try app.supabase("POST", "/auth/v1/token?grant_type=refresh_token", body: ["refresh_token": second["refresh_token"]!])
         XCTAssertEqual(try reused.jsonObject()["code"] as? String, "refresh_token_already_used")
 

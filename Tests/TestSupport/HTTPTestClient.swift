@@ -72,24 +72,35 @@ public final class HTTPTestConnection: @unchecked Sendable {
     private let socket: Int32
     private var buffer: [UInt8] = []
 
-    public init(host: String = "127.0.0.1", port: Int, timeoutSeconds: Int = 15) throws {
+    /// - Parameter source: a loopback address to connect from (e.g. `127.0.0.2`, another client to the server).
+    public init(host: String = "127.0.0.1", port: Int, timeoutSeconds: Int = 15, source: String? = nil) throws {
         socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw HTTPTestError.connectFailed(errno) }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let socket = self.socket
+        do {
+            if let source { try Self.call(bind, socket, source, 0) }
+            try Self.call(connect, socket, host, port)
+        } catch {
+            Foundation.close(socket)
+            throw error
+        }
+    }
+
+    /// Calls `bind` or `connect` with the IPv4 address `host:port`.
+    private static func call(
+        _ function: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32, _ socket: Int32, _ host: String, _ port: Int
+    ) throws {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         inet_pton(AF_INET, host, &address.sin_addr)
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { function(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard result == 0 else {
-            let error = errno
-            Foundation.close(socket)
-            throw HTTPTestError.connectFailed(error)
-        }
+        guard result == 0 else { throw HTTPTestError.connectFailed(errno) }
     }
 
     public func close() { Foundation.close(socket) }

@@ -1,3 +1,4 @@
+import AuthJWT
 import HTTPServer
 import Logging
 import PGClient
@@ -12,7 +13,7 @@ struct OperationsRoutes {
             Route(.get, "/health", handler: .immediate { _ in Self.healthy }),
             Route(.get, "/ready", handler: Handler(ready)),
             Route(.get, "/openapi.json", handler: .immediate { _ in Self.openAPI }),
-            Route(.get, "/metrics", handler: .immediate { _ in metrics }),
+            Route(.get, "/metrics", handler: .immediate { request in mayScrape(request) ? metrics : HTTPError.notFound().response }),
         ]
     }
 
@@ -25,6 +26,15 @@ struct OperationsRoutes {
             pool: context.pool.stats, hashingQueueDepth: context.hashing.queueDepth, mailBacklog: context.mail.backlog,
             replicaUse: context.readPool.replicaUse)
         return Response(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: body)
+    }
+
+    /// `/metrics` is for whoever holds `METRICS_TOKEN`, or (without one) for clients on the loopback interface;
+    /// anyone else is told there is no such route, as for any unknown path.
+    private func mayScrape(_ request: Request) -> Bool {
+        if let token = context.configuration.metricsToken {
+            return request.bearerToken.map { ConstantTime.equals(Array($0.utf8), Array(token.utf8)) } ?? false
+        }
+        return request.clientAddress.hasPrefix("127.") || request.clientAddress == "::1"
     }
 
     /// Ready when PostgreSQL answers and every migration this build knows is applied. With read replicas, an

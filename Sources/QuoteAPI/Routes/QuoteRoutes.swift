@@ -6,6 +6,8 @@ import QuoteVault
 struct QuoteRoutes {
     let quotes: QuoteService
     let search: QuoteSearch
+    /// Searches running at once per client address (see `ConcurrencyGate`).
+    let searchGate = ConcurrencyGate(perAddress: 2)
 
     var routes: [Route] {
         [
@@ -33,7 +35,9 @@ struct QuoteRoutes {
         }
         let category = try request.queryValue("category").map { try QuoteCategory.parse($0) }
         let page = try request.pageRequest(allowsCursor: false)
-        let results = try await search.search(request.queryValue("q"), in: field, category: category, page: page)
+        let results = try await searchGate.run(for: request.clientAddress) {
+            try await search.search(request.queryValue("q"), in: field, category: category, page: page)
+        }
         var writer = JSONWriter(forPageOf: results.items.count)
         writer.page(results) { $0.quote($1) }
         return .json(bytes: writer.bytes)

@@ -1,4 +1,5 @@
 import HTTPServer
+import QuoteVault
 import SupabaseAPI
 
 /// Every route of the server on one screen; each resource's handlers live in their own file.
@@ -17,5 +18,16 @@ enum RouteTable {
             + CollectionRoutes(context: context, collections: context.collections).routes
             + SyncRoutes(context: context).routes
             + SupabaseRoutes.routes(context.supabase)
+    }
+
+    /// Every route's async handler runs with `RequestOrigin.clientAddress` bound to its request's client, so the
+    /// services' per-address throttles and the hashing queue's fair share work the same for every API.
+    static func bindingOrigin(_ routes: [Route]) -> [Route] {
+        routes.map { route in
+            let handler = route.handler
+            return Route(route.method, route.pattern, maxBodySize: route.maxBodySize, handler: Handler(immediate: handler.immediate) { request in
+                try await RequestOrigin.$clientAddress.withValue(request.clientAddress) { try await handler.deferred(request) }
+            })
+        }
     }
 }

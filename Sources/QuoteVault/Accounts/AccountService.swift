@@ -35,6 +35,13 @@ public struct AccountService: Sendable {
             metadataJSON = PGJSON(data: Data("{}".utf8))
         }
         guard errors.isEmpty else { throw QuoteVaultError.validation(errors) }
+        // Each sign-up costs a password hash: counted per address before hashing (kept whatever the outcome).
+        let limits = self.limits
+        let address = RequestOrigin.clientAddress
+        try limits.refuseIfRecentlyLimited("signup", address: address)
+        _ = try await pool.withTransaction { connection in
+            try limits.reserve("signup", address: address, addressRule: RateLimiter.signUpsPerAddress, connection)
+        }
         let hash = try await hashing.hash(password)
         let sessions = self.sessions
         do {
@@ -53,28 +60,36 @@ public struct AccountService: Sendable {
     }
 
     /// The same `invalidCredentials` for an unknown email and a wrong password, after the same hashing work.
+    ///
+    /// The attempt is reserved as a failure before hashing (atomically, in PostgreSQL, see `RateLimiter.reserve`),
+    /// so concurrent wrong passwords cannot all be evaluated against the same count; a success gives it back.
     public func logIn(email: String, password: String, clientAddress: String) async throws -> Session {
         let normalised = (try? Credentials.normaliseEmail(email)) ?? email.lowercased()
         let limits = self.limits
-        let stored = try await pool.withConnection { connection -> (UUID, String)? in
-            try limits.check(RateLimiter.failedLoginsPerEmail, email: normalised, connection)
-            try limits.check(RateLimiter.failedLoginsPerAddress, address: clientAddress, connection)
+        try limits.refuseIfRecentlyLimited("login_failed", email: normalised, address: clientAddress)
+        let (attempt, stored) = try await pool.withTransaction { connection -> (Int64, (UUID, String)?) in
+            let attempt = try limits.reserve(
+                "login_failed", email: normalised, emailRule: RateLimiter.failedLoginsPerEmail,
+                address: clientAddress, addressRule: RateLimiter.failedLoginsPerAddress, connection)
             guard let row = try connection.query("SELECT id, password_hash FROM users WHERE email = \(normalised)").first else {
-                return nil
+                return (attempt, nil)
             }
-            return (try row.decode("id", as: UUID.self), try row.decode("password_hash", as: String.self))
+            return (attempt, (try row.decode("id", as: UUID.self), try row.decode("password_hash", as: String.self)))
         }
-        let matches = try await hashing.verify(password, against: stored?.1)
-        guard matches, let (userID, phc) = stored else {
-            try await pool.withConnection { connection in
-                try limits.record("login_failed", email: normalised, address: clientAddress, connection)
-            }
-            throw QuoteVaultError.invalidCredentials
+        let matches: Bool
+        do {
+            matches = try await hashing.verify(password, against: stored?.1)
+        } catch {
+            // Not evaluated (the hashing queue is full): not a failed login.
+            try? await pool.withConnection { try limits.giveBack(attempt, $0) }
+            throw error
         }
+        guard matches, let (userID, phc) = stored else { throw QuoteVaultError.invalidCredentials }
         // Stored parameters weaker than today's: upgrade the hash while we have the password.
         let upgraded = hashing.hasher.needsRehash(phc) ? try await hashing.hash(password) : nil
         let sessions = self.sessions
         return try await pool.withTransaction { connection in
+            try limits.giveBack(attempt, connection)
             if let upgraded {
                 try connection.query("UPDATE users SET password_hash = \(upgraded) WHERE id = \(userID)")
             }
@@ -83,7 +98,9 @@ public struct AccountService: Sendable {
     }
 
     /// Rotates the refresh token. A token that was already rotated means it leaked: the whole session is
-    /// revoked (committed), and the caller gets `refreshTokenReused`.
+    /// revoked (committed), and the caller gets `refreshTokenReused` — except within the reuse interval after its
+    /// rotation (`SessionIssuer.refreshTokenReuseInterval`, like GoTrue's `refresh_token_reuse_interval`): two
+    /// parallel refreshes of one client then both get new tokens of the same session.
     public func refresh(refreshToken: String) async throws -> Session {
         guard OpaqueToken.isWellFormed(refreshToken) else { throw QuoteVaultError.refreshTokenInvalid }
         let tokenHash = OpaqueToken.hash(refreshToken)
@@ -91,6 +108,7 @@ public struct AccountService: Sendable {
         return try await pool.withTransaction { connection in
             guard let row = try connection.query("""
                 SELECT t.session_id, t.rotated_at IS NOT NULL AS rotated, s.user_id,
+                       t.rotated_at > now() - \(sessions.refreshTokenReuseInterval) * interval '1 second' AS recently_rotated,
                        s.revoked_at IS NULL AND s.expires_at > now() AS live
                 FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
                 WHERE t.token_hash = \(tokenHash)
@@ -100,6 +118,9 @@ public struct AccountService: Sendable {
             let sessionID = try row.decode("session_id", as: UUID.self)
             guard try row.decode("live", as: Bool.self) else { throw QuoteVaultError.refreshTokenInvalid }
             if try row.decode("rotated", as: Bool.self) {
+                if try row.decode("recently_rotated", as: Bool?.self) == true {
+                    return try sessions.issue(sessionID: sessionID, userID: try row.decode("user_id"), connection)
+                }
                 try connection.query("UPDATE sessions SET revoked_at = now() WHERE id = \(sessionID)")
                 throw PGCommitThenThrow(QuoteVaultError.refreshTokenReused)
             }
@@ -155,11 +176,35 @@ public struct AccountService: Sendable {
         }
     }
 
-    /// Sets a new password with a single-use reset token; every other session of the user is revoked.
+    /// Sets a new password with a single-use reset token; every other session of the user is revoked, and every
+    /// other outstanding reset token of the user stops working.
+    ///
+    /// Cheap refusals first: attempts are throttled per address (a failure counts), and the token is looked up
+    /// before the new password is hashed, so a flood of made-up tokens costs no hashing.
     public func confirmPasswordReset(token: String, newPassword: String) async throws -> Session {
         try Credentials.validatePassword(newPassword)
         guard OpaqueToken.isWellFormed(token) else { throw QuoteVaultError.resetTokenInvalid }
-        let hash = try await hashing.hash(newPassword)
+        let limits = self.limits
+        let address = RequestOrigin.clientAddress
+        let tokenHash = OpaqueToken.hash(token)
+        try limits.refuseIfRecentlyLimited("reset_confirm_failed", address: address)
+        let (attempt, known) = try await pool.withTransaction { connection -> (Int64, Bool) in
+            let attempt = try limits.reserve(
+                "reset_confirm_failed", address: address, addressRule: RateLimiter.failedResetConfirmationsPerAddress, connection)
+            let known = try connection.query("""
+                SELECT 1 AS known FROM password_reset_tokens
+                WHERE token_hash = \(tokenHash) AND used_at IS NULL AND expires_at > now()
+                """).count == 1
+            return (attempt, known)
+        }
+        guard known else { throw QuoteVaultError.resetTokenInvalid }
+        let hash: String
+        do {
+            hash = try await hashing.hash(newPassword)
+        } catch {
+            try? await pool.withConnection { try limits.giveBack(attempt, $0) }
+            throw error
+        }
         let sessions = self.sessions
         return try await pool.withTransaction { connection in
             guard let row = try connection.query("""
@@ -169,10 +214,20 @@ public struct AccountService: Sendable {
                 """).first
             else { throw QuoteVaultError.resetTokenInvalid }
             let userID = try row.decode("user_id", as: UUID.self)
-            try connection.query("UPDATE users SET password_hash = \(hash), updated_at = now() WHERE id = \(userID)")
+            try limits.giveBack(attempt, connection)
+            try Self.changePassword(of: userID, to: hash, connection)
             try connection.query("UPDATE sessions SET revoked_at = now() WHERE user_id = \(userID) AND revoked_at IS NULL")
             return try sessions.open(for: userID, connection)
         }
+    }
+
+    /// Stores a new password hash; every reset token the user still holds stops working (a reset mail sent before
+    /// the change must not be able to undo it). Every password change goes through here.
+    static func changePassword(of userID: UUID, to hash: String, _ connection: PGConnection) throws {
+        try connection.query("UPDATE users SET password_hash = \(hash), updated_at = now() WHERE id = \(userID)")
+        try connection.query("""
+            UPDATE password_reset_tokens SET used_at = now() WHERE user_id = \(userID) AND used_at IS NULL
+            """)
     }
 
     /// Deletes the account and everything it owns (foreign-key cascades), after checking the password.

@@ -16,10 +16,29 @@ public struct RateLimiter: Sendable {
     public static let failedLoginsPerAddress = Rule(kind: "login_failed", limit: 100, window: 900)
     /// More than 5 password-reset requests for one email within an hour.
     public static let resetsPerEmail = Rule(kind: "reset_requested", limit: 5, window: 3600)
+    /// More than 30 sign-ups (each a password hash) from one client address within 10 minutes.
+    public static let signUpsPerAddress = Rule(kind: "signup", limit: 30, window: 600)
+    /// More than 20 failed password-reset confirmations from one client address within 15 minutes.
+    public static let failedResetConfirmationsPerAddress = Rule(kind: "reset_confirm_failed", limit: 20, window: 900)
 
     public let enabled: Bool
+    /// Keys refused recently, and until when: a flood past a limit is answered from memory, without a database
+    /// transaction per request (the database stays the authority; this only remembers its answer).
+    private let refusals = RecentRefusals()
 
     public init(enabled: Bool) { self.enabled = enabled }
+
+    /// Throws `rateLimited` when `kind` was refused for `email` or `address` moments ago and the refusal still holds.
+    func refuseIfRecentlyLimited(_ kind: String, email: String? = nil, address: String? = nil) throws {
+        guard enabled else { return }
+        for key in Self.keys(kind, email: email, address: address) {
+            if let seconds = refusals.remaining(key) { throw QuoteVaultError.rateLimited(retryAfterSeconds: seconds) }
+        }
+    }
+
+    private static func keys(_ kind: String, email: String?, address: String?) -> [String] {
+        [email.map { "\(kind):email:\($0)" }, address.map { "\(kind):address:\($0)" }].compactMap { $0 }
+    }
 
     /// Throws `rateLimited` when `rule` is already used up for `email` (or `address`).
     func check(_ rule: Rule, email: String? = nil, address: String? = nil, _ connection: PGConnection) throws {
@@ -35,6 +54,49 @@ public struct RateLimiter: Sendable {
         if try row.decode("events", as: Int.self) >= rule.limit {
             throw QuoteVaultError.rateLimited(retryAfterSeconds: max(1, try row.decode("retry", as: Int.self)))
         }
+    }
+
+    /// Takes one attempt of `kind` for `email` and `address` atomically, before the expensive work: under
+    /// transaction-scoped advisory locks on each key (so every instance agrees), counts the recent events against
+    /// `emailRule`/`addressRule` and records the attempt when both allow it. Must run inside a transaction.
+    /// Concurrent attempts are thus evaluated one after the other: exactly `limit` get through.
+    /// - Returns: the event's id, for `giveBack` when the attempt turns out not to count (a successful login).
+    /// - Throws: `rateLimited` (nothing recorded) when a rule is used up.
+    func reserve(
+        _ kind: String, email: String? = nil, emailRule: Rule? = nil, address: String? = nil, addressRule: Rule? = nil,
+        _ connection: PGConnection
+    ) throws -> Int64 {
+        if enabled {
+            // Email before address, always: two attempts never wait for each other's locks crosswise.
+            if let email, let emailRule {
+                try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("auth:\(kind):email:\(email)"), 0))")
+                try remembering("\(kind):email:\(email)") { try check(emailRule, email: email, connection) }
+            }
+            if let address, let addressRule {
+                try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("auth:\(kind):address:\(address)"), 0))")
+                try remembering("\(kind):address:\(address)") { try check(addressRule, address: address, connection) }
+            }
+        }
+        let rows = try connection.query("""
+            INSERT INTO auth_events (kind, email, client_address) VALUES (\(kind), \(email), \(address)) RETURNING id
+            """)
+        return try rows[rows.startIndex].decode("id", as: Int64.self)
+    }
+
+    /// Runs `body`; a `rateLimited` refusal is remembered for `key` for its retry time (capped at a minute, so a
+    /// limit lifted meanwhile is seen again soon).
+    private func remembering(_ key: String, _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch QuoteVaultError.rateLimited(let seconds) {
+            refusals.remember(key, seconds: min(seconds, 60))
+            throw QuoteVaultError.rateLimited(retryAfterSeconds: seconds)
+        }
+    }
+
+    /// Forgets a reserved attempt that must not count (the login succeeded).
+    func giveBack(_ eventID: Int64, _ connection: PGConnection) throws {
+        try connection.query("DELETE FROM auth_events WHERE id = \(eventID)")
     }
 
     /// Records one event (always, so that turning limits on later sees the recent past), and prunes old ones.

@@ -8,11 +8,14 @@ public struct SessionIssuer: Sendable {
     private let signer: JWTSigner
     public let accessTokenTTL: Int
     public let refreshTokenTTL: Int
+    /// Seconds after its rotation during which a refresh token still refreshes (see `AccountService.refresh`).
+    public let refreshTokenReuseInterval: Int
 
-    public init(signer: JWTSigner, accessTokenTTL: Int, refreshTokenTTL: Int) {
+    public init(signer: JWTSigner, accessTokenTTL: Int, refreshTokenTTL: Int, refreshTokenReuseInterval: Int = 10) {
         self.signer = signer
         self.accessTokenTTL = accessTokenTTL
         self.refreshTokenTTL = refreshTokenTTL
+        self.refreshTokenReuseInterval = refreshTokenReuseInterval
     }
 
     /// The `iss` claim of access tokens.

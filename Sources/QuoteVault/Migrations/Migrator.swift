@@ -24,6 +24,11 @@ public struct Migrator: Sendable {
         let migrations = self.migrations
         let logger = self.logger
         return try await pool.withConnection { connection in
+            // Waiting for another instance's migrations, and the migrations themselves, may take longer than the
+            // pool's statement timeout: lifted here, put back after.
+            let timeout = try connection.query("SELECT current_setting('statement_timeout') AS value")[0].decode("value", as: String.self)
+            try connection.query("SELECT set_config('statement_timeout', '0', false)")
+            defer { _ = try? connection.query("SELECT set_config('statement_timeout', \(timeout), false)") }
             try connection.query("SELECT pg_advisory_lock(\(Self.advisoryLockKey))")
             defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))") }
             try connection.execute(unsafeSQL: """

@@ -1,0 +1,254 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// A client's IP address as a hashable key (IPv4 in the low bits; IPv6 in both halves).
+struct ClientAddressKey: Hashable, Sendable {
+    var high: UInt64
+    var low: UInt64
+}
+
+/// One accepted connection as the guard tracks it: its socket, its address and the moment by which it must have
+/// made progress to the next phase (headers in, body in). Deadlines are absolute, so a client trickling one byte
+/// at a time cannot push them back.
+final class TrackedConnection: Sendable {
+    let socket: Int32
+    let address: ClientAddressKey
+    /// Nanoseconds on the monotonic clock (`DispatchTime.uptimeNanoseconds`); 0: no deadline.
+    let deadline = Atomic<UInt64>(0)
+    /// Body bytes of the current request counted against the budgets.
+    let bodyBytes = Atomic<Int>(0)
+
+    init(socket: Int32, address: ClientAddressKey) {
+        self.socket = socket
+        self.address = address
+    }
+
+    func setDeadline(after duration: Duration?) {
+        guard let duration else {
+            deadline.store(0, ordering: .relaxed)
+            return
+        }
+        let (seconds, attoseconds) = duration.components
+        let nanoseconds = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+        deadline.store(DispatchTime.now().uptimeNanoseconds + nanoseconds, ordering: .relaxed)
+    }
+}
+
+/// What one client may hold: connections per address and in all, deadlines for a request's headers and body,
+/// and the bytes of request bodies buffered in memory (in all and per address).
+///
+/// A reaper thread shuts down the socket of a connection past its deadline; libmicrohttpd then sees the
+/// connection fail and closes it itself. The socket is still the connection's while it is tracked: MHD tells
+/// `closed` before it closes the descriptor, and `closed` waits for the reaper's lock.
+final class ConnectionGuard: Sendable {
+    struct Limits: Sendable {
+        var connectionsPerAddress: Int
+        var connections: Int
+        var headerTimeout: Duration
+        var bodyTimeout: Duration
+        var bodyBudget: Int
+        var bodyBudgetPerAddress: Int
+        /// New connections per second from one address, with bursts of twice that (0: no limit).
+        var newConnectionsPerSecond: Int
+    }
+
+    private struct State {
+        var connectionsByAddress: [ClientAddressKey: Int] = [:]
+        var connections = 0
+        var tracked: [ObjectIdentifier: TrackedConnection] = [:]
+        var bodyBytes = 0
+        var bodyBytesByAddress: [ClientAddressKey: Int] = [:]
+        /// Each address's allowance of new connections (a token bucket) and when it was last topped up.
+        var allowances: [ClientAddressKey: (tokens: Double, at: UInt64)] = [:]
+    }
+
+    let limits: Limits
+    private let state = Mutex(State())
+    private let warnings: RateLimitedWarning
+    private let stopping = Atomic<Bool>(false)
+
+    init(limits: Limits, logger: Logger) {
+        self.limits = limits
+        self.warnings = RateLimitedWarning(logger: logger, interval: .seconds(10))
+    }
+
+    // MARK: connections
+
+    /// Reserves a connection slot for `address`; false (and a warning, at most one per interval) when a limit
+    /// turns it away.
+    func admit(_ address: ClientAddressKey, now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Bool {
+        let refusal: String? = state.withLock { state in
+            if state.connections >= limits.connections { return "connection limit reached" }
+            let held = state.connectionsByAddress[address, default: 0]
+            if held >= limits.connectionsPerAddress { return "per-address connection limit reached" }
+            if limits.newConnectionsPerSecond > 0 {
+                // Refused at accept, before a byte is read: a flood of short connections costs little.
+                let burst = Double(2 * limits.newConnectionsPerSecond)
+                let last = state.allowances[address] ?? (burst, now)
+                let tokens = min(burst, last.tokens + Double(now &- last.at) / 1e9 * Double(limits.newConnectionsPerSecond))
+                guard tokens >= 1 else {
+                    state.allowances[address] = (tokens, now)
+                    return "per-address new-connection rate reached"
+                }
+                state.allowances[address] = (tokens - 1, now)
+            }
+            state.connections += 1
+            state.connectionsByAddress[address] = held + 1
+            return nil
+        }
+        if let refusal { warnings.note(refusal) }
+        return refusal == nil
+    }
+
+    /// A connection admitted by `admit` started; it must send its first request's headers in time.
+    func opened(_ connection: TrackedConnection) {
+        connection.setDeadline(after: limits.headerTimeout)
+        state.withLock { $0.tracked[ObjectIdentifier(connection)] = connection }
+    }
+
+    /// The connection is gone (MHD has not closed its socket yet). Releases its slot and any body bytes it held.
+    func closed(_ connection: TrackedConnection) {
+        let bytes = connection.bodyBytes.exchange(0, ordering: .relaxed)
+        state.withLock { state in
+            state.tracked[ObjectIdentifier(connection)] = nil
+            release(address: connection.address, connections: 1, bodyBytes: bytes, in: &state)
+        }
+    }
+
+    /// A connection MHD refused after `admit` (so `opened` never came): gives the slot back.
+    func abandon(_ address: ClientAddressKey) {
+        state.withLock { release(address: address, connections: 1, bodyBytes: 0, in: &$0) }
+    }
+
+    private func release(address: ClientAddressKey, connections: Int, bodyBytes: Int, in state: inout State) {
+        if connections > 0 {
+            state.connections -= connections
+            let left = state.connectionsByAddress[address, default: 0] - connections
+            state.connectionsByAddress[address] = left > 0 ? left : nil
+        }
+        if bodyBytes > 0 {
+            state.bodyBytes -= bodyBytes
+            let left = state.bodyBytesByAddress[address, default: 0] - bodyBytes
+            state.bodyBytesByAddress[address] = left > 0 ? left : nil
+        }
+    }
+
+    var connectionCount: Int { state.withLock { $0.connections } }
+
+    // MARK: request phases
+
+    /// Headers are in: the body (if any) must be complete within the body timeout of now.
+    func headersReceived(_ connection: TrackedConnection, expectsBody: Bool) {
+        connection.setDeadline(after: expectsBody ? limits.bodyTimeout : nil)
+    }
+
+    /// The request is being handled: no deadline (MHD's idle timeout still applies to a client that stops reading).
+    func handling(_ connection: TrackedConnection) {
+        connection.setDeadline(after: nil)
+    }
+
+    /// A response went out: the next request's headers must arrive within the header timeout, and the request's
+    /// body bytes are released.
+    func requestFinished(_ connection: TrackedConnection) {
+        connection.setDeadline(after: limits.headerTimeout)
+        let bytes = connection.bodyBytes.exchange(0, ordering: .relaxed)
+        if bytes > 0 { state.withLock { release(address: connection.address, connections: 0, bodyBytes: bytes, in: &$0) } }
+    }
+
+    // MARK: body budget
+
+    /// Counts `bytes` of a request body against the global and per-address budgets; false (nothing counted) when
+    /// either would be exceeded.
+    func reserveBody(_ bytes: Int, for connection: TrackedConnection) -> Bool {
+        guard bytes > 0 else { return true }
+        let reserved = state.withLock { state -> Bool in
+            let byAddress = state.bodyBytesByAddress[connection.address, default: 0]
+            guard state.bodyBytes + bytes <= limits.bodyBudget, byAddress + bytes <= limits.bodyBudgetPerAddress else {
+                return false
+            }
+            state.bodyBytes += bytes
+            state.bodyBytesByAddress[connection.address] = byAddress + bytes
+            return true
+        }
+        if reserved {
+            connection.bodyBytes.add(bytes, ordering: .relaxed)
+        } else {
+            warnings.note("request body budget exhausted")
+        }
+        return reserved
+    }
+
+    var bufferedBodyBytes: Int { state.withLock { $0.bodyBytes } }
+
+    // MARK: the reaper
+
+    /// Shuts down every connection past its deadline; returns how many. Also forgets the allowances of addresses
+    /// that have been quiet long enough to be full again (so the table holds only recent addresses).
+    @discardableResult
+    func enforceDeadlines(now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Int {
+        let expired = state.withLock { state -> Int in
+            if limits.newConnectionsPerSecond > 0, state.allowances.count > 1024 {
+                state.allowances = state.allowances.filter { now &- $0.value.at < 2_000_000_000 }
+            }
+            var expired = 0
+            for connection in state.tracked.values {
+                let deadline = connection.deadline.load(ordering: .relaxed)
+                guard deadline != 0, deadline <= now else { continue }
+                connection.deadline.store(0, ordering: .relaxed)
+                // Under the lock: the socket cannot have been closed (and reused) yet, see the type's comment.
+                shutdown(connection.socket, Int32(SHUT_RDWR))
+                expired += 1
+            }
+            return expired
+        }
+        if expired > 0 { warnings.note("slow clients disconnected (request deadline passed)", count: expired) }
+        return expired
+    }
+
+    /// Runs `enforceDeadlines` every quarter second on a thread of its own until `stop()`.
+    func startReaper() {
+        let thread = Thread { [self] in
+            while !stopping.load(ordering: .relaxed) {
+                enforceDeadlines()
+                Thread.sleep(forTimeInterval: 0.25)
+            }
+        }
+        thread.name = "http-deadlines"
+        thread.start()
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+    }
+}
+
+/// A warning written at most once per interval per message, with how many times it happened in between: a flood
+/// must not become a flood of log lines.
+final class RateLimitedWarning: Sendable {
+    private let logger: Logger
+    private let interval: Duration
+    private let pending = Mutex<[String: (count: Int, lastLogged: ContinuousClock.Instant?)]>([:])
+
+    init(logger: Logger, interval: Duration) {
+        self.logger = logger
+        self.interval = interval
+    }
+
+    func note(_ message: String, count: Int = 1) {
+        let now = ContinuousClock.now
+        let due: Int? = pending.withLock { pending in
+            var entry = pending[message] ?? (0, nil)
+            entry.count += count
+            if let last = entry.lastLogged, now - last < interval {
+                pending[message] = entry
+                return nil
+            }
+            pending[message] = (0, now)
+            return entry.count
+        }
+        if let due {
+            logger.warning("\(message)", metadata: ["count": .stringConvertible(due), "interval_seconds": .stringConvertible(interval.components.seconds)])
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import AuthJWT
+import HTTPServer
+import Foundation
+import Logging
+import SupabaseAPI
+
+/// Who may send a request body, decided from the headers before a byte of it is read, so an anonymous client
+/// cannot make the server buffer uploads it would refuse anyway. Only the signature and expiry of a token are
+/// checked here (no database); the route still authenticates fully.
+///
+/// - `/v1/auth/…` (sign-up, login, refresh, reset) take bodies from anyone, except logout; like `/auth/v1/…`,
+///   at most `authBodyLimit` bytes (credentials are small: a megabyte of "password" is an attack).
+/// - Every other `/v1` route needs a well-signed, unexpired access token.
+/// - The Supabase surfaces decide for themselves (`SupabaseAdmission`: the anon or service role key, or a
+///   well-signed access token), answering in their own error formats.
+enum BodyAdmission {
+    static let authBodyLimit = 64 * 1024
+
+    static func make(context: AppContext) -> HTTPServer.Admission {
+        let signer = context.signer
+        let supabase = context.supabase
+        return { route, request in
+            let pattern = route.pattern
+            if pattern.hasPrefix("/v1/auth/") || pattern.hasPrefix("/auth/v1/"),
+               let declared = request.headers["Content-Length"].flatMap(Int.init), declared > authBodyLimit {
+                return HTTPError.payloadTooLarge(limit: authBodyLimit).response
+            }
+            if pattern.hasPrefix("/v1/") {
+                if pattern.hasPrefix("/v1/auth/"), pattern != "/v1/auth/logout" { return nil }
+                return hasValidToken(request, signer) ? nil : HTTPError.unauthorized().response
+            }
+            guard SupabaseAdmission.covers(pattern) else { return nil }
+            return SupabaseAdmission.refusal(pattern: pattern, request, context: supabase)
+        }
+    }
+
+    private static func hasValidToken(_ request: Request, _ signer: JWTSigner) -> Bool {
+        guard let token = request.bearerToken else { return false }
+        return (try? signer.verify(token, audience: "authenticated", now: .now)) != nil
+    }
+}

@@ -1,0 +1,36 @@
+import AuthJWT
+import Foundation
+import HTTPServer
+
+/// Who may send a request body to the Supabase surface, decided from the headers before a byte of it is read:
+/// the anon key, the service role key, or a well-signed, unexpired access token (only the signature and expiry are
+/// checked here, without the database; the route still resolves its caller in full). A refusal is answered in the
+/// surface's own error format, as the route itself would answer it.
+public enum SupabaseAdmission {
+    static let prefixes = ["/auth/v1/", "/rest/v1/", "/storage/v1/"]
+
+    /// Whether `pattern` is a route of the Supabase surface.
+    public static func covers(_ pattern: String) -> Bool {
+        prefixes.contains(where: { pattern.hasPrefix($0) })
+    }
+
+    /// Nil when `request` may send its body to the Supabase route `pattern`; else the answer that refuses it.
+    public static func refusal(pattern: String, _ request: Request, context: SupabaseContext) -> Response? {
+        let presented = [request.headers["apikey"], request.bearerToken].compactMap { $0 }
+        if presented.contains(where: { SupabaseCaller.keyRole($0, context: context) != nil }) { return nil }
+        let refusal: SupabaseCaller.Refusal
+        if let token = request.bearerToken {
+            do {
+                _ = try context.signer.verify(token, audience: "authenticated", now: .now)
+                return nil
+            } catch {
+                refusal = error == .expired ? .expiredToken : .invalidToken
+            }
+        } else {
+            refusal = .missingKey
+        }
+        if pattern.hasPrefix("/auth/v1/") { return GoTrueError.answer(for: refusal, logger: context.logger) }
+        if pattern.hasPrefix("/rest/v1/") { return RestError.answer(for: refusal, anonymous: true, logger: context.logger) }
+        return StorageError.answer(for: refusal, logger: context.logger)
+    }
+}
