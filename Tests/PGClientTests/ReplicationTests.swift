@@ -21,7 +21,9 @@ final class ReplicationTests: XCTestCase {
     /// `url` with its host:port replaced by `hosts` (a libpq multi-host list).
     private func url(_ url: String, hosts: String, query: String? = nil) throws -> String {
         let components = try XCTUnwrap(URLComponents(string: url))
-        let user = components.user.map { $0 + "@" } ?? ""
+        // The user and password as given (percent-encoded); the embedded cluster wants its generated password.
+        let password = components.percentEncodedPassword.map { ":" + $0 } ?? ""
+        let user = components.percentEncodedUser.map { $0 + password + "@" } ?? ""
         return "postgresql://\(user)\(hosts)\(components.path)" + (query.map { "?" + $0 } ?? "")
     }
 
