@@ -102,6 +102,21 @@ final class SupabaseRecoveryTests: XCTestCase {
         XCTAssertEqual(try post("/auth/v1/token?grant_type=password", #"{"email":"\#(email)","password":"\#(password)-new"}"#).status, 200)
     }
 
+    func testAPasswordChangedThroughAuthUserVoidsTheResetMailsStillOutstanding() async throws {
+        let email = "changed-meanwhile@example.com"
+        let token = try signUp(email)
+        _ = try post("/auth/v1/recover", #"{"email":"\#(email)"}"#)
+        let outstanding = try await mailedLink(email)
+        let changed = try app.client.send("PUT", "/auth/v1/user", headers: swiftAuthHeaders(token),
+                                          body: Array(#"{"password":"\#(password)-new"}"#.utf8))
+        XCTAssertEqual(changed.status, 200)
+        // The mail sent before the change can no longer undo it: neither its link nor its token works.
+        XCTAssertTrue(try location(outstanding.path).contains("error_code=otp_expired"))
+        let verify = try post("/auth/v1/verify", #"{"token_hash":"\#(outstanding.token)","type":"recovery"}"#)
+        XCTAssertGreaterThanOrEqual(verify.status, 400)
+        XCTAssertEqual(try post("/auth/v1/token?grant_type=password", #"{"email":"\#(email)","password":"\#(password)-new"}"#).status, 200)
+    }
+
     func testAnAuthorizationCodeExpiresAfterFiveMinutes() async throws {
         let email = "expiring@example.com"
         _ = try signUp(email)

@@ -126,7 +126,8 @@ public struct PasswordRecovery: Sendable {
         }
     }
 
-    /// Sets the signed-in user's password; every other session of the user is revoked, this one stays.
+    /// Sets the signed-in user's password; every other session of the user is revoked, this one stays, and every
+    /// reset token the user still holds stops working.
     /// - Throws: a validation error for a weak password, `RecoveryError.samePassword` for the current one.
     public func changePassword(_ user: AuthenticatedUser, to password: String) async throws -> User {
         try Credentials.validatePassword(password)
@@ -136,7 +137,7 @@ public struct PasswordRecovery: Sendable {
         if try await hashing.verify(password, against: current) { throw RecoveryError.samePassword }
         let hash = try await hashing.hash(password)
         return try await pool.withTransaction { connection in
-            try connection.query("UPDATE users SET password_hash = \(hash), updated_at = now() WHERE id = \(user.userID)")
+            try AccountService.changePassword(of: user.userID, to: hash, connection)
             try connection.query("""
                 UPDATE sessions SET revoked_at = now() WHERE user_id = \(user.userID) AND id <> \(user.sessionID) AND revoked_at IS NULL
                 """)
