@@ -1,0 +1,61 @@
+-- Ranked search whose cost does not grow with its matches, and a version of the quotes for caches and ETags.
+
+-- A number that changes with every statement that changes quotes (insert, update, delete, truncate), whoever
+-- runs it (this server, another instance, an import by plain SQL). Answers derived from quotes are tagged with
+-- it: an ETag, a cached page or a cached "more than 1,000 matches" stays valid while it is unchanged.
+CREATE TABLE quotes_version (
+    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    version   bigint NOT NULL
+);
+INSERT INTO quotes_version (version) VALUES (1);
+
+CREATE FUNCTION quotes_version_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE quotes_version SET version = version + 1;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER quotes_version_change AFTER INSERT OR UPDATE OR DELETE ON quotes
+    FOR EACH STATEMENT EXECUTE FUNCTION quotes_version_bump();
+CREATE TRIGGER quotes_version_truncate AFTER TRUNCATE ON quotes
+    FOR EACH STATEMENT EXECUTE FUNCTION quotes_version_bump();
+
+-- The first `wanted` matches of a search with many matches, in the contract's order: the query as a whole word
+-- (tier 0), then as the start of a word (1), then anywhere (2); newest first within a tier. Each tier walks the
+-- newest-first index and stops as soon as it has `wanted` rows, and a tier is only walked when the ones before
+-- it had fewer: with many matches the walk is short, whatever their number. The planner is kept to that walk
+-- (no bitmap scan, no sort of every match) and to one plan (planning the three tiers' regular expressions
+-- against the column statistics cost more than the walk): with parameters it cannot see how common a term
+-- is, and a bitmap scan plus sort costs as much as the matches.
+-- `contains` is the ILIKE pattern, which defines a match; `whole` and `prefix` are the regular expressions that
+-- rank it (`whole` implies `prefix`, so the three tiers never share a row and miss none). A regular expression
+-- is not a safe first test although it is cheaper: its case-insensitivity is not lower()'s ('İ' is 'i' to ILIKE).
+CREATE FUNCTION quote_search_walk(
+    in_author boolean, contains text, whole text, prefix text, only_category text, wanted bigint)
+RETURNS TABLE (id uuid, text text, author text, category text, created_at timestamptz, tier int)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET enable_bitmapscan = off SET enable_sort = off SET plan_cache_mode = force_generic_plan
+AS $$
+BEGIN
+    -- One statement for both fields (the searched value picked per row costs nothing next to the match), kept
+    -- with its plan by PL/pgSQL for the session.
+    RETURN QUERY SELECT w.id, w.text, w.author, w.category, w.created_at, w.tier FROM (
+        (SELECT q.*, 0 AS tier FROM quotes q
+         WHERE CASE WHEN in_author THEN q.author ELSE q.text END ILIKE contains
+           AND CASE WHEN in_author THEN q.author ELSE q.text END ~* whole
+           AND (only_category IS NULL OR q.category = only_category)
+         ORDER BY q.created_at DESC, q.id DESC LIMIT wanted)
+        UNION ALL
+        (SELECT q.*, 1 FROM quotes q
+         WHERE CASE WHEN in_author THEN q.author ELSE q.text END ILIKE contains
+           AND CASE WHEN in_author THEN q.author ELSE q.text END ~* prefix
+           AND CASE WHEN in_author THEN q.author ELSE q.text END !~* whole
+           AND (only_category IS NULL OR q.category = only_category)
+         ORDER BY q.created_at DESC, q.id DESC LIMIT wanted)
+        UNION ALL
+        (SELECT q.*, 2 FROM quotes q
+         WHERE CASE WHEN in_author THEN q.author ELSE q.text END ILIKE contains
+           AND CASE WHEN in_author THEN q.author ELSE q.text END !~* prefix
+           AND (only_category IS NULL OR q.category = only_category)
+         ORDER BY q.created_at DESC, q.id DESC LIMIT wanted)
+        LIMIT wanted) AS w;
+END $$;
