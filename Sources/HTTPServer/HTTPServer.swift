@@ -258,7 +258,9 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func send(_ response: Response, for state: RequestContext, on connection: ConnectionHandle) -> Bool {
-        var response = response
+        var response = ResponseEncoding.finish(
+            response, method: state.method, acceptEncoding: connection.header("Accept-Encoding"),
+            ifNoneMatch: connection.header("If-None-Match"))
         response.headers.set("X-Request-Id", state.requestID)
         state.responded = true
         let queued = connection.queue(response)

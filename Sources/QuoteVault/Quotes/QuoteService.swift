@@ -46,6 +46,13 @@ public struct QuoteService: Sendable {
             hasMore: hasMore, nextCursor: nextCursor)
     }
 
+    /// A number that changes whenever quotes change (any insert, update, delete or truncate, by anyone:
+    /// `quotes_version`, kept by triggers). An answer made from quotes at one version holds while it is unchanged.
+    public func version() async throws -> Int64 {
+        let rows = try await pool.read("SELECT version FROM quotes_version", plan: .generic)
+        return try rows.first?.decode("version", as: Int64.self) ?? 0
+    }
+
     /// One quote; `QuoteVaultError.notFound` when there is none with this id.
     public func quote(id: UUID) async throws -> Quote {
         let rows = try await pool.read("SELECT \(unsafeSQL: Quote.columns()) FROM quotes WHERE id = \(id)")

@@ -1,0 +1,93 @@
+/// Conditional requests and compression, applied to every answer just before it is sent (`HTTPServer.send`).
+///
+/// - A `200` answer to `GET`/`HEAD` that carries an `ETag` becomes `304 Not Modified` without a body when the
+///   request's `If-None-Match` names that tag (weak comparison, `*` included).
+/// - A textual body (JSON, problem+json, text) over `minimumCompressedSize` bytes is sent gzip-compressed when
+///   the request's `Accept-Encoding` allows gzip; such answers say `Vary: Accept-Encoding` whatever their size,
+///   since the same route may answer larger another time. A body prepared once (`PreparedBody`) brings its
+///   compressed form, so cached answers are not compressed per request. The compressed answer's ETag is the weak
+///   form of the same tag (as nginx does): the two encodings are the same content, and a client holding either
+///   gets its `304`.
+enum ResponseEncoding {
+    /// "Larger than about 1 KB" (the contract): below this, gzip's header and a deflate block save little.
+    static let minimumCompressedSize = 1024
+
+    static func finish(_ response: Response, method: HTTPMethod, acceptEncoding: String?, ifNoneMatch: String?) -> Response {
+        var response = response
+        let textual = isTextual(response.headers["Content-Type"])
+        if textual { addVary(to: &response.headers) }
+        if response.status == 200, method == .get || method == .head, let etag = response.headers["ETag"],
+            let ifNoneMatch, matches(ifNoneMatch, etag)
+        {
+            return notModified(response)
+        }
+        guard textual, response.body.count > minimumCompressedSize, !response.headers.contains("Content-Encoding"),
+            let acceptEncoding, acceptsGzip(acceptEncoding),
+            let compressed = response.gzippedBody ?? Gzip.compress(response.body, level: Gzip.perRequestLevel),
+            compressed.count < response.body.count
+        else { return response }
+        response.body = compressed
+        response.gzippedBody = nil
+        response.headers.set("Content-Encoding", "gzip")
+        if let etag = response.headers["ETag"], !etag.hasPrefix("W/") { response.headers.set("ETag", "W/" + etag) }
+        return response
+    }
+
+    /// The `304` for `response`: no body, and the fields a `200` would have had that caches need (RFC 9110 §15.4.5).
+    private static func notModified(_ response: Response) -> Response {
+        var headers = HTTPHeaders()
+        for name in ["ETag", "Cache-Control", "Vary", "Expires", "Content-Location"] {
+            if let value = response.headers[name] { headers.add(name, value) }
+        }
+        return Response(status: 304, headers: headers)
+    }
+
+    private static func isTextual(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        return contentType.hasPrefix("application/json") || contentType.hasPrefix("application/problem+json")
+            || contentType.hasPrefix("text/")
+    }
+
+    private static func addVary(to headers: inout HTTPHeaders) {
+        guard let vary = headers["Vary"] else { return headers.set("Vary", "Accept-Encoding") }
+        if !vary.lowercased().contains("accept-encoding") { headers.set("Vary", vary + ", Accept-Encoding") }
+    }
+
+    /// Whether `Accept-Encoding` (RFC 9110 §12.5.3) allows gzip: listed (or `x-gzip`, or `*` when gzip is not
+    /// named) with a q-value above 0.
+    static func acceptsGzip(_ header: String) -> Bool {
+        var wildcard: Bool?
+        for element in header.split(separator: ",") {
+            let parts = element.split(separator: ";")
+            guard let name = parts.first?.trimmed().lowercased() else { continue }
+            var q = 1.0
+            for parameter in parts.dropFirst() {
+                let pair = parameter.split(separator: "=", maxSplits: 1)
+                if pair.count == 2, pair[0].trimmed().lowercased() == "q" { q = Double(pair[1].trimmed()) ?? 0 }
+            }
+            if name == "gzip" || name == "x-gzip" { return q > 0 }
+            if name == "*" { wildcard = q > 0 }
+        }
+        return wildcard ?? false
+    }
+
+    /// Whether `If-None-Match` names `etag`, comparing weakly (RFC 9110 §13.1.2: `W/` ignored on both sides).
+    static func matches(_ ifNoneMatch: String, _ etag: String) -> Bool {
+        let wanted = opaque(etag)
+        return ifNoneMatch.split(separator: ",").contains { candidate in
+            let tag = candidate.trimmed()
+            return tag == "*" || opaque(tag) == wanted
+        }
+    }
+
+    private static func opaque<S: StringProtocol>(_ tag: S) -> Substring {
+        let text = Substring(tag)
+        return text.hasPrefix("W/") ? text.dropFirst(2) : text
+    }
+}
+
+extension StringProtocol {
+    fileprivate func trimmed() -> String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}
