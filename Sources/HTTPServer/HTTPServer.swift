@@ -258,9 +258,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func send(_ response: Response, for state: RequestContext, on connection: ConnectionHandle) -> Bool {
-        var response = ResponseEncoding.finish(
-            response, method: state.method, acceptEncoding: connection.header("Accept-Encoding"),
-            ifNoneMatch: connection.header("If-None-Match"))
+        var response = ResponseEncoding.finish(response, method: state.method, requestHeader: connection.header)
         response.headers.set("X-Request-Id", state.requestID)
         state.responded = true
         let queued = connection.queue(response)

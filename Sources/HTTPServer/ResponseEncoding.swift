@@ -12,17 +12,19 @@ enum ResponseEncoding {
     /// "Larger than about 1 KB" (the contract): below this, gzip's header and a deflate block save little.
     static let minimumCompressedSize = 1024
 
-    static func finish(_ response: Response, method: HTTPMethod, acceptEncoding: String?, ifNoneMatch: String?) -> Response {
+    /// - Parameter requestHeader: the request's header field of that name; asked only when the answer could be
+    ///   a `304` or compressed (most answers, `/health` among them, need neither).
+    static func finish(_ response: Response, method: HTTPMethod, requestHeader: (String) -> String?) -> Response {
         var response = response
         let textual = isTextual(response.headers["Content-Type"])
         if textual { addVary(to: &response.headers) }
         if response.status == 200, method == .get || method == .head, let etag = response.headers["ETag"],
-            let ifNoneMatch, matches(ifNoneMatch, etag)
+            let ifNoneMatch = requestHeader("If-None-Match"), matches(ifNoneMatch, etag)
         {
             return notModified(response)
         }
         guard textual, response.body.count > minimumCompressedSize, !response.headers.contains("Content-Encoding"),
-            let acceptEncoding, acceptsGzip(acceptEncoding),
+            let acceptEncoding = requestHeader("Accept-Encoding"), acceptsGzip(acceptEncoding),
             let compressed = response.gzippedBody ?? Gzip.compress(response.body, level: Gzip.perRequestLevel),
             compressed.count < response.body.count
         else { return response }
