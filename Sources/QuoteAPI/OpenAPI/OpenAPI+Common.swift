@@ -37,6 +37,8 @@ extension OpenAPIDocument {
           "schema": {"$ref": "#/components/schemas/Category"}}
       },
       "responses": {
+        "NotModified": {"description": "If-None-Match named the answer's ETag: nothing changed, no body",
+          "headers": {"ETag": {"schema": {"type": "string"}}}},
         "BadRequest": {"description": "The body is not valid JSON",
           "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
         "Unauthorized": {"description": "Missing, malformed, expired, tampered or revoked access token",
