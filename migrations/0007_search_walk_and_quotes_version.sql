@@ -34,6 +34,7 @@ CREATE FUNCTION quote_search_walk(
 RETURNS TABLE (id uuid, text text, author text, category text, created_at timestamptz, tier int)
 LANGUAGE plpgsql STABLE
 SET enable_seqscan = off SET enable_bitmapscan = off SET enable_sort = off SET plan_cache_mode = force_generic_plan
+SET jit = off
 AS $$
 BEGIN
     -- One statement for both fields (the searched value picked per row costs nothing next to the match), kept
@@ -59,3 +60,40 @@ BEGIN
          ORDER BY q.created_at DESC, q.id DESC LIMIT wanted)
         LIMIT wanted) AS w;
 END $$;
+
+-- A search with at most 1,000 matches, ranked in full: at most 1,001 matches are read (through the trigram
+-- index of the searched column), and `total` is their number; with 1,001 (more than 1,000) no row is ranked and
+-- the caller walks instead. Every answer has one row at least: `total` and the quotes' `version` ride on each
+-- (id NULL when the page is empty). One plan, kept for the session: ILIKE through the trigram index whatever the
+-- pattern (planning each pattern against the statistics cost more than ranking a few hundred matches). One
+-- function per searched column, made from one text, so that each has its own index in its plan.
+DO $make$
+DECLARE searched text;
+BEGIN
+    FOREACH searched IN ARRAY ARRAY['text', 'author'] LOOP
+        EXECUTE format($f$
+            CREATE FUNCTION %1$I(
+                contains text, whole text, prefix text, only_category text, page_size bigint, page_offset bigint)
+            RETURNS TABLE (total bigint, version bigint, id uuid, text text, author text, category text, created_at timestamptz)
+            LANGUAGE plpgsql STABLE
+            SET enable_seqscan = off SET plan_cache_mode = force_generic_plan SET jit = off
+            AS $$
+            BEGIN
+                RETURN QUERY
+                    WITH matches AS MATERIALIZED (
+                        SELECT q.id, q.text, q.author, q.category, q.created_at FROM quotes q
+                        WHERE q.%2$I ILIKE contains AND (only_category IS NULL OR q.category = only_category)
+                        LIMIT 1001),
+                    counted AS (SELECT count(*) AS n FROM matches)
+                    SELECT counted.n, (SELECT v.version FROM quotes_version v), r.id, r.text, r.author, r.category,
+                           r.created_at
+                    FROM counted LEFT JOIN LATERAL (
+                        SELECT m.id, m.text, m.author, m.category, m.created_at FROM matches m
+                        WHERE counted.n <= 1000
+                        ORDER BY CASE WHEN m.%2$I ~* whole THEN 0 WHEN m.%2$I ~* prefix THEN 1 ELSE 2 END,
+                                 m.created_at DESC, m.id DESC
+                        LIMIT page_size OFFSET page_offset) AS r ON true;
+            END $$
+            $f$, 'quote_search_ranked_' || searched, searched);
+    END LOOP;
+END $make$;

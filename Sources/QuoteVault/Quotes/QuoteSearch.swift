@@ -78,59 +78,49 @@ public struct QuoteSearch: Sendable {
         }
     }
 
-    /// At most 1,001 matches, ranked in full. `total` is their number (1,001: more than 1,000, and no rows);
-    /// `version` is the quotes' version this was read at.
+    /// At most 1,001 matches, ranked in full (`quote_search_ranked_text`/`_author`, migration 0007). `total` is their
+    /// number (1,001: more than 1,000, and no rows); `version` is the quotes' version this was read at.
     private func rankAll(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest) async throws
         -> (page: Page<Quote>, total: Int, version: Int64)
     {
-        try await pool.withConnection { connection in
-            let column = field.column
-            var sql: PGQuery = """
-                WITH matches AS MATERIALIZED (SELECT quotes.* FROM quotes                 WHERE quotes.\(unsafeSQL: column) ILIKE \(patterns.contains)
-                """
-            if let category { sql.append(" AND quotes.category = \(category.rawValue)") }
-            sql.append("""
-                 LIMIT \(Self.exactTotalLimit + 1)), \
-                counted AS (SELECT count(*)::int8 AS total FROM matches) \
-                SELECT counted.total, (SELECT version FROM quotes_version) AS version, ranked.* \
-                FROM counted LEFT JOIN LATERAL (SELECT \(unsafeSQL: Quote.columns()) FROM matches AS quotes \
-                WHERE counted.total <= \(Self.exactTotalLimit) \
-                ORDER BY CASE WHEN quotes.\(unsafeSQL: column) ~* \(patterns.wholeWord) THEN 0 \
-                WHEN quotes.\(unsafeSQL: column) ~* \(patterns.wordStart) THEN 1 ELSE 2 END, \
-                quotes.created_at DESC, quotes.id DESC LIMIT \(page.size + 1) OFFSET \(page.offset)) AS ranked ON true
-                """)
-            let rows = try connection.query(sql)
-            let total = try rows[0].decode("total", as: Int.self)
-            let version = try rows[0].decode("version", as: Int64.self)
-            let quotes = try rows.filter { !$0.isNull("quote_id") }.map(Quote.init(row:))
-            let page = Page(
-                items: Array(quotes.prefix(page.size)), page: page.page, pageSize: page.size, total: total,
-                hasMore: quotes.count > page.size, nextCursor: nil, totalIsExact: true)
-            return (page, total, version)
-        }
+        let rows = try await run("""
+            SELECT total, version, id AS quote_id, text AS quote_text, author AS quote_author, category AS quote_category, \
+            created_at AS quote_created_at FROM quote_search_ranked_\(unsafeSQL: field.column)(\(patterns.contains), \
+            \(patterns.wholeWord), \(patterns.wordStart), \(category?.rawValue), \(page.size + 1), \(page.offset))
+            """)
+        let total = try rows[0].decode("total", as: Int.self)
+        return (try pageOfQuotes(rows, page, total: total, exact: true), total, try rows[0].decode("version", as: Int64.self))
     }
 
-    /// A page of a query with more than 1,000 matches, from the tier-by-tier walk, and the quotes' version it was
-    /// read at.
+    /// A page of a query with more than 1,000 matches, from the tier-by-tier walk (`quote_search_walk`), and the
+    /// quotes' version it was read at.
     private func walk(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest) async throws
         -> (page: Page<Quote>, version: Int64)
     {
-        let wanted = page.offset + page.size + 1
-        // One statement whatever the query: a prepared statement with one plan, the walk's (the function keeps
-        // it; planning the regular expressions against the statistics cost more than the walk).
-        let rows = try await pool.read("""
+        let rows = try await run("""
             SELECT version.version, walked.* FROM quotes_version AS version LEFT JOIN LATERAL \
             (SELECT w.id AS quote_id, w.text AS quote_text, w.author AS quote_author, w.category AS quote_category, \
             w.created_at AS quote_created_at, n FROM quote_search_walk(\(field == .author), \(patterns.contains), \
-            \(patterns.wholeWord), \(patterns.wordStart), \(category?.rawValue), \(wanted)) \
+            \(patterns.wholeWord), \(patterns.wordStart), \(category?.rawValue), \(page.offset + page.size + 1)) \
             WITH ORDINALITY AS w (id, text, author, category, created_at, tier, n) \
             ORDER BY n OFFSET \(page.offset)) AS walked ON true ORDER BY walked.n
-            """, plan: .generic)
+            """)
+        return (try pageOfQuotes(rows, page, total: Self.exactTotalLimit, exact: false), try rows[0].decode("version", as: Int64.self))
+    }
+
+    /// One statement on a connection of its own: a search may take milliseconds, and pipelined with the short
+    /// reads it would hold them up (and all searches would queue on one backend). The SQL sent is a function
+    /// call, cheap to plan; the functions keep their plans for the session.
+    private func run(_ query: PGQuery) async throws -> PGRows {
+        try await pool.withConnection { connection in try connection.query(query) }
+    }
+
+    /// The page from rows of quotes; a row without `quote_id` only carries the total or version.
+    private func pageOfQuotes(_ rows: PGRows, _ request: PageRequest, total: Int, exact: Bool) throws -> Page<Quote> {
         let quotes = try rows.filter { !$0.isNull("quote_id") }.map(Quote.init(row:))
-        let result = Page(
-            items: Array(quotes.prefix(page.size)), page: page.page, pageSize: page.size, total: Self.exactTotalLimit,
-            hasMore: quotes.count > page.size, nextCursor: nil, totalIsExact: false)
-        return (result, try rows[0].decode("version", as: Int64.self))
+        return Page(
+            items: Array(quotes.prefix(request.size)), page: request.page, pageSize: request.size, total: total,
+            hasMore: quotes.count > request.size, nextCursor: nil, totalIsExact: exact)
     }
 
     /// `%`, `_` and `\` match themselves in a LIKE pattern with the default escape character.
