@@ -27,8 +27,9 @@ CREATE TRIGGER quotes_version_truncate AFTER TRUNCATE ON quotes
 -- against the column statistics cost more than the walk): with parameters it cannot see how common a term
 -- is, and a bitmap scan plus sort costs as much as the matches.
 -- `contains` is the ILIKE pattern, which defines a match; `whole` and `prefix` are the regular expressions that
--- rank it (`whole` implies `prefix`, so the three tiers never share a row and miss none). A regular expression
--- is not a safe first test although it is cheaper: its case-insensitivity is not lower()'s ('İ' is 'i' to ILIKE).
+-- rank it (`whole` implies `prefix`, so the three tiers never share a row and miss none). In tiers 0 and 1 the
+-- regular expression is tested first (about half ILIKE's cost per row, and most rows of the walk fail it); it
+-- cannot replace ILIKE, whose case-insensitivity is lower()'s ('İ' is 'i' to ILIKE, not to ~*).
 CREATE FUNCTION quote_search_walk(
     in_author boolean, contains text, whole text, prefix text, only_category text, wanted bigint)
 RETURNS TABLE (id uuid, text text, author text, category text, created_at timestamptz, tier int)
@@ -41,14 +42,14 @@ BEGIN
     -- with its plan by PL/pgSQL for the session.
     RETURN QUERY SELECT w.id, w.text, w.author, w.category, w.created_at, w.tier FROM (
         (SELECT q.*, 0 AS tier FROM quotes q
-         WHERE CASE WHEN in_author THEN q.author ELSE q.text END ILIKE contains
-           AND CASE WHEN in_author THEN q.author ELSE q.text END ~* whole
+         WHERE CASE WHEN in_author THEN q.author ELSE q.text END ~* whole
+           AND CASE WHEN in_author THEN q.author ELSE q.text END ILIKE contains
            AND (only_category IS NULL OR q.category = only_category)
          ORDER BY q.created_at DESC, q.id DESC LIMIT wanted)
         UNION ALL
         (SELECT q.*, 1 FROM quotes q
-         WHERE CASE WHEN in_author THEN q.author ELSE q.text END ILIKE contains
-           AND CASE WHEN in_author THEN q.author ELSE q.text END ~* prefix
+         WHERE CASE WHEN in_author THEN q.author ELSE q.text END ~* prefix
+           AND CASE WHEN in_author THEN q.author ELSE q.text END ILIKE contains
            AND CASE WHEN in_author THEN q.author ELSE q.text END !~* whole
            AND (only_category IS NULL OR q.category = only_category)
          ORDER BY q.created_at DESC, q.id DESC LIMIT wanted)
@@ -90,7 +91,7 @@ BEGIN
                     FROM counted LEFT JOIN LATERAL (
                         SELECT m.id, m.text, m.author, m.category, m.created_at FROM matches m
                         WHERE counted.n <= 1000
-                        ORDER BY CASE WHEN m.%2$I ~* whole THEN 0 WHEN m.%2$I ~* prefix THEN 1 ELSE 2 END,
+                        ORDER BY CASE WHEN m.%2$I !~* prefix THEN 2 WHEN m.%2$I ~* whole THEN 0 ELSE 1 END,
                                  m.created_at DESC, m.id DESC
                         LIMIT page_size OFFSET page_offset) AS r ON true;
             END $$

@@ -53,6 +53,18 @@ final class SearchTests: XCTestCase {
         await app.stop()
     }
 
+    func testRankingWithPunctuationAtTheQuerysEdges() async throws {
+        let app = try await TestApp.start()
+        // Oldest first: the whole word, then the start of a word, then inside a word (newest).
+        let ids = try await app.insertQuotes(["I love C++ a lot", "C++11 rocks", "ObjC++ too", "Say (hi) there", "(hi)s and"])
+        let cpp = try search(app, "c++").items().map { $0["id"] as! String }
+        XCTAssertEqual(cpp, [ids[0], ids[1], ids[2]].map { $0.uuidString.lowercased() })
+        // A query that starts and ends with punctuation: "(hi)" followed by a letter is the start of a word.
+        let hi = try search(app, "(hi)").items().map { $0["id"] as! String }
+        XCTAssertEqual(hi, [ids[3], ids[4]].map { $0.uuidString.lowercased() })
+        await app.stop()
+    }
+
     func testAuthorSearchAndCategoryFilter() async throws {
         let app = try await TestApp.start()
         try await app.insertQuotes(["One"], author: "Mark Twain", category: "humor")

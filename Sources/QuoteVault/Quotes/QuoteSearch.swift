@@ -66,15 +66,22 @@ public struct QuoteSearch: Sendable {
         /// `%query%`, with `%`, `_` and `\` escaped: what defines a match.
         let contains: String
         /// A word boundary that also works next to punctuation: not preceded/followed by a word character
-        /// (letter, digit or _; \W is its complement).
+        /// (letter, digit or _; \W is its complement). Next to an ASCII letter, digit or _ of the query that is
+        /// PostgreSQL's `\m`/`\M` (start/end of a word), which its engine tests at about half the cost.
         let wholeWord: String
         let wordStart: String
 
         init(_ query: String) {
             contains = "%" + QuoteSearch.escapeLike(query) + "%"
             let literal = QuoteSearch.escapeRegex(query)
-            wholeWord = "(^|\\W)" + literal + "($|\\W)"
-            wordStart = "(^|\\W)" + literal
+            let before = query.unicodeScalars.first.map(Self.isASCIIWordCharacter) == true ? "\\m" : "(^|\\W)"
+            let after = query.unicodeScalars.last.map(Self.isASCIIWordCharacter) == true ? "\\M" : "($|\\W)"
+            wholeWord = before + literal + after
+            wordStart = before + literal
+        }
+
+        private static func isASCIIWordCharacter(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.isASCII && (scalar == "_" || scalar.properties.numericType != nil || scalar.properties.isAlphabetic)
         }
     }
 
