@@ -15,7 +15,7 @@ public enum SearchField: String, Sendable {
 ///
 /// The cost does not grow with the number of matches. A query with at most 1,000 matches is answered from those
 /// matches (found by the trigram indexes, at most 1,001 read), ranked in full, with an exact `total`. A query with
-/// more is answered by `quote_search_walk` (migration 0007), which walks the newest-first index tier by tier and
+/// more is answered by `quote_search_walk_text`/`_author` (migration 0007), which walks the newest-first index tier by tier and
 /// stops after the rows the page needs: the more matches, the shorter the walk. Its `total` is 1,000 with
 /// `totalIsExact` false, as the contract allows. Which queries have more than 1,000 matches is remembered per
 /// version of the quotes (`quotes_version`), so that bounded count is paid once per query until quotes change.
@@ -99,7 +99,7 @@ public struct QuoteSearch: Sendable {
         return (try pageOfQuotes(rows, page, total: total, exact: true), total, try rows[0].decode("version", as: Int64.self))
     }
 
-    /// A page of a query with more than 1,000 matches, from the tier-by-tier walk (`quote_search_walk`), and the
+    /// A page of a query with more than 1,000 matches, from the tier-by-tier walk (`quote_search_walk_text`/`_author`), and the
     /// quotes' version it was read at.
     private func walk(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest) async throws
         -> (page: Page<Quote>, version: Int64)
@@ -107,7 +107,7 @@ public struct QuoteSearch: Sendable {
         let rows = try await run("""
             SELECT version.version, walked.* FROM quotes_version AS version LEFT JOIN LATERAL \
             (SELECT w.id AS quote_id, w.text AS quote_text, w.author AS quote_author, w.category AS quote_category, \
-            w.created_at AS quote_created_at, n FROM quote_search_walk(\(field == .author), \(patterns.contains), \
+            w.created_at AS quote_created_at, n FROM quote_search_walk_\(unsafeSQL: field.column)(\(patterns.contains), \
             \(patterns.wholeWord), \(patterns.wordStart), \(category?.rawValue), \(page.offset + page.size + 1)) \
             WITH ORDINALITY AS w (id, text, author, category, created_at, tier, n) \
             ORDER BY n OFFSET \(page.offset)) AS walked ON true ORDER BY walked.n
