@@ -29,7 +29,7 @@ struct QuoteRoutes {
         // worst filed under the older version, where no later request finds it). Cursor pages are not: each
         // cursor is its own key, rarely asked twice.
         guard pageRequest.cursor == nil, let number = pageRequest.page else {
-            return .json(prepared: PreparedBody(try await listBody(category, pageRequest)))
+            return Response.json(bytes: try await listBody(category, pageRequest)).taggedWithETag()
         }
         let key = QuotePageCache.Key(category: category, page: number, size: pageRequest.size)
         let version = try await quotes.version()
