@@ -15,8 +15,8 @@ public enum SearchField: String, Sendable {
 ///
 /// The cost does not grow with the number of matches. A query with at most 1,000 matches is answered from those
 /// matches (found by the trigram indexes, at most 1,001 read), ranked in full, with an exact `total`. A query with
-/// more is answered by `quote_search_walk_text`/`_author` (migration 0007), which walks the newest-first index tier by tier and
-/// stops after the rows the page needs: the more matches, the shorter the walk. Its `total` is 1,000 with
+/// more is answered by `quote_search_walk_text`/`_author` (migration 0007), which walks the newest-first index tier
+/// by tier and stops after the rows the page needs: the more matches, the shorter the walk. Its `total` is 1,000 with
 /// `totalIsExact` false, as the contract allows. Which queries have more than 1,000 matches is remembered per
 /// version of the quotes (`quotes_version`), so that bounded count is paid once per query until quotes change.
 public struct QuoteSearch: Sendable {
@@ -99,8 +99,8 @@ public struct QuoteSearch: Sendable {
         return (try pageOfQuotes(rows, page, total: total, exact: true), total, try rows[0].decode("version", as: Int64.self))
     }
 
-    /// A page of a query with more than 1,000 matches, from the tier-by-tier walk (`quote_search_walk_text`/`_author`), and the
-    /// quotes' version it was read at.
+    /// A page of a query with more than 1,000 matches, from the tier-by-tier walk (`quote_search_walk_text`/`_author`),
+    /// and the quotes' version it was read at.
     private func walk(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest) async throws
         -> (page: Page<Quote>, version: Int64)
     {
