@@ -20,6 +20,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // libcurl's SMTP support delivers password-reset mail (no hand-written SMTP client).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // zlib compresses answers (Content-Encoding: gzip) and tags them (crc32 for ETags).
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // Day counts to and from proleptic Gregorian dates, shared by the database client and the HTTP layer.
         .target(name: "CivilCalendar"),
@@ -31,7 +33,7 @@ let package = Package(
         .target(name: "AuthJWT", dependencies: ["COpenSSL"]),
         // A small HTTP/1.1 server over libmicrohttpd: requests, responses, routing.
         .target(name: "HTTPServer", dependencies: [
-            "CMicroHTTPD", "CivilCalendar", .product(name: "Logging", package: "swift-log"),
+            "CMicroHTTPD", "CZlib", "CivilCalendar", .product(name: "Logging", package: "swift-log"),
         ]),
         // A throwaway or persistent local PostgreSQL cluster driven by initdb/pg_ctl.
         .target(name: "EmbeddedPostgres", dependencies: [
@@ -60,7 +62,7 @@ let package = Package(
 
         // Test helpers: a test database (embedded when none is configured) and a raw HTTP/1.1 client.
         .target(name: "TestSupport", dependencies: [
-            "EmbeddedPostgres", "PGClient", "QuoteVault", "QuoteAPI", "HTTPServer",
+            "CZlib", "EmbeddedPostgres", "PGClient", "QuoteVault", "QuoteAPI", "HTTPServer",
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/TestSupport"),
         .testTarget(name: "PGClientTests", dependencies: ["PGClient", "TestSupport"]),

@@ -377,7 +377,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func send(_ response: Response, for state: RequestContext, on connection: ConnectionHandle) -> Bool {
-        var response = response
+        var response = ResponseEncoding.finish(response, method: state.method, requestHeader: connection.header)
         response.headers.set("X-Request-Id", state.requestID)
         // Bodies are never to be sniffed into another type (an uploaded image could hold HTML).
         response.headers.set("X-Content-Type-Options", "nosniff")

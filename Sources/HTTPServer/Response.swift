@@ -5,6 +5,8 @@ public struct Response: Sendable {
     public var status: Int
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// `body` already gzip-compressed (a `PreparedBody`'s), sent instead of compressing it again.
+    var gzippedBody: [UInt8]?
 
     public init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
         self.status = status

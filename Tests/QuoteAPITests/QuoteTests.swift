@@ -1,4 +1,5 @@
 import Foundation
+import PGClient
 import TestSupport
 import XCTest
 
@@ -120,6 +121,41 @@ final class QuoteTests: XCTestCase {
             response = try app.client.get("/v1/quotes?page_size=3&cursor=\(cursor)")
         }
         XCTAssertEqual(seen, expected)
+        await app.stop()
+    }
+
+    func testOffsetPagesOverTiesMatchTheFullOrderOverallAndByCategory() async throws {
+        let app = try await TestApp.start()
+        // 40 quotes on 8 timestamps (5 per moment: the id breaks the tie), categories alternating.
+        try await app.withConnection { connection in
+            _ = try connection.query("""
+                INSERT INTO quotes (text, author, category, created_at)
+                SELECT 'Tied ' || n, 'Test Author', CASE WHEN n % 2 = 0 THEN 'love' ELSE 'humor' END,
+                       timestamptz '2026-01-01 12:00:00+00' + (n / 5) * interval '1 second'
+                FROM generate_series(1, 40) n
+                """)
+        }
+        for category in [nil, "love"] {
+            let filter = category.map { " WHERE category = '\($0)'" } ?? ""
+            let expected = try await app.withConnection { connection in
+                try connection.query(PGQuery(unsafeSQL: "SELECT id FROM quotes\(filter) ORDER BY created_at DESC, id DESC"))
+                    .map { try $0.decode("id", as: UUID.self).uuidString.lowercased() }
+            }
+            let query = category.map { "&category=\($0)" } ?? ""
+            var seen: [String] = []
+            for page in 1...8 {
+                let response = try app.client.get("/v1/quotes?page=\(page)&page_size=3\(query)")
+                XCTAssertEqual(try response.jsonObject()["total"] as? Int, expected.count)
+                seen += try response.items().map { $0["id"] as! String }
+            }
+            XCTAssertEqual(seen, Array(expected.prefix(24)), "pages 1-8 of 3: the order, each once (\(category ?? "all"))")
+            let last = try app.client.get("/v1/quotes?page=\(expected.count / 3 + 1)&page_size=3\(query)")
+            XCTAssertEqual(try last.items().map { $0["id"] as! String }, Array(expected.suffix(expected.count % 3)))
+            XCTAssertEqual(try last.jsonObject()["has_more"] as? Bool, false)
+            let past = try app.client.get("/v1/quotes?page=1000&page_size=3\(query)")
+            XCTAssertEqual(try past.items().count, 0, "past the end")
+            XCTAssertEqual(try past.jsonObject()["total"] as? Int, expected.count)
+        }
         await app.stop()
     }
 

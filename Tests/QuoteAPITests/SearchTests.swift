@@ -53,6 +53,18 @@ final class SearchTests: XCTestCase {
         await app.stop()
     }
 
+    func testRankingWithPunctuationAtTheQuerysEdges() async throws {
+        let app = try await TestApp.start()
+        // Oldest first: the whole word, then the start of a word, then inside a word (newest).
+        let ids = try await app.insertQuotes(["I love C++ a lot", "C++11 rocks", "ObjC++ too", "Say (hi) there", "(hi)s and"])
+        let cpp = try search(app, "c++").items().map { $0["id"] as! String }
+        XCTAssertEqual(cpp, [ids[0], ids[1], ids[2]].map { $0.uuidString.lowercased() })
+        // A query that starts and ends with punctuation: "(hi)" followed by a letter is the start of a word.
+        let hi = try search(app, "(hi)").items().map { $0["id"] as! String }
+        XCTAssertEqual(hi, [ids[3], ids[4]].map { $0.uuidString.lowercased() })
+        await app.stop()
+    }
+
     func testAuthorSearchAndCategoryFilter() async throws {
         let app = try await TestApp.start()
         try await app.insertQuotes(["One"], author: "Mark Twain", category: "humor")
@@ -138,6 +150,131 @@ final class SearchTests: XCTestCase {
                 .map { try $0.decode(at: 0, as: String.self) }.joined(separator: "\n")
         }
         XCTAssertTrue(plan.contains("quotes_text_trgm_idx"), plan)
+        await app.stop()
+    }
+
+    // MARK: - Many matches: bounded total, tier-by-tier walk
+
+    /// Inserts `count` quotes of `text(i)` at `start + i / 3` seconds (three quotes per timestamp, so ties on
+    /// `created_at` are broken by id).
+    private func insertMany(_ app: TestApp, count: Int, text: String, start: String = "2020-01-01") async throws {
+        try await app.withConnection { connection in
+            _ = try connection.query("""
+                INSERT INTO quotes (text, author, category, created_at)
+                SELECT replace(\(text), '#', i::text), 'Bulk Author', 'wisdom',
+                       \(start)::timestamptz + (i / 3) * interval '1 second'
+                FROM generate_series(1, \(count)) AS i
+                """)
+        }
+    }
+
+    private func totals(_ response: HTTPTestResponse) throws -> (total: Int?, exact: Bool?) {
+        let object = try response.jsonObject()
+        return (object["total"] as? Int, object["total_is_exact"] as? Bool)
+    }
+
+    func testTotalIsExactUpToOneThousandMatchesThenStops() async throws {
+        let app = try await TestApp.start()
+        try await insertMany(app, count: 1_000, text: "a needle number #")
+        try await app.insertQuotes(["no match here"])
+        var response = try search(app, "needle")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(try totals(response).total, 1_000)
+        XCTAssertEqual(try totals(response).exact, true, "1,000 matches: exact")
+        XCTAssertEqual(try response.items().count, 20)
+
+        // One more match: the next answer (a new version of the quotes) stops counting.
+        try await app.insertQuotes(["the last needle"])
+        response = try search(app, "needle")
+        XCTAssertEqual(try totals(response).total, 1_000)
+        XCTAssertEqual(try totals(response).exact, false, "1,001 matches: not exact")
+        XCTAssertEqual(try response.items().first?["text"] as? String, "the last needle", "newest whole-word match first")
+        // Asked again (the remembered "more than 1,000" path), the same answer.
+        let again = try search(app, "needle")
+        XCTAssertEqual(try totals(again).exact, false)
+        XCTAssertEqual(try again.items().map { $0["id"] as! String }, try response.items().map { $0["id"] as! String })
+
+        // Back to 999 matches: exact again, although the query was remembered as having more.
+        try await app.withConnection { connection in
+            _ = try connection.query("DELETE FROM quotes WHERE id IN (SELECT id FROM quotes WHERE text ILIKE '%needle%' LIMIT 2)")
+        }
+        response = try search(app, "needle")
+        XCTAssertEqual(try totals(response).total, 999)
+        XCTAssertEqual(try totals(response).exact, true)
+
+        // total_is_exact is in every search answer, also with no match at all; not in the other lists.
+        XCTAssertEqual(try totals(try search(app, "absent-term")).exact, true)
+        XCTAssertEqual(try totals(try search(app, "absent-term")).total, 0)
+        XCTAssertNil(try app.client.get("/v1/quotes").jsonObject()["total_is_exact"])
+        await app.stop()
+    }
+
+    func testWalkingEveryPageOfACommonTermReturnsEachMatchOnceInRankOrder() async throws {
+        let app = try await TestApp.start()
+        // 1,200 matches in three tiers whose dates interleave, 3 quotes per timestamp.
+        try await insertMany(app, count: 400, text: "haystackneedle anywhere #", start: "2021-01-01")
+        try await insertMany(app, count: 400, text: "a needle as a word #", start: "2020-06-01")
+        try await insertMany(app, count: 400, text: "needles start a word #", start: "2020-12-31")
+        try await insertMany(app, count: 50, text: "unrelated hay #", start: "2022-01-01")
+        // The contract's order, computed here: tier, then newest, then id (PostgreSQL orders uuids as their text).
+        struct Match { let id: String; let tier: Int; let at: Date }
+        let matches: [Match] = try await app.withConnection { connection in
+            try connection.query("""
+                SELECT id, CASE WHEN text LIKE 'a needle%' THEN 0 WHEN text LIKE 'needles%' THEN 1 ELSE 2 END AS tier,
+                       created_at FROM quotes WHERE text LIKE '%needle%'
+                """).map { row in
+                Match(id: try row.decode("id", as: UUID.self).uuidString.lowercased(),
+                      tier: try row.decode("tier", as: Int.self), at: try row.decode("created_at", as: Date.self))
+            }
+        }
+        let expected = matches.sorted { (a: Match, b: Match) -> Bool in
+            if a.tier != b.tier { return a.tier < b.tier }
+            if a.at != b.at { return a.at > b.at }
+            return a.id > b.id
+        }.map(\.id)
+        XCTAssertEqual(expected.count, 1_200)
+        for pageSize in [100, 37] {
+            var walked: [String] = []
+            var page = 1
+            while page <= 200 {
+                let response = try search(app, "NEEDLE", extra: "&page_size=\(pageSize)&page=\(page)")
+                XCTAssertEqual(response.status, 200)
+                XCTAssertEqual(try totals(response).exact, false)
+                let ids = try response.items().map { $0["id"] as! String }
+                walked += ids
+                let hasMore = try response.jsonObject()["has_more"] as? Bool
+                XCTAssertEqual(hasMore, walked.count < expected.count, "has_more on page \(page)")
+                if hasMore != true { break }
+                page += 1
+            }
+            XCTAssertEqual(walked.count, Set(walked).count, "no repeats (page size \(pageSize))")
+            XCTAssertEqual(walked, expected, "every match once, in rank order (page size \(pageSize))")
+        }
+        // Past the end: no items, no more.
+        let past = try search(app, "needle", extra: "&page_size=100&page=13")
+        XCTAssertEqual(try past.items().count, 0)
+        XCTAssertEqual(try past.jsonObject()["has_more"] as? Bool, false)
+        await app.stop()
+    }
+
+    func testAuthorSearchWithManyMatchesRanksAndFiltersByCategory() async throws {
+        let app = try await TestApp.start()
+        try await app.withConnection { connection in
+            _ = try connection.query("""
+                INSERT INTO quotes (text, author, category, created_at)
+                SELECT 'quote ' || i, CASE i % 3 WHEN 0 THEN 'Ann Lee' WHEN 1 THEN 'Leeroy Jenkins' ELSE 'Ashlee Simpson' END,
+                       CASE WHEN i % 2 = 0 THEN 'humor' ELSE 'love' END, '2020-01-01'::timestamptz + i * interval '1 minute'
+                FROM generate_series(1, 3000) AS i
+                """)
+        }
+        let response = try search(app, "lee", type: "author", extra: "&page_size=100&page=10")
+        XCTAssertEqual(try totals(response).exact, false)
+        XCTAssertEqual(Set(try response.items().map { $0["author"] as! String }), ["Ann Lee"], "rows 901-1000: whole word")
+        let page11 = try search(app, "lee", type: "author", extra: "&page_size=100&page=11")
+        XCTAssertEqual(Set(try page11.items().map { $0["author"] as! String }), ["Leeroy Jenkins"], "then word start")
+        let humor = try search(app, "lee", type: "author", extra: "&category=humor&page_size=100")
+        XCTAssertEqual(Set(try humor.items().map { $0["category"] as! String }), ["humor"])
+        XCTAssertEqual(try totals(humor).exact, false, "1,500 humor matches")
         await app.stop()
     }
 }

@@ -20,7 +20,11 @@ extension OpenAPIDocument {
             "has_more": {"type": "boolean"},
             "next_cursor": {"type": ["string", "null"], "description": "opaque; pass back as cursor= for the next page"}}},
         "QuotePage": {"allOf": [{"$ref": "#/components/schemas/PageEnvelope"},
-          {"type": "object", "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/Quote"}}}}]}
+          {"type": "object", "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/Quote"}}}}]},
+        "SearchPage": {"allOf": [{"$ref": "#/components/schemas/QuotePage"},
+          {"type": "object", "required": ["total_is_exact"], "properties": {
+            "total": {"type": "integer", "minimum": 0, "maximum": 1000},
+            "total_is_exact": {"type": "boolean", "description": "false when there are more than 1,000 matches: total is then 1000"}}}]}
       },
       "parameters": {
         "Page": {"name": "page", "in": "query", "description": "1-based page number (default 1)",
@@ -33,6 +37,8 @@ extension OpenAPIDocument {
           "schema": {"$ref": "#/components/schemas/Category"}}
       },
       "responses": {
+        "NotModified": {"description": "If-None-Match named the answer's ETag: nothing changed, no body",
+          "headers": {"ETag": {"schema": {"type": "string"}}}},
         "BadRequest": {"description": "The body is not valid JSON",
           "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
         "Unauthorized": {"description": "Missing, malformed, expired, tampered or revoked access token",

@@ -8,29 +8,33 @@ extension OpenAPIDocument {
           "parameters": [{"$ref": "#/components/parameters/Category"}, {"$ref": "#/components/parameters/Page"},
             {"$ref": "#/components/parameters/PageSize"}, {"$ref": "#/components/parameters/Cursor"}],
           "responses": {
+            "304": {"$ref": "#/components/responses/NotModified"},
             "200": {"description": "A page of quotes", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/QuotePage"}}}},
             "422": {"$ref": "#/components/responses/ValidationFailed"},
             "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
         "/v1/quotes/search": {"get": {"operationId": "searchQuotes", "tags": ["Quotes"],
           "summary": "Search quotes by keyword (text) or author",
-          "description": "Literal, case-insensitive, Unicode-aware substring match: every result contains q (after trimming) in its text (type=keyword) or author (type=author); %, _ and \\ match themselves. Ranking: q as a whole word first, then q at the start of a word, then q anywhere; ties newest first (created_at desc, id desc). Offset pages only (next_cursor is always null).",
+          "description": "Literal, case-insensitive, Unicode-aware substring match: every result contains q (after trimming) in its text (type=keyword) or author (type=author); %, _ and \\ match themselves. Ranking: q as a whole word first, then q at the start of a word, then q anywhere; ties newest first (created_at desc, id desc). Offset pages only (next_cursor is always null). total is exact up to 1,000 matches; beyond, it is 1000 and total_is_exact is false.",
           "parameters": [
             {"name": "q", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 200}},
             {"name": "type", "in": "query", "schema": {"type": "string", "enum": ["keyword", "author"], "default": "keyword"}},
             {"$ref": "#/components/parameters/Category"}, {"$ref": "#/components/parameters/Page"},
             {"$ref": "#/components/parameters/PageSize"}],
           "responses": {
-            "200": {"description": "Matching quotes, best first", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/QuotePage"}}}},
+            "304": {"$ref": "#/components/responses/NotModified"},
+            "200": {"description": "Matching quotes, best first", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SearchPage"}}}},
             "422": {"$ref": "#/components/responses/ValidationFailed"},
             "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
         "/v1/quotes/{id}": {"get": {"operationId": "getQuote", "tags": ["Quotes"], "summary": "One quote",
           "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
           "responses": {
+            "304": {"$ref": "#/components/responses/NotModified"},
             "200": {"description": "The quote", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Quote"}}}},
             "404": {"$ref": "#/components/responses/NotFound"},
             "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
         "/v1/categories": {"get": {"operationId": "listCategories", "tags": ["Quotes"], "summary": "All five categories with their quote counts",
           "responses": {
+            "304": {"$ref": "#/components/responses/NotModified"},
             "200": {"description": "Every category, even when empty", "content": {"application/json": {"schema": {
               "type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {
                 "type": "object", "required": ["category", "count"],
@@ -43,6 +47,7 @@ extension OpenAPIDocument {
             {"name": "date", "in": "query", "description": "YYYY-MM-DD, from 2000-01-01 to 366 days after today", "schema": {"type": "string", "format": "date"}},
             {"name": "tz", "in": "query", "description": "IANA time zone (default UTC)", "schema": {"type": "string", "default": "UTC"}}],
           "responses": {
+            "304": {"$ref": "#/components/responses/NotModified"},
             "200": {"description": "The date and its quote", "headers": {"Cache-Control": {"schema": {"type": "string"}}},
               "content": {"application/json": {"schema": {"$ref": "#/components/schemas/DatedQuote"}}}},
             "422": {"$ref": "#/components/responses/ValidationFailed"},
@@ -53,6 +58,7 @@ extension OpenAPIDocument {
             {"name": "from", "in": "query", "required": true, "schema": {"type": "string", "format": "date"}},
             {"name": "to", "in": "query", "required": true, "schema": {"type": "string", "format": "date"}}],
           "responses": {
+            "304": {"$ref": "#/components/responses/NotModified"},
             "200": {"description": "One item per date, in date order", "content": {"application/json": {"schema": {
               "type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/DatedQuote"}}}}}}},
             "422": {"$ref": "#/components/responses/ValidationFailed"},

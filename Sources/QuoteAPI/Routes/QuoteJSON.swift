@@ -23,13 +23,14 @@ extension JSONWriter {
         raw("}")
     }
 
-    /// The list envelope `{items, page, page_size, total, has_more, next_cursor}`.
+    /// The list envelope `{items, page, page_size, total, has_more, next_cursor}`, with `total_is_exact` when set.
     mutating func page<Item>(_ page: Page<Item>, item: (inout JSONWriter, Item) -> Void) {
         raw("{")
         key("items"); array(page.items, item); comma()
         key("page"); int(page.page); comma()
         key("page_size"); int(page.pageSize); comma()
         key("total"); int(page.total); comma()
+        if let exact = page.totalIsExact { key("total_is_exact"); bool(exact); comma() }
         key("has_more"); bool(page.hasMore); comma()
         key("next_cursor"); string(page.nextCursor)
         raw("}")

@@ -8,9 +8,9 @@ import QuoteVault
 struct QuoteOfTheDayRoutes {
     let quoteOfTheDay: QuoteOfTheDay
     private let timeZones = TimeZoneCache()
-    /// A date's answer as sent: it never changes once the date's quote is chosen, so it is encoded once
-    /// (writing the JSON was two thirds of the route's own CPU).
-    private let bodies = DateCache<[UInt8]>(capacity: 64)
+    /// A date's answer as sent: it never changes once the date's quote is chosen, so it is encoded (and tagged)
+    /// once (writing the JSON was two thirds of the route's own CPU).
+    private let bodies = DateCache<PreparedBody>(capacity: 64)
 
     init(quoteOfTheDay: QuoteOfTheDay) { self.quoteOfTheDay = quoteOfTheDay }
 
@@ -67,14 +67,15 @@ struct QuoteOfTheDayRoutes {
         let body = bodies[target.date] ?? {
             var writer = JSONWriter(capacity: 512)
             Self.write(target.date, quote, to: &writer)
-            bodies[target.date] = writer.bytes
-            return writer.bytes
+            let body = PreparedBody(writer.bytes)
+            bodies[target.date] = body
+            return body
         }()
         // Today's answer holds until the date changes in the client's zone; a named date's never changes.
         let maxAge = target.explicit
             ? "public, max-age=31536000, immutable"
             : "public, max-age=\(max(1, Int((target.endsAt ?? Date()).timeIntervalSinceNow.rounded(.up))))"
-        return .json(bytes: body, headers: ["Cache-Control": maxAge])
+        return .json(prepared: body, headers: ["Cache-Control": maxAge])
     }
 
     private static func write(_ date: PGDate, _ quote: Quote, to writer: inout JSONWriter) {
@@ -115,7 +116,8 @@ struct QuoteOfTheDayRoutes {
             Self.write(date, try await quoteOfTheDay.quote(for: date), to: &writer)
         }
         writer.raw("]}")
-        return .json(bytes: writer.bytes, headers: ["Cache-Control": "public, max-age=31536000, immutable"])
+        return Response.json(bytes: writer.bytes, headers: ["Cache-Control": "public, max-age=31536000, immutable"])
+            .taggedWithETag()
     }
 }
 

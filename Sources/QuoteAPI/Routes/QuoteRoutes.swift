@@ -8,6 +8,12 @@ struct QuoteRoutes {
     let search: QuoteSearch
     /// Searches running at once per client address (see `ConcurrencyGate`).
     let searchGate = ConcurrencyGate(perAddress: 2)
+    private let pages = QuotePageCache()
+
+    init(quotes: QuoteService, search: QuoteSearch) {
+        self.quotes = quotes
+        self.search = search
+    }
 
     var routes: [Route] {
         [
@@ -20,10 +26,26 @@ struct QuoteRoutes {
 
     @Sendable private func list(_ request: Request) async throws -> Response {
         let category = try request.queryValue("category").map { try QuoteCategory.parse($0) }
-        let page = try await quotes.list(category: category, page: try request.pageRequest())
+        let pageRequest = try request.pageRequest()
+        // Offset pages are cached per version of the quotes (read first: a page made after a change is then at
+        // worst filed under the older version, where no later request finds it). Cursor pages are not: each
+        // cursor is its own key, rarely asked twice.
+        guard pageRequest.cursor == nil, let number = pageRequest.page else {
+            return Response.json(bytes: try await listBody(category, pageRequest)).taggedWithETag()
+        }
+        let key = QuotePageCache.Key(category: category, page: number, size: pageRequest.size)
+        let version = try await quotes.version()
+        if let cached = pages[key, version] { return .json(prepared: cached) }
+        let body = PreparedBody(try await listBody(category, pageRequest))
+        pages.store(body, for: key, version: version)
+        return .json(prepared: body)
+    }
+
+    private func listBody(_ category: QuoteCategory?, _ pageRequest: PageRequest) async throws -> [UInt8] {
+        let page = try await quotes.list(category: category, page: pageRequest)
         var writer = JSONWriter(forPageOf: page.items.count)
         writer.page(page) { $0.quote($1) }
-        return .json(bytes: writer.bytes)
+        return writer.bytes
     }
 
     @Sendable private func find(_ request: Request) async throws -> Response {
@@ -40,14 +62,14 @@ struct QuoteRoutes {
         }
         var writer = JSONWriter(forPageOf: results.items.count)
         writer.page(results) { $0.quote($1) }
-        return .json(bytes: writer.bytes)
+        return Response.json(bytes: writer.bytes).taggedWithETag()
     }
 
     @Sendable private func one(_ request: Request) async throws -> Response {
         let quote = try await quotes.quote(id: try request.uuidParameter("id"))
         var writer = JSONWriter(capacity: 512)
         writer.quote(quote)
-        return .json(bytes: writer.bytes)
+        return Response.json(bytes: writer.bytes).taggedWithETag()
     }
 
     @Sendable private func categories(_ request: Request) async throws -> Response {
@@ -62,6 +84,6 @@ struct QuoteRoutes {
             writer.raw("}")
         }
         writer.raw("}")
-        return .json(bytes: writer.bytes)
+        return Response.json(bytes: writer.bytes).taggedWithETag()
     }
 }

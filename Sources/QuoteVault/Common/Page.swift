@@ -49,7 +49,8 @@ public struct PageRequest: Sendable, Equatable {
     }
 }
 
-/// One page of a list: the contract's envelope `{items, page, page_size, total, has_more, next_cursor}`.
+/// One page of a list: the contract's envelope `{items, page, page_size, total, has_more, next_cursor}`
+/// (search answers add `total_is_exact`).
 public struct Page<Item: Sendable>: Sendable {
     public let items: [Item]
     public let page: Int?
@@ -57,13 +58,18 @@ public struct Page<Item: Sendable>: Sendable {
     public let total: Int
     public let hasMore: Bool
     public let nextCursor: String?
+    /// Search answers only: false when `total` stopped counting (at 1,000); nil on the other lists.
+    public let totalIsExact: Bool?
 
-    public init(items: [Item], page: Int?, pageSize: Int, total: Int, hasMore: Bool, nextCursor: String?) {
+    public init(
+        items: [Item], page: Int?, pageSize: Int, total: Int, hasMore: Bool, nextCursor: String?, totalIsExact: Bool? = nil
+    ) {
         self.items = items
         self.page = page
         self.pageSize = pageSize
         self.total = total
         self.hasMore = hasMore
         self.nextCursor = nextCursor
+        self.totalIsExact = totalIsExact
     }
 }

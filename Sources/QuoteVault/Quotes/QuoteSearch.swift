@@ -10,15 +10,24 @@ public enum SearchField: String, Sendable {
 
 /// Literal, case-insensitive substring search over text or author.
 ///
-/// Every result contains the query (`ILIKE` with `%`, `_` and `\` escaped, so they match themselves),
-/// served by the trigram GIN indexes. Ranking: the query as a whole word first, then as the start of a
-/// word, then anywhere; ties newest first.
+/// Every result contains the query (`ILIKE` with `%`, `_` and `\` escaped, so they match themselves). Ranking: the
+/// query as a whole word first, then as the start of a word, then anywhere; ties newest first.
+///
+/// The cost does not grow with the number of matches. A query with at most 1,000 matches is answered from those
+/// matches (found by the trigram indexes, at most 1,001 read), ranked in full, with an exact `total`. A query with
+/// more is answered by `quote_search_walk_text`/`_author` (migration 0007), which walks the newest-first index tier
+/// by tier and stops after the rows the page needs: the more matches, the shorter the walk. Its `total` is 1,000 with
+/// `totalIsExact` false, as the contract allows. Which queries have more than 1,000 matches is remembered per
+/// version of the quotes (`quotes_version`), so that bounded count is paid once per query until quotes change.
 public struct QuoteSearch: Sendable {
     private let pool: PGPool
+    private let manyMatches = ManyMatchesMemory()
 
     public init(pool: PGPool) { self.pool = pool }
 
     public static let maximumQueryLength = 200
+    /// Up to this many matches `total` is exact; beyond, it is this number and `totalIsExact` is false.
+    public static let exactTotalLimit = 1_000
 
     /// Validates and normalises the query: trimmed, 1…200 characters.
     public static func normalise(_ query: String?) throws -> String {
@@ -39,34 +48,86 @@ public struct QuoteSearch: Sendable {
         -> Page<Quote>
     {
         let query = try Self.normalise(rawQuery)
-        let pattern = "%" + Self.escapeLike(query) + "%"
-        let word = Self.escapeRegex(query)
-        // A word boundary that also works next to punctuation: not preceded/followed by a word character
-        // (letter, digit or _; \W is its complement).
-        let wholeWord = "(^|\\W)" + word + "($|\\W)"
-        let wordStart = "(^|\\W)" + word
-        return try await pool.withConnection { connection in
-            let column = field.column
-            var sql: PGQuery = "SELECT \(unsafeSQL: Quote.columns()), count(*) OVER () AS total FROM quotes"
-            sql.append(" WHERE quotes.\(unsafeSQL: column) ILIKE \(pattern)")
-            if let category { sql.append(" AND quotes.category = \(category.rawValue)") }
-            sql.append("""
-                 ORDER BY CASE WHEN quotes.\(unsafeSQL: column) ~* \(wholeWord) THEN 0 \
-                WHEN quotes.\(unsafeSQL: column) ~* \(wordStart) THEN 1 ELSE 2 END, \
-                quotes.created_at DESC, quotes.id DESC LIMIT \(page.size + 1) OFFSET \(page.offset)
-                """)
-            let rows = try connection.query(sql)
-            var total = try rows.first?.decode("total", as: Int.self) ?? 0
-            if rows.isEmpty && page.offset > 0 {
-                // Past the end there is no row to carry the window count: count separately.
-                var count: PGQuery = "SELECT count(*)::int8 AS total FROM quotes WHERE quotes.\(unsafeSQL: column) ILIKE \(pattern)"
-                if let category { count.append(" AND quotes.category = \(category.rawValue)") }
-                total = try connection.query(count).first?.decode("total", as: Int.self) ?? 0
-            }
-            return Page(
-                items: try rows.prefix(page.size).map(Quote.init(row:)), page: page.page, pageSize: page.size,
-                total: total, hasMore: rows.count > page.size, nextCursor: nil)
+        let patterns = Patterns(query)
+        let key = ManyMatchesMemory.Key(field: field, category: category, query: query)
+        if let version = manyMatches.version(of: key) {
+            let walked = try await walk(patterns, field: field, category: category, page: page)
+            // Read at another version, the query may have 1,000 matches or fewer now: count again.
+            if walked.version == version { return walked.page }
         }
+        let ranked = try await rankAll(patterns, field: field, category: category, page: page)
+        guard ranked.total > Self.exactTotalLimit else { return ranked.page }
+        manyMatches.remember(key, version: ranked.version)
+        return try await walk(patterns, field: field, category: category, page: page).page
+    }
+
+    /// The query as the SQL needs it: an ILIKE pattern, and regular expressions for the ranking.
+    struct Patterns {
+        /// `%query%`, with `%`, `_` and `\` escaped: what defines a match.
+        let contains: String
+        /// A word boundary that also works next to punctuation: not preceded/followed by a word character
+        /// (letter, digit or _; \W is its complement). Next to an ASCII letter, digit or _ of the query that is
+        /// PostgreSQL's `\m`/`\M` (start/end of a word), which its engine tests at about half the cost.
+        let wholeWord: String
+        let wordStart: String
+
+        init(_ query: String) {
+            contains = "%" + QuoteSearch.escapeLike(query) + "%"
+            let literal = QuoteSearch.escapeRegex(query)
+            let before = query.unicodeScalars.first.map(Self.isASCIIWordCharacter) == true ? "\\m" : "(^|\\W)"
+            let after = query.unicodeScalars.last.map(Self.isASCIIWordCharacter) == true ? "\\M" : "($|\\W)"
+            wholeWord = before + literal + after
+            wordStart = before + literal
+        }
+
+        private static func isASCIIWordCharacter(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.isASCII && (scalar == "_" || scalar.properties.numericType != nil || scalar.properties.isAlphabetic)
+        }
+    }
+
+    /// At most 1,001 matches, ranked in full (`quote_search_ranked_text`/`_author`, migration 0007). `total` is their
+    /// number (1,001: more than 1,000, and no rows); `version` is the quotes' version this was read at.
+    private func rankAll(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest) async throws
+        -> (page: Page<Quote>, total: Int, version: Int64)
+    {
+        let rows = try await run("""
+            SELECT total, version, id AS quote_id, text AS quote_text, author AS quote_author, category AS quote_category, \
+            created_at AS quote_created_at FROM quote_search_ranked_\(unsafeSQL: field.column)(\(patterns.contains), \
+            \(patterns.wholeWord), \(patterns.wordStart), \(category?.rawValue), \(page.size + 1), \(page.offset))
+            """)
+        let total = try rows[0].decode("total", as: Int.self)
+        return (try pageOfQuotes(rows, page, total: total, exact: true), total, try rows[0].decode("version", as: Int64.self))
+    }
+
+    /// A page of a query with more than 1,000 matches, from the tier-by-tier walk (`quote_search_walk_text`/`_author`),
+    /// and the quotes' version it was read at.
+    private func walk(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest) async throws
+        -> (page: Page<Quote>, version: Int64)
+    {
+        let rows = try await run("""
+            SELECT version.version, walked.* FROM quotes_version AS version LEFT JOIN LATERAL \
+            (SELECT w.id AS quote_id, w.text AS quote_text, w.author AS quote_author, w.category AS quote_category, \
+            w.created_at AS quote_created_at, n FROM quote_search_walk_\(unsafeSQL: field.column)(\(patterns.contains), \
+            \(patterns.wholeWord), \(patterns.wordStart), \(category?.rawValue), \(page.offset + page.size + 1)) \
+            WITH ORDINALITY AS w (id, text, author, category, created_at, tier, n) \
+            ORDER BY n OFFSET \(page.offset)) AS walked ON true ORDER BY walked.n
+            """)
+        return (try pageOfQuotes(rows, page, total: Self.exactTotalLimit, exact: false), try rows[0].decode("version", as: Int64.self))
+    }
+
+    /// One statement on a connection of its own: a search may take milliseconds, and pipelined with the short
+    /// reads it would hold them up (and all searches would queue on one backend). The SQL sent is a function
+    /// call, cheap to plan; the functions keep their plans for the session.
+    private func run(_ query: PGQuery) async throws -> PGRows {
+        try await pool.withConnection { connection in try connection.query(query) }
+    }
+
+    /// The page from rows of quotes; a row without `quote_id` only carries the total or version.
+    private func pageOfQuotes(_ rows: PGRows, _ request: PageRequest, total: Int, exact: Bool) throws -> Page<Quote> {
+        let quotes = try rows.filter { !$0.isNull("quote_id") }.map(Quote.init(row:))
+        return Page(
+            items: Array(quotes.prefix(request.size)), page: request.page, pageSize: request.size, total: total,
+            hasMore: quotes.count > request.size, nextCursor: nil, totalIsExact: exact)
     }
 
     /// `%`, `_` and `\` match themselves in a LIKE pattern with the default escape character.
@@ -101,6 +162,38 @@ public struct QuoteSearch: Sendable {
             return true
         default:
             return false
+        }
+    }
+}
+
+/// The queries known to have more than 1,000 matches at one version of the quotes. A new version forgets them
+/// all (a change may have removed matches); the set is bounded, and starts over when full.
+final class ManyMatchesMemory: @unchecked Sendable {
+    // @unchecked: `version` and `keys` are guarded by `lock`.
+    struct Key: Hashable {
+        let field: SearchField
+        let category: QuoteCategory?
+        let query: String
+    }
+
+    static let capacity = 10_000
+    private let lock = NSLock()
+    private var version: Int64 = -1
+    private var keys: Set<Key> = []
+
+    /// The version at which `key` had more than 1,000 matches, if known.
+    func version(of key: Key) -> Int64? {
+        lock.withLock { keys.contains(key) ? version : nil }
+    }
+
+    func remember(_ key: Key, version newVersion: Int64) {
+        lock.withLock {
+            if newVersion != version || keys.count >= Self.capacity {
+                guard newVersion >= version else { return }
+                version = newVersion
+                keys.removeAll(keepingCapacity: true)
+            }
+            keys.insert(key)
         }
     }
 }

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# quote-server beside a typical Swift server (bench-peer: Hummingbird 2 + PostgresNIO answering the same /v1 quote
+# routes the plain way) on one database of 100,000 synthetic quotes, then what its summary cannot show:
+#   1. BENCH_PEER_DIR/vs-peer.sh on this checkout, left running (KEEP=1): every quote route alternated with the
+#      peer, /health beside the libmicrohttpd C floor, RSS; its table is printed as it is;
+#   2. on the same two servers: each search term alone (the peer's lists: very common to absent), alternated,
+#      req/s and p50 side by side, with the product's total and total_is_exact;
+#   3. bytes on the wire for a page of 20 and a search page, without and with gzip, and what gzip costs in rate
+#      (identity and the app's Accept-Encoding alternated on the same server).
+# usage: bench/vs-peer.sh BENCH_PEER_DIR    (the peer benchmark is not part of this repository; CI does not run this)
+# env:   as BENCH_PEER_DIR/vs-peer.sh (ROUNDS, DUR, CONNS, WORK, PRODUCT_BIN); TERM_DUR (3) seconds per term and side.
+# Everything listens on 127.0.0.1 and every load is bounded by its duration. Needs root, as the peer script does.
+set -euo pipefail
+PEER=$(cd "${1:?usage: bench/vs-peer.sh BENCH_PEER_DIR}" && pwd)
+CHECKOUT=$(cd "$(dirname "$0")/.." && pwd)
+export WORK=${WORK:-/tmp/qvpeer-$(id -u)}
+TERM_DUR=${TERM_DUR:-3}; CONNS=${CONNS:-32}; ROUNDS=${ROUNDS:-3}
+PRODUCT=http://127.0.0.1:18301; PEER_URL=http://127.0.0.1:18302
+APP_ENCODINGS='Accept-Encoding: deflate, gzip, br, zstd'
+
+# Stops what the peer script left running (KEEP=1): the three servers it started, found by their ports, and its
+# PostgreSQL cluster.
+cleanup() {
+  for port in 18301 18302 18303; do
+    pid=$(ss -ltnpH "sport = :$port" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  done
+  if [ -f "$WORK/pgdata/postmaster.pid" ]; then
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D "$WORK/pgdata" -m fast -w stop >/dev/null 2>&1 || true
+    else /usr/lib/postgresql/15/bin/pg_ctl -D "$WORK/pgdata" -m fast -w stop >/dev/null 2>&1 || true; fi
+  fi
+}
+trap cleanup EXIT
+
+echo "== bench-peer/vs-peer.sh (ROUNDS=$ROUNDS, DUR=${DUR:-5}s, c$CONNS)"
+KEEP=1 ROUNDS=$ROUNDS CONNS=$CONNS "$PEER/vs-peer.sh" "$CHECKOUT"
+
+# wrk on one URL: "req/s p50" (p50 in ms); extra arguments go to wrk (a header).
+measure() {
+  local url=$1; shift
+  wrk -t2 -c"$CONNS" -d"${TERM_DUR}s" --latency "$@" "$url" 2>&1 | awk '
+    /^Requests\/sec/ {rps = $2}
+    /^ +50%/ {v = $2; if (v ~ /us$/) {sub(/us/, "", v); v /= 1000} else if (v ~ /ms$/) {sub(/ms/, "", v)} else if (v ~ /s$/) {sub(/s/, "", v); v *= 1000}; p50 = v}
+    /Non-2xx/ {bad = 1}
+    END {if (bad) print "0 0"; else printf "%d %.2f\n", rps, p50}'
+}
+
+echo
+echo "== search, one term at a time (wrk -t2 -c$CONNS ${TERM_DUR}s per side, product and peer alternated)"
+printf '%-8s %-10s %-16s %12s %9s %12s %9s %7s\n' type term "total (exact)" product p50ms peer p50ms ratio
+for spec in keyword:love keyword:river keyword:zenith keyword:velmir keyword:torquarin keyword:xylophone \
+            author:smith author:lee author:curie author:ada author:tzu author:nobody; do
+  type=${spec%%:*}; term=${spec#*:}
+  path="/v1/quotes/search?type=$type&page_size=20&q=$term"
+  total=$(curl -fs "$PRODUCT$path" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%s (%s)" % (d["total"], str(d["total_is_exact"]).lower()))')
+  read -r a ap < <(measure "$PRODUCT$path")
+  read -r b bp < <(measure "$PEER_URL$path")
+  printf '%-8s %-10s %-16s %12s %9s %12s %9s %7.2f\n' "$type" "$term" "$total" "$a" "$ap" "$b" "$bp" \
+    "$(awk -v a="$a" -v b="$b" 'BEGIN {print (b > 0) ? a / b : 0}')"
+done
+
+echo
+echo "== bytes on the wire (body; headers in parentheses)"
+for path in "/v1/quotes?page=1&page_size=20" "/v1/quotes?page=50&page_size=20" "/v1/quotes/search?q=love&page_size=20"; do
+  plain=$(curl -fs -o /dev/null -w '%{size_download} (%{size_header})' "$PRODUCT$path")
+  gzip=$(curl -fs -o /dev/null -w '%{size_download} (%{size_header})' -H "$APP_ENCODINGS" "$PRODUCT$path")
+  peer=$(curl -fs -o /dev/null -w '%{size_download} (%{size_header})' -H "$APP_ENCODINGS" "$PEER_URL$path")
+  printf '%-42s identity %-14s gzip %-14s peer %s\n' "$path" "$plain" "$gzip" "$peer"
+done
+
+echo
+echo "== what gzip costs in rate (same server, identity and the app's Accept-Encoding alternated $ROUNDS times)"
+export WRK_LUA_DIR=$PEER/wrk
+for script in quotes search_keyword; do
+  for round in $(seq 1 "$ROUNDS"); do
+    plain=$(wrk -t2 -c"$CONNS" -d"${TERM_DUR}s" -s "$PEER/wrk/$script.lua" "$PRODUCT" | awk '/^Requests\/sec/ {printf "%d", $2}')
+    gzip=$(wrk -t2 -c"$CONNS" -d"${TERM_DUR}s" -s "$PEER/wrk/$script.lua" -H "$APP_ENCODINGS" "$PRODUCT" | awk '/^Requests\/sec/ {printf "%d", $2}')
+    printf '%-16s round %d: identity %8s  gzip %8s  (%.2f)\n' "$script" "$round" "$plain" "$gzip" "$(awk -v a="$gzip" -v b="$plain" 'BEGIN {print a / b}')"
+  done
+done
+pid=$(ss -ltnpH "sport = :18301" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
+echo "RSS MiB after everything: product $(awk '/VmRSS/ {printf "%d", $2 / 1024}' "/proc/$pid/status")"
