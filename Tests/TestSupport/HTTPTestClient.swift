@@ -10,18 +10,25 @@ public struct HTTPTestResponse: Sendable {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 
-    public var text: String { String(decoding: body, as: UTF8.self) }
+    /// The body as a client reads it: decompressed when the server sent it gzipped (as every HTTP client that
+    /// sends `Accept-Encoding: gzip` does); `body` stays the bytes on the wire.
+    public var content: [UInt8] {
+        guard header("Content-Encoding")?.lowercased() == "gzip" else { return body }
+        return gunzip(body) ?? body
+    }
+
+    public var text: String { String(decoding: content, as: UTF8.self) }
 
     /// The body as a JSON object (fails the caller's expectation by throwing when it is not one).
     public func jsonObject() throws -> [String: Any] {
-        guard let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+        guard let object = try JSONSerialization.jsonObject(with: Data(content)) as? [String: Any] else {
             throw HTTPTestError.notAnObject(text)
         }
         return object
     }
 
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try JSONDecoder().decode(T.self, from: Data(body))
+        try JSONDecoder().decode(T.self, from: Data(content))
     }
 }
 
