@@ -51,6 +51,8 @@ final class AuthTests: XCTestCase {
         let cases: [([String: Any], String)] = [
             (["email": "not-an-email", "password": "long enough"], "email"),
             (["email": "a@b.co", "password": "short"], "password"),
+            // Seven code points (the OpenAPI document's minLength counts code points).
+            (["email": "a@b.co", "password": "e\u{301}e\u{301}e\u{301}e"], "password"),
             (["email": "a@b.co", "password": String(repeating: "é", count: 513)], "password"),
             (["email": "a@b.co"], "password"),
             (["email": "a@b.co", "password": 12345678], "password"),
@@ -62,8 +64,10 @@ final class AuthTests: XCTestCase {
             XCTAssertTrue(try response.errorFields().contains(field), "\(body): \(response.text)")
         }
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/signup", json: ["email": "a@b.co", "password": String(repeating: "a", count: 1024)]).status, 201)
+        // Eight code points that read as four letters: as long as the document asks.
+        XCTAssertEqual(try app.client.send("POST", "/v1/auth/signup", json: ["email": "c@d.co", "password": String(repeating: "e\u{301}", count: 4)]).status, 201)
         let users = try await app.withConnection { try $0.query("SELECT count(*)::int8 AS n FROM users")[0].decode("n", as: Int.self) }
-        XCTAssertEqual(users, 1, "refused sign-ups created nothing")
+        XCTAssertEqual(users, 2, "refused sign-ups created nothing")
         await app.stop()
     }
 

@@ -16,9 +16,10 @@ public enum Credentials {
         return normalised
     }
 
-    /// At least 8 characters and at most 1024 bytes in UTF-8.
+    /// At least 8 characters and at most 1024 bytes in UTF-8. Characters are counted as Unicode code points, as
+    /// JSON Schema's `minLength` in the OpenAPI document counts them, so a password the document allows is accepted.
     public static func validatePassword(_ password: String, field: String = "password") throws {
-        guard password.count >= minimumPasswordLength else {
+        guard password.unicodeScalars.count >= minimumPasswordLength else {
             throw QuoteVaultError.invalid(field, "must be at least \(minimumPasswordLength) characters")
         }
         guard password.utf8.count <= maximumPasswordBytes else {
