@@ -55,7 +55,7 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .executableTarget(name: "QuoteServer", dependencies: [
-            "QuoteAPI", "SupabaseAPI", "QuoteVault", "EmbeddedPostgres", "PGClient", "AuthJWT",
+            "QuoteAPI", "SupabaseAPI", "QuoteVault", "HTTPServer", "EmbeddedPostgres", "PGClient", "AuthJWT",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -31,13 +31,15 @@ public struct HTTPServerConfiguration: Sendable {
     public var newConnectionsPerAddressPerSecond: Int
     /// On shutdown, requests in flight get this long to finish.
     public var shutdownGracePeriod: Duration
+    /// Load balancers whose `X-Forwarded-For` names the client (`Request.clientAddress`).
+    public var trustedProxies: TrustedProxies
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, eventThreads: Int = 2, connectionTimeoutSeconds: Int = 30,
         connectionMemoryLimit: Int = 32 * 1024, connectionLimit: Int? = nil, connectionsPerAddress: Int = 128,
         headerTimeout: Duration = .seconds(10), bodyTimeout: Duration = .seconds(30), bodyBudget: Int = 64 << 20,
         bodyBudgetPerAddress: Int? = nil, newConnectionsPerAddressPerSecond: Int = 500,
-        shutdownGracePeriod: Duration = .seconds(10)
+        shutdownGracePeriod: Duration = .seconds(10), trustedProxies: TrustedProxies = .none
     ) {
         self.host = host
         self.port = port
@@ -52,6 +54,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.bodyBudgetPerAddress = bodyBudgetPerAddress ?? bodyBudget / 4
         self.newConnectionsPerAddressPerSecond = newConnectionsPerAddressPerSecond
         self.shutdownGracePeriod = shutdownGracePeriod
+        self.trustedProxies = trustedProxies
     }
 
     /// Connections whose header buffers, all full, take at most 1/32 of physical memory, and that leave 128 file
@@ -245,13 +248,22 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
+    /// The client's address: the peer's, or the one a trusted proxy forwarded. Every `X-Forwarded-For` field
+    /// counts, in order (a client may send its own before the proxy appends another).
+    private func clientAddress(of connection: ConnectionHandle) -> String {
+        let peer = connection.clientAddress()
+        guard configuration.trustedProxies.addresses.contains(peer) else { return peer }
+        let forwarded = connection.headers().fields.filter { $0.name.lowercased() == "x-forwarded-for" }.map(\.value)
+        return configuration.trustedProxies.client(peer: peer, forwardedFor: forwarded.isEmpty ? nil : forwarded.joined(separator: ","))
+    }
+
     /// The request as known from its headers (no body), for the admission check.
     private func headRequest(_ state: RequestContext, route: Route, connection: ConnectionHandle) -> Request {
         let parameters: [String: String]
         if case .found(_, let found) = state.lookup { parameters = found } else { parameters = [:] }
         return Request(
             method: state.method, path: state.path, headers: connection.headers(), pathParameters: parameters,
-            routePattern: route.pattern, requestID: state.requestID, clientAddress: connection.clientAddress())
+            routePattern: route.pattern, requestID: state.requestID, clientAddress: clientAddress(of: connection))
     }
 
     /// Appends a body chunk; false closes the connection.
@@ -303,7 +315,7 @@ public final class HTTPServer: @unchecked Sendable {
             let request = Request(
                 method: state.method, path: state.path, query: connection.queryArguments(), headers: connection.headers(),
                 body: state.body, pathParameters: parameters, routePattern: route.pattern, requestID: state.requestID,
-                clientAddress: connection.clientAddress())
+                clientAddress: clientAddress(of: connection))
             state.body = []
             // A decoded %00 would be cut short by every C API downstream (libpq included): refuse it here. (Checked
             // on the UTF-8 bytes: `String.contains("\0")` resolves to Foundation's substring search, ~1 µs a field.)

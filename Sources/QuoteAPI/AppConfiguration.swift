@@ -33,6 +33,9 @@ public struct AppConfiguration: Sendable {
     public var smtpURL: String?
     public var mailFrom: String = "QuoteVault <no-reply@quotevault.local>"
     public var rateLimitsEnabled: Bool = true
+    /// `TRUSTED_PROXIES`: load balancers whose `X-Forwarded-For` names the client, so per-address limits apply to
+    /// clients and not to the proxy they all come through.
+    public var trustedProxies: [String] = []
     /// libmicrohttpd event threads; measured best on 2 cores with 2 (see bench/README.md).
     public var eventThreads: Int = 2
     public var migrationsDirectory: URL

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthJWT
 import Foundation
+import HTTPServer
 import QuoteAPI
 import QuoteVault
 
@@ -69,6 +70,11 @@ enum AppConfigurationBuilder {
               configuration.httpHeaderTimeout >= 1, configuration.httpBodyTimeout >= 1, configuration.httpBodyBudget >= 1
         else { throw ValidationError("HTTP_* limits must be positive") }
         configuration.metricsToken = options.value(options.metricsToken, "METRICS_TOKEN")
+        configuration.trustedProxies = (options.value(options.trustedProxies, "TRUSTED_PROXIES") ?? "")
+            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if let bad = configuration.trustedProxies.first(where: { !TrustedProxies.isAddress($0) }) {
+            throw ValidationError("TRUSTED_PROXIES must list IP addresses; \(bad) is not one")
+        }
         configuration.hashingNiceness = try options.intValue(options.hashingNiceness, "HASHING_NICENESS", default: configuration.hashingNiceness)
         guard (0...19).contains(configuration.hashingNiceness) else { throw ValidationError("HASHING_NICENESS must be 0...19") }
         configuration.statementTimeoutMilliseconds = try options.intValue(

@@ -79,6 +79,8 @@ struct ServerOptions: ParsableArguments {
     var refreshTokenReuseInterval: Int?
     @Option(help: "Scheduling niceness of the password-hashing threads, 0-19 (env HASHING_NICENESS, default 10).")
     var hashingNiceness: Int?
+    @Option(help: "Comma-separated IP addresses of load balancers whose X-Forwarded-For names the client (env TRUSTED_PROXIES; default none).")
+    var trustedProxies: String?
     @Option(help: "Bearer token for /metrics (env METRICS_TOKEN; unset: loopback clients only).")
     var metricsToken: String?
     @Option(help: "Directory of NNNN_name.sql files (env MIGRATIONS_DIR; default: found beside the program).")

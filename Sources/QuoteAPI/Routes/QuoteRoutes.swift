@@ -7,12 +7,14 @@ struct QuoteRoutes {
     let quotes: QuoteService
     let search: QuoteSearch
     /// Searches running at once per client address (see `ConcurrencyGate`).
-    let searchGate = ConcurrencyGate(perAddress: 2)
+    let searchGate: ConcurrencyGate
     private let pages = QuotePageCache()
 
-    init(quotes: QuoteService, search: QuoteSearch) {
+    /// - Parameter searchesPerAddress: nil when throttling is off (`RATE_LIMITS=off`).
+    init(quotes: QuoteService, search: QuoteSearch, searchesPerAddress: Int? = 2) {
         self.quotes = quotes
         self.search = search
+        self.searchGate = ConcurrencyGate(perAddress: searchesPerAddress ?? .max)
     }
 
     var routes: [Route] {

@@ -10,7 +10,8 @@ enum RouteTable {
 
     private static func table(_ context: AppContext) -> [Route] {
         OperationsRoutes(context: context).routes
-            + QuoteRoutes(quotes: context.quotes, search: context.search).routes
+            + QuoteRoutes(quotes: context.quotes, search: context.search,
+                          searchesPerAddress: context.configuration.rateLimitsEnabled ? 2 : nil).routes
             + QuoteOfTheDayRoutes(quoteOfTheDay: context.quoteOfTheDay).routes
             + AuthRoutes(context: context).routes
             + MeRoutes(context: context).routes
