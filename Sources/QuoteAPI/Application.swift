@@ -60,7 +60,8 @@ public final class Application: Sendable {
                 connectionsPerAddress: configuration.httpConnectionsPerAddress,
                 headerTimeout: .seconds(configuration.httpHeaderTimeout), bodyTimeout: .seconds(configuration.httpBodyTimeout),
                 bodyBudget: configuration.httpBodyBudget,
-                newConnectionsPerAddressPerSecond: configuration.httpNewConnectionsPerAddress),
+                newConnectionsPerAddressPerSecond: configuration.httpNewConnectionsPerAddress,
+                refusalDelay: .milliseconds(configuration.httpRefusalDelay)),
             router: router, logger: logger,
             observer: { request in
                 metrics.observe(request)
