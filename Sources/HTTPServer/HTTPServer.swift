@@ -33,13 +33,18 @@ public struct HTTPServerConfiguration: Sendable {
     public var shutdownGracePeriod: Duration
     /// Load balancers whose `X-Forwarded-For` names the client (`Request.clientAddress`).
     public var trustedProxies: TrustedProxies
+    /// How long a refusal a flooding client earns (`429` Too Many Requests, `413` from the headers) waits before it
+    /// is sent: a client looping on refusals then pays with time, not the server with CPU. The wait holds only the
+    /// suspended connection (connections per address are capped), no thread. `.zero`: answer at once.
+    public var refusalDelay: Duration
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, eventThreads: Int = 2, connectionTimeoutSeconds: Int = 30,
         connectionMemoryLimit: Int = 32 * 1024, connectionLimit: Int? = nil, connectionsPerAddress: Int = 128,
         headerTimeout: Duration = .seconds(10), bodyTimeout: Duration = .seconds(30), bodyBudget: Int = 64 << 20,
         bodyBudgetPerAddress: Int? = nil, newConnectionsPerAddressPerSecond: Int = 500,
-        shutdownGracePeriod: Duration = .seconds(10), trustedProxies: TrustedProxies = .none
+        shutdownGracePeriod: Duration = .seconds(10), trustedProxies: TrustedProxies = .none,
+        refusalDelay: Duration = .seconds(1)
     ) {
         self.host = host
         self.port = port
@@ -55,6 +60,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.newConnectionsPerAddressPerSecond = newConnectionsPerAddressPerSecond
         self.shutdownGracePeriod = shutdownGracePeriod
         self.trustedProxies = trustedProxies
+        self.refusalDelay = refusalDelay
     }
 
     /// Connections whose header buffers, all full, take at most 1/32 of physical memory, and that leave 128 file
@@ -233,10 +239,11 @@ public final class HTTPServer: @unchecked Sendable {
             return bodyComplete(state, connection: connection)
         case .found(let route, _):
             if declared > state.bodyLimit {
-                return send(HTTPError.payloadTooLarge(limit: state.bodyLimit).response, for: state, on: connection)
+                return refuseLater(HTTPError.payloadTooLarge(limit: state.bodyLimit).response, for: state, on: connection)
             }
             if let admission, let refusal = admission(route, headRequest(state, route: route, connection: connection)) {
-                return send(refusal, for: state, on: connection)
+                return Self.isDelayedRefusal(refusal)
+                    ? refuseLater(refusal, for: state, on: connection) : send(refusal, for: state, on: connection)
             }
             if let tracked, !connectionGuard.reserveBody(declared, for: tracked) {
                 return send(HTTPError.serviceUnavailable("Too many request bodies in flight; retry shortly").response, for: state, on: connection)
@@ -340,22 +347,52 @@ public final class HTTPServer: @unchecked Sendable {
     private func runDeferred(
         _ handler: @escaping Handler.Deferred, request: Request, state: RequestContext, connection: ConnectionHandle
     ) {
-        state.markRunning()
-        lock.withLock { suspended[ObjectIdentifier(state)] = (state, connection) }
-        // Suspend before the task starts, so its resume can never come first.
-        connection.suspend()
-        Task(executorPreference: InlineTaskExecutor.shared) {
+        let delay = configuration.refusalDelay
+        answerLater(state, on: connection) {
             let response: Response
             do {
                 response = try await handler(request)
             } catch {
                 response = self.render(error, request: request)
             }
+            if Self.isDelayedRefusal(response) { try? await Task.sleep(for: delay) }
+            return response
+        }
+    }
+
+    /// Suspends the connection while `work` runs as a task; its response is sent after the resume.
+    private func answerLater(
+        _ state: RequestContext, on connection: ConnectionHandle, _ work: @escaping @Sendable () async -> Response
+    ) {
+        state.markRunning()
+        lock.withLock { suspended[ObjectIdentifier(state)] = (state, connection) }
+        // Suspend before the task starts, so its resume can never come first.
+        connection.suspend()
+        Task(executorPreference: InlineTaskExecutor.shared) {
+            let response = await work()
             if state.finish(with: response) {
                 self.forget(state)
                 connection.resume()
             }
         }
+    }
+
+    /// A client over a limit (`429`), sending what no route takes (`413`) or past another bound is answered a
+    /// while later.
+    private static func isDelayedRefusal(_ response: Response) -> Bool {
+        response.status == 429 || response.status == 413 || response.isRefusalPastABound
+    }
+
+    /// Sends `refusal`, decided from the headers, after `refusalDelay`: the connection stays suspended meanwhile
+    /// (MHD reads nothing from it), and after the resume MHD calls back with no body and `bodyComplete` sends it.
+    private func refuseLater(_ refusal: Response, for state: RequestContext, on connection: ConnectionHandle) -> Bool {
+        let delay = configuration.refusalDelay
+        guard delay > .zero else { return send(refusal, for: state, on: connection) }
+        answerLater(state, on: connection) {
+            try? await Task.sleep(for: delay)
+            return refusal
+        }
+        return true
     }
 
     private func forget(_ state: RequestContext) {

@@ -7,6 +7,9 @@ public struct Response: Sendable {
     public var body: [UInt8]
     /// `body` already gzip-compressed (a `PreparedBody`'s), sent instead of compressing it again.
     var gzippedBody: [UInt8]?
+    /// A refusal of a request past a bound the client chose to cross (such as a pattern too long): sent after
+    /// the server's refusal delay, as every `429` and every `413` decided from the headers are.
+    public var isRefusalPastABound = false
 
     public init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
         self.status = status

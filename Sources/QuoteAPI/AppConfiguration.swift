@@ -61,6 +61,9 @@ public struct AppConfiguration: Sendable {
     public var httpBodyBudget = 64 << 20
     /// `HTTP_NEW_CONNECTIONS_PER_ADDRESS`: new connections per second from one address (bursts of twice that).
     public var httpNewConnectionsPerAddress = 500
+    /// `HTTP_REFUSAL_DELAY`: milliseconds a `429` or a `413` from the headers waits before it is sent (a flooding
+    /// client pays with time); 0: at once.
+    public var httpRefusalDelay = 1000
     /// `METRICS_TOKEN`: when set, `/metrics` wants `Authorization: Bearer <token>`; when unset, it answers only
     /// clients on the loopback interface.
     public var metricsToken: String?

@@ -61,7 +61,8 @@ public final class Application: Sendable {
                 headerTimeout: .seconds(configuration.httpHeaderTimeout), bodyTimeout: .seconds(configuration.httpBodyTimeout),
                 bodyBudget: configuration.httpBodyBudget,
                 newConnectionsPerAddressPerSecond: configuration.httpNewConnectionsPerAddress,
-                trustedProxies: TrustedProxies(configuration.trustedProxies)),
+                trustedProxies: TrustedProxies(configuration.trustedProxies),
+                refusalDelay: .milliseconds(configuration.httpRefusalDelay)),
             router: router, logger: logger,
             observer: { request in
                 metrics.observe(request)

@@ -66,6 +66,8 @@ enum AppConfigurationBuilder {
             options.httpNewConnectionsPerAddress, "HTTP_NEW_CONNECTIONS_PER_ADDRESS", default: configuration.httpNewConnectionsPerAddress)
         guard configuration.httpNewConnectionsPerAddress >= 0 else { throw ValidationError("HTTP_NEW_CONNECTIONS_PER_ADDRESS must not be negative") }
         configuration.httpBodyBudget = try options.intValue(options.httpBodyBudget, "HTTP_BODY_BUDGET", default: configuration.httpBodyBudget)
+        configuration.httpRefusalDelay = try options.intValue(options.httpRefusalDelay, "HTTP_REFUSAL_DELAY", default: configuration.httpRefusalDelay)
+        guard (0...10_000).contains(configuration.httpRefusalDelay) else { throw ValidationError("HTTP_REFUSAL_DELAY must be 0...10000") }
         guard configuration.httpConnectionsPerAddress >= 1, (configuration.httpMaxConnections ?? 1) >= 1,
               configuration.httpHeaderTimeout >= 1, configuration.httpBodyTimeout >= 1, configuration.httpBodyBudget >= 1
         else { throw ValidationError("HTTP_* limits must be positive") }

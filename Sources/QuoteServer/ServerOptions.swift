@@ -73,6 +73,8 @@ struct ServerOptions: ParsableArguments {
     var httpNewConnectionsPerAddress: Int?
     @Option(help: "Bytes of request bodies buffered at once (env HTTP_BODY_BUDGET, default 67108864).")
     var httpBodyBudget: Int?
+    @Option(help: "Milliseconds a 429, or a 413 decided from the headers, waits before it is sent; 0: at once (env HTTP_REFUSAL_DELAY, default 1000).")
+    var httpRefusalDelay: Int?
     @Option(help: "Milliseconds a database statement may run before it is cancelled; 0: no limit (env STATEMENT_TIMEOUT, default 5000).")
     var statementTimeout: Int?
     @Option(help: "Seconds a rotated refresh token still refreshes (parallel refreshes; env REFRESH_TOKEN_REUSE_INTERVAL, default 10).")

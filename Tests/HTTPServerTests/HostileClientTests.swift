@@ -52,6 +52,9 @@ final class HostileClientTests: XCTestCase {
             Route(.put, "/upload", maxBodySize: 1000, handler: Handler { request in
                 Response(status: 200, body: Array(String(request.body.count).utf8))
             }),
+            Route(.get, "/limited", handler: Handler { request in
+                request.headers["X-Over"] == "yes" ? Response(status: 429, body: Array("over".utf8)) : Response(status: 200, body: [])
+            }),
         ]
         var configuration = HTTPServerConfiguration(port: 0, connectionTimeoutSeconds: 30)
         configure(&configuration)
@@ -227,6 +230,57 @@ final class HostileClientTests: XCTestCase {
         // At the limit: 1000 bytes are read and served.
         let atLimit = try HTTPTestClient(port: server.port).send("PUT", "/upload", body: Array(repeating: 1, count: 1000))
         XCTAssertEqual(atLimit.status, 200)
+        await server.shutdown()
+    }
+
+    // MARK: refusals a flood earns
+
+    /// Sends `head` on its own connection, read on a thread of its own (a blocking read must not hold one of the
+    /// few threads tasks run on); the answer's status and when it arrived.
+    private func answered(_ head: String, port: Int) -> Task<(status: Int, at: ContinuousClock.Instant), any Error> {
+        Task {
+            try await withCheckedThrowingContinuation { continuation in
+                Thread.detachNewThread {
+                    continuation.resume(with: Result {
+                        let connection = try HTTPTestConnection(port: port, timeoutSeconds: 15)
+                        defer { connection.close() }
+                        connection.write(Array(head.utf8))
+                        let status = try connection.readResponse().status
+                        return (status, ContinuousClock.now)
+                    })
+                }
+            }
+        }
+    }
+
+    /// Past a limit (a `413` decided from the headers, a handler's `429`) the answer waits `refusalDelay`; at the
+    /// limit and below it requests are answered meanwhile, before the refusals.
+    func testRefusalsPastALimitWaitTheDelayAndOthersDoNot() async throws {
+        let delay = Duration.seconds(2)
+        let server = try makeServer { $0.refusalDelay = delay }
+        let started = ContinuousClock.now
+        let oversized = answered("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\n", port: server.port)
+        let over = answered("GET /limited HTTP/1.1\r\nHost: x\r\nX-Over: yes\r\n\r\n", port: server.port)
+        try await Task.sleep(for: .milliseconds(200))
+        let atLimit = answered("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "a", count: 1000), port: server.port)
+        let under = answered("GET /limited HTTP/1.1\r\nHost: x\r\n\r\n", port: server.port)
+        let (refused413, refused429, served1000, served) = try await (oversized.value, over.value, atLimit.value, under.value)
+        XCTAssertEqual([refused413.status, refused429.status, served1000.status, served.status], [413, 429, 200, 200])
+        for refusal in [refused413, refused429] {
+            XCTAssertGreaterThanOrEqual(refusal.at - started, delay, "a refusal waits the delay")
+            XCTAssertLessThan(served1000.at, refusal.at, "requests within the limits do not wait behind refusals")
+            XCTAssertLessThan(served.at, refusal.at, "requests within the limits do not wait behind refusals")
+        }
+        await server.shutdown()
+    }
+
+    func testNoRefusalDelayAnswersAtOnce() async throws {
+        let server = try makeServer { $0.refusalDelay = .zero }
+        let connection = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
+        connection.write(Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\n".utf8))
+        XCTAssertEqual(try connection.readResponse().status, 413)
+        connection.close()
+        XCTAssertEqual(try HTTPTestClient(port: server.port).get("/limited", headers: ["X-Over": "yes"]).status, 429)
         await server.shutdown()
     }
 

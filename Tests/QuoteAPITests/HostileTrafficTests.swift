@@ -83,8 +83,14 @@ final class HostileTrafficTests: XCTestCase {
             let response = try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": try OpaqueToken.generate(), "password": "new password"])
             XCTAssertEqual(response.status, 400)
         }
+        // Past the limit: refused after HTTP_REFUSAL_DELAY (1 s by default), still saying when to retry.
+        let before = ContinuousClock.now
         let throttled = try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": try OpaqueToken.generate(), "password": "new password"])
         XCTAssertEqual(throttled.status, 429)
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - before, .seconds(1), "the refusal waits the delay")
+        XCTAssertGreaterThan(Int(throttled.header("Retry-After") ?? "") ?? 0, 0)
+        // A malformed token from an address past its limit is refused the same way (a flood stays refused).
+        XCTAssertEqual(try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": "made up", "password": "new password"]).status, 429)
         XCTAssertEqual(try post(app, "/v1/auth/password-reset/confirm", ["token": try OpaqueToken.generate(), "password": "new password"],
                                 from: "127.0.0.2").status, 400)
         await app.stop()

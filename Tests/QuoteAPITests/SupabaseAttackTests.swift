@@ -128,9 +128,12 @@ final class SupabaseAttackTests: XCTestCase {
         XCTAssertEqual(edge.status, 200)
         XCTAssertEqual(edge.jsonArray.count, 1)
         for op in ["like", "ilike"] {
+            let before = ContinuousClock.now
             let past = try app.supabase("GET", "/rest/v1/quotes?text=\(op).\(String(repeating: "a", count: 201))")
             XCTAssertEqual(past.status, 400, op)
             XCTAssertEqual(code(past), "PGRST100")
+            // Past a bound, the refusal waits HTTP_REFUSAL_DELAY (1 s by default): a client looping on it pays with time.
+            XCTAssertGreaterThanOrEqual(ContinuousClock.now - before, .seconds(1), op)
         }
         let nested = try app.supabase("GET", "/rest/v1/quotes?or=%28text.ilike.\(String(repeating: "%2A", count: 201))%29")
         XCTAssertEqual(nested.status, 400)

@@ -182,12 +182,13 @@ public struct AccountService: Sendable {
     /// Cheap refusals first: attempts are throttled per address (a failure counts), and the token is looked up
     /// before the new password is hashed, so a flood of made-up tokens costs no hashing.
     public func confirmPasswordReset(token: String, newPassword: String) async throws -> Session {
-        try Credentials.validatePassword(newPassword)
-        guard OpaqueToken.isWellFormed(token) else { throw QuoteVaultError.resetTokenInvalid }
         let limits = self.limits
         let address = RequestOrigin.clientAddress
-        let tokenHash = OpaqueToken.hash(token)
+        // An address over its limit is refused whatever it sends (malformed tokens too), so a flood stays refused.
         try limits.refuseIfRecentlyLimited("reset_confirm_failed", address: address)
+        try Credentials.validatePassword(newPassword)
+        guard OpaqueToken.isWellFormed(token) else { throw QuoteVaultError.resetTokenInvalid }
+        let tokenHash = OpaqueToken.hash(token)
         let (attempt, known) = try await pool.withTransaction { connection -> (Int64, Bool) in
             let attempt = try limits.reserve(
                 "reset_confirm_failed", address: address, addressRule: RateLimiter.failedResetConfirmationsPerAddress, connection)

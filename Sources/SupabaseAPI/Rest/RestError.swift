@@ -11,9 +11,18 @@ struct RestError: Error {
     var message: String
     var details: String?
     var hint: String?
+    /// Past one of the surface's bounds (README, "Bounds on /rest/v1"): answered after the refusal delay.
+    var pastBound = false
 
     static func parse(_ message: String) -> RestError {
         RestError(status: 400, code: "PGRST100", message: "failed to parse the request: \(message)")
+    }
+
+    /// A request past one of the bounds on what a query may ask (items, nesting, list values, pattern length).
+    static func pastBound(_ message: String) -> RestError {
+        var error = parse(message)
+        error.pastBound = true
+        return error
     }
 
     static func unknownColumn(_ column: String, table: String) -> RestError {
@@ -43,7 +52,9 @@ struct RestError: Error {
         writer.key("hint"); writer.string(hint); writer.comma()
         writer.key("message"); writer.string(message)
         writer.raw("}")
-        return .json(bytes: writer.bytes, status: status)
+        var response = Response.json(bytes: writer.bytes, status: status)
+        response.isRefusalPastABound = pastBound
+        return response
     }
 
     /// The PostgREST answer for anything a handler throws; unexpected errors are logged, never shown.

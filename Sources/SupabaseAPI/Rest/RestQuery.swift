@@ -61,7 +61,7 @@ struct RestQuery {
             case "select":
                 query.select = try parseSelect(value, depth: 0)
                 guard countItems(query.select) <= maximumSelectItems else {
-                    throw RestError.parse("select lists at most \(maximumSelectItems) items (columns and embeds at any depth)")
+                    throw RestError.pastBound("select lists at most \(maximumSelectItems) items (columns and embeds at any depth)")
                 }
             case "order": query.order = try parseOrder(value)
             case "limit": query.limit = try parseCount(value, name: "limit")
@@ -101,7 +101,7 @@ struct RestQuery {
     // MARK: select
 
     static func parseSelect(_ text: String, depth: Int) throws -> [SelectItem] {
-        guard depth < maximumDepth else { throw RestError.parse("select nests too deeply") }
+        guard depth < maximumDepth else { throw RestError.pastBound("select nests too deeply") }
         let parts = try splitTopLevel(text)
         guard !parts.isEmpty else { throw RestError.parse("select is empty") }
         return try parts.map { part in
@@ -200,7 +200,7 @@ struct RestQuery {
         case .in:
             guard raw.hasPrefix("("), raw.hasSuffix(")") else { throw RestError.parse("in expects (a,b,...): \(raw)") }
             let items = try splitTopLevel(String(raw.dropFirst().dropLast()), keepEmpty: true).map(unquote)
-            guard items.count <= maximumListItems else { throw RestError.parse("in lists at most \(maximumListItems) values") }
+            guard items.count <= maximumListItems else { throw RestError.pastBound("in lists at most \(maximumListItems) values") }
             return .list(items)
         case .is:
             guard ["null", "true", "false", "unknown"].contains(raw.lowercased()) else {
@@ -218,14 +218,14 @@ struct RestQuery {
     /// A pattern within `maximumPatternLength` characters (a long pattern costs every row it is matched against).
     static func bounded(_ pattern: String) throws -> String {
         guard pattern.count <= maximumPatternLength else {
-            throw RestError.parse("a like, ilike or full-text pattern is at most \(maximumPatternLength) characters")
+            throw RestError.pastBound("a like, ilike or full-text pattern is at most \(maximumPatternLength) characters")
         }
         return pattern
     }
 
     /// The members of `(a.eq.1,b.lt.2,and(c.is.null,d.gt.3))`.
     static func parseGroup(_ text: String, depth: Int) throws -> [Condition] {
-        guard depth < maximumDepth else { throw RestError.parse("logic nests too deeply") }
+        guard depth < maximumDepth else { throw RestError.pastBound("logic nests too deeply") }
         guard text.hasPrefix("("), text.hasSuffix(")") else { throw RestError.parse("expected (…) in \(text)") }
         return try splitTopLevel(String(text.dropFirst().dropLast())).map { member in
             for (prefix, any, negated) in [("or(", true, false), ("and(", false, false), ("not.or(", true, true), ("not.and(", false, true)]
