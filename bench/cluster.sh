@@ -4,7 +4,7 @@
 #  1. Throughput through HAProxy with 3 instances and with 1 (the others in maintenance), alternated ROUNDS times:
 #     requests/s and CPU per request (every process of the cluster: instances, HAProxy, both PostgreSQL servers).
 #  2. DB_PREPARED_STATEMENTS=off beside on: two extra instances on the primary, alternated.
-#  3. The proofs of bench/cluster.py: same answers, sessions and throttles, rolling restart, SIGKILL, standby
+#  3. The proofs of bench/cluster.py: same answers, sessions and throttles, password reset, rolling restart, SIGKILL, standby
 #     stopped, failover and rejoin (failed requests, acknowledged writes lost).
 # PROOFS_ONLY=1 skips 1 and 2, THROUGHPUT_ONLY=1 skips 3. Ports: CLUSTER_PG_PORT (25432, 25433) and CLUSTER_HTTP_PORT (25480-25486); see scripts/cluster.
 set -euo pipefail
@@ -84,5 +84,5 @@ fi
 [[ -n ${THROUGHPUT_ONLY:-} ]] && exit 0
 echo "== 3. proofs"
 psql -XAtq "$PRIMARY_URL" -c "SELECT id FROM quotes ORDER BY random()" >"$BENCH_OUT/cluster-quote-ids.txt"
-python3 "$BENCH_ROOT/bench/cluster.py" same-answers sessions rolling kill replica failover \
+python3 "$BENCH_ROOT/bench/cluster.py" same-answers sessions reset rolling kill replica failover \
   --port "$HTTP_PORT" --instances "$instances" --write-url "$WRITE_URL" --quote-ids "$BENCH_OUT/cluster-quote-ids.txt"
