@@ -3,6 +3,8 @@
 # measured and put through its faults. Bounded: about four minutes with DURATION=5.
 #  1. Throughput through HAProxy with 3 instances and with 1 (the others in maintenance), alternated ROUNDS times:
 #     requests/s and CPU per request (every process of the cluster: instances, HAProxy, both PostgreSQL servers).
+#     Then 256 connections to one instance, and 64 that close after each request: none may fail (HAProxy's
+#     maxconn queues what the instance's per-address connection limit would refuse).
 #  2. DB_PREPARED_STATEMENTS=off beside on: two extra instances on the primary, alternated.
 #  3. The proofs of bench/cluster.py: same answers, sessions and throttles, password reset, rolling restart, SIGKILL, standby
 #     stopped, failover and rejoin (failed requests, acknowledged writes lost).
@@ -60,6 +62,20 @@ for round in $(seq 1 "$ROUNDS"); do
   three=$(measured_rate "$page")
   echo "  round $round: 1 instance ${one% *} req/s (${one#* } ms CPU/request), 3 instances ${three% *} req/s (${three#* } ms CPU/request), ratio $(ratio "${three% *}" "${one% *}")"
 done
+
+# Every connection to an instance comes from HAProxy's one address: more client connections than the instance's
+# HTTP_CONNECTIONS_PER_ADDRESS (128) must wait in HAProxy's queue (maxconn 100 per server), not fail.
+echo "== 1b. 256 connections to one instance through HAProxy (${DURATION}s), then 64 connections closed after each request"
+"$cluster" haproxy "set server quote_servers/s2 state maint" >/dev/null
+"$cluster" haproxy "set server quote_servers/s3 state maint" >/dev/null
+for headers in "" "Connection: close"; do
+  wrk -t2 -c$([[ -z $headers ]] && echo 256 || echo 64) -d"${DURATION}s" ${headers:+-H "$headers"} "$page" >"$BENCH_OUT/wrk.txt" 2>&1
+  echo "  ${headers:-keep-alive}: $(awk '/requests in/ {print $1}' "$BENCH_OUT/wrk.txt") requests," \
+    "non-2xx $(awk '/Non-2xx/ {print $NF}' "$BENCH_OUT/wrk.txt" | grep . || echo 0)," \
+    "socket errors: $(awk -F'errors: ' '/Socket errors/ {print $2}' "$BENCH_OUT/wrk.txt" | grep . || echo none)"
+done
+"$cluster" haproxy "set server quote_servers/s2 state ready" >/dev/null
+"$cluster" haproxy "set server quote_servers/s3 state ready" >/dev/null
 
 echo "== 2. DB_PREPARED_STATEMENTS=off beside on (one extra instance each, on the primary, ${DURATION}s, $ROUNDS rounds)"
 for setting in on off; do
