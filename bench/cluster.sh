@@ -3,8 +3,10 @@
 # measured and put through its faults. Bounded: about four minutes with DURATION=5.
 #  1. Throughput through HAProxy with 3 instances and with 1 (the others in maintenance), alternated ROUNDS times:
 #     requests/s and CPU per request (every process of the cluster: instances, HAProxy, both PostgreSQL servers).
+#     Then 256 connections to one instance, and 64 that close after each request: none may fail (HAProxy's
+#     maxconn queues what the instance's per-address connection limit would refuse).
 #  2. DB_PREPARED_STATEMENTS=off beside on: two extra instances on the primary, alternated.
-#  3. The proofs of bench/cluster.py: same answers, sessions and throttles, rolling restart, SIGKILL, standby
+#  3. The proofs of bench/cluster.py: same answers, sessions and throttles, password reset, rolling restart, SIGKILL, standby
 #     stopped, failover and rejoin (failed requests, acknowledged writes lost).
 # PROOFS_ONLY=1 skips 1 and 2, THROUGHPUT_ONLY=1 skips 3. Ports: CLUSTER_PG_PORT (25432, 25433) and CLUSTER_HTTP_PORT (25480-25486); see scripts/cluster.
 set -euo pipefail
@@ -61,6 +63,20 @@ for round in $(seq 1 "$ROUNDS"); do
   echo "  round $round: 1 instance ${one% *} req/s (${one#* } ms CPU/request), 3 instances ${three% *} req/s (${three#* } ms CPU/request), ratio $(ratio "${three% *}" "${one% *}")"
 done
 
+# Every connection to an instance comes from HAProxy's one address: more client connections than the instance's
+# HTTP_CONNECTIONS_PER_ADDRESS (128) must wait in HAProxy's queue (maxconn 100 per server), not fail.
+echo "== 1b. 256 connections to one instance through HAProxy (${DURATION}s), then 64 connections closed after each request"
+"$cluster" haproxy "set server quote_servers/s2 state maint" >/dev/null
+"$cluster" haproxy "set server quote_servers/s3 state maint" >/dev/null
+for headers in "" "Connection: close"; do
+  wrk -t2 -c$([[ -z $headers ]] && echo 256 || echo 64) -d"${DURATION}s" ${headers:+-H "$headers"} "$page" >"$BENCH_OUT/wrk.txt" 2>&1
+  echo "  ${headers:-keep-alive}: $(awk '/requests in/ {print $1}' "$BENCH_OUT/wrk.txt") requests," \
+    "non-2xx $(awk '/Non-2xx/ {print $NF}' "$BENCH_OUT/wrk.txt" | grep . || echo 0)," \
+    "socket errors: $(awk -F'errors: ' '/Socket errors/ {print $2}' "$BENCH_OUT/wrk.txt" | grep . || echo none)"
+done
+"$cluster" haproxy "set server quote_servers/s2 state ready" >/dev/null
+"$cluster" haproxy "set server quote_servers/s3 state ready" >/dev/null
+
 echo "== 2. DB_PREPARED_STATEMENTS=off beside on (one extra instance each, on the primary, ${DURATION}s, $ROUNDS rounds)"
 for setting in on off; do
   port=$((HTTP_PORT + $([[ $setting == on ]] && echo 5 || echo 6)))
@@ -84,5 +100,5 @@ fi
 [[ -n ${THROUGHPUT_ONLY:-} ]] && exit 0
 echo "== 3. proofs"
 psql -XAtq "$PRIMARY_URL" -c "SELECT id FROM quotes ORDER BY random()" >"$BENCH_OUT/cluster-quote-ids.txt"
-python3 "$BENCH_ROOT/bench/cluster.py" same-answers sessions rolling kill replica failover \
+python3 "$BENCH_ROOT/bench/cluster.py" same-answers sessions reset rolling kill replica failover \
   --port "$HTTP_PORT" --instances "$instances" --write-url "$WRITE_URL" --quote-ids "$BENCH_OUT/cluster-quote-ids.txt"
