@@ -19,6 +19,27 @@ attacker_token=$(bench_token attacker@bench.local)
 export ANON_KEY=$("$BENCH_ROOT/.build/release/quote-server" anon-key)
 ids=$(curl -fs "http://127.0.0.1:18080/v1/quotes?page_size=20" | python3 -c "import json,sys; print(' '.join(q['id'] for q in json.load(sys.stdin)['items']))")
 
+# The end of a wrk script: counts answers by status in every thread; prints the failed ones (those matching the Lua
+# condition $1) and any 5xx.
+status_report() {
+  cat <<LUA
+local threads = {}
+setup = function(thread) table.insert(threads, thread) end
+init = function() statuses = {} end
+response = function(status) statuses[status] = (statuses[status] or 0) + 1 end
+done = function()
+  local failed = 0
+  for _, thread in ipairs(threads) do
+    for status, count in pairs(thread:get("statuses")) do
+      if $1 then failed = failed + count end
+      if status >= 500 then io.write("5xx ", status, " ", count, "\\n") end
+    end
+  end
+  io.write("FAILED ", failed, "\\n")
+end
+LUA
+}
+
 # Legitimate reads and writes: 90% quote pages, 10% favorite writes (add/remove in turn).
 cat >"$BENCH_OUT/legit.lua" <<LUA
 local ids = {}
@@ -33,22 +54,8 @@ request = function()
   end
   return wrk.format("GET", "/v1/quotes?page_size=10&page=" .. (n % 50 + 1))
 end
-local threads = {}
-setup = function(thread) table.insert(threads, thread) end
-init = function() statuses = {} end
-response = function(status) statuses[status] = (statuses[status] or 0) + 1 end
-done = function()
-  local failed = 0
-  for _, thread in ipairs(threads) do
-    local counts = thread:get("statuses")
-    for status, count in pairs(counts) do
-      if status >= 300 and not (status == 404) then failed = failed + count end
-      if status >= 500 then io.write("5xx ", status, " ", count, "\n") end
-    end
-  end
-  io.write("FAILED ", failed, "\n")
-end
 LUA
+status_report "status >= 300 and status ~= 404" >>"$BENCH_OUT/legit.lua"
 
 cat >"$BENCH_OUT/logins.lua" <<'LUA'
 local n = 0
@@ -57,21 +64,8 @@ request = function()
   local body = '{"email":"legit' .. (n % 10) .. '@bench.local","password":"correct horse battery"}'
   return wrk.format("POST", "/v1/auth/login", {["Content-Type"] = "application/json"}, body)
 end
-local threads = {}
-setup = function(thread) table.insert(threads, thread) end
-init = function() statuses = {} end
-response = function(status) statuses[status] = (statuses[status] or 0) + 1 end
-done = function()
-  local failed = 0
-  for _, thread in ipairs(threads) do
-    for status, count in pairs(thread:get("statuses")) do
-      if status >= 300 then failed = failed + count end
-      if status >= 500 then io.write("5xx ", status, " ", count, "\n") end
-    end
-  end
-  io.write("FAILED ", failed, "\n")
-end
 LUA
+status_report "status >= 300" >>"$BENCH_OUT/logins.lua"
 
 legit() {  # name: runs the legitimate reads/writes and logins side by side for DURATION seconds
   wrk -t1 -c2 --timeout 5s -d"${DURATION}s" --latency -s "$BENCH_OUT/logins.lua" http://127.0.0.1:18080 >"$BENCH_OUT/logins-$1.txt" 2>&1 &
