@@ -26,6 +26,9 @@ public struct AppConfiguration: Sendable {
     /// `REFRESH_TOKEN_REUSE_INTERVAL` in seconds: a rotated refresh token presented again within this long of its
     /// rotation (parallel refreshes of one client) gets new tokens instead of revoking the session.
     public var refreshTokenReuseInterval = 10
+    /// `ANSWER_CACHE_BYTES`: bytes each cache of public answers (offset pages, search pages) may hold, per
+    /// version of the quotes; 0 turns them off.
+    public var answerCacheBytes = 4 << 20
     /// HS256 key, at least 32 bytes.
     public var jwtSecret: [UInt8]
     public var accessTokenTTL: Int = 900

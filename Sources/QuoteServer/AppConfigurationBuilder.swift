@@ -86,6 +86,11 @@ enum AppConfigurationBuilder {
         guard configuration.statementTimeoutMilliseconds >= 0, configuration.refreshTokenReuseInterval >= 0 else {
             throw ValidationError("STATEMENT_TIMEOUT and REFRESH_TOKEN_REUSE_INTERVAL must not be negative")
         }
+        configuration.answerCacheBytes = try options.intValue(
+            options.answerCacheBytes, "ANSWER_CACHE_BYTES", default: configuration.answerCacheBytes)
+        guard (0...(1 << 30)).contains(configuration.answerCacheBytes) else {
+            throw ValidationError("ANSWER_CACHE_BYTES must be 0...1073741824")
+        }
         if let anonKey = options.value(options.supabaseAnonKey, "SUPABASE_ANON_KEY") {
             guard !anonKey.isEmpty else { throw ValidationError("SUPABASE_ANON_KEY must not be empty") }
             configuration.supabaseAnonKey = anonKey

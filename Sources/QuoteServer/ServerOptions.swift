@@ -77,6 +77,8 @@ struct ServerOptions: ParsableArguments {
     var httpRefusalDelay: Int?
     @Option(help: "Milliseconds a database statement may run before it is cancelled; 0: no limit (env STATEMENT_TIMEOUT, default 5000).")
     var statementTimeout: Int?
+    @Option(help: "Bytes each cache of public answers (offset pages, search pages) may hold; 0: off (env ANSWER_CACHE_BYTES, default 4194304).")
+    var answerCacheBytes: Int?
     @Option(help: "Seconds a rotated refresh token still refreshes (parallel refreshes; env REFRESH_TOKEN_REUSE_INTERVAL, default 10).")
     var refreshTokenReuseInterval: Int?
     @Option(help: "Scheduling niceness of the password-hashing threads, 0-19 (env HASHING_NICENESS, default 10).")

@@ -62,6 +62,31 @@ final class CachingAndCompressionTests: XCTestCase {
         let edited = try app.client.get("/v1/quotes", headers: ["If-None-Match": listTag])
         XCTAssertEqual(edited.status, 200)
         XCTAssertTrue(edited.text.contains("Edited by SQL"))
+        // A cached search answer is dropped the same way.
+        let searchTag = try XCTUnwrap(try app.client.get("/v1/quotes/search?q=sql").header("ETag"))
+        _ = try app.client.get("/v1/quotes/search?q=sql")  // answered from the cache
+        try await app.withConnection { connection in
+            _ = try connection.query("UPDATE quotes SET text = 'Edited again by SQL' WHERE text = 'Edited by SQL'")
+        }
+        let searched = try app.client.get("/v1/quotes/search?q=sql", headers: ["If-None-Match": searchTag])
+        XCTAssertEqual(searched.status, 200)
+        XCTAssertTrue(searched.text.contains("Edited again by SQL"))
+        await app.stop()
+    }
+
+    func testASearchAskedAgainGetsTheSameAnswerWhateverItsSpacing() async throws {
+        let app = try await TestApp.start()
+        try await app.insertQuotes((0..<25).map { "Patience number \($0)" }, category: "wisdom")
+        let first = try app.client.get("/v1/quotes/search?q=patience&page=2&page_size=10")
+        XCTAssertEqual(first.status, 200)
+        let again = try app.client.get("/v1/quotes/search?q=%20patience%20&page=2&page_size=10")
+        XCTAssertEqual(again.status, 200)
+        XCTAssertEqual(again.text, first.text)
+        XCTAssertEqual(again.header("ETag"), first.header("ETag"))
+        // Another page, size, field or category is another answer.
+        XCTAssertNotEqual(try app.client.get("/v1/quotes/search?q=patience&page=1&page_size=10").text, first.text)
+        XCTAssertEqual(try app.client.get("/v1/quotes/search?q=patience&type=author&page=2&page_size=10").jsonObject()["total"] as? Int, 0)
+        XCTAssertEqual(try app.client.get("/v1/quotes/search?q=patience&category=love").jsonObject()["total"] as? Int, 0)
         await app.stop()
     }
 

@@ -211,17 +211,101 @@ final class SearchTests: XCTestCase {
 
     func testWalkingEveryPageOfACommonTermReturnsEachMatchOnceInRankOrder() async throws {
         let app = try await TestApp.start()
-        // 1,200 matches in three tiers whose dates interleave, 3 quotes per timestamp.
+        // 1,200 matches in three tiers whose dates interleave, 3 quotes per timestamp; few quotes have longer
+        // words starting with "needle" (400: that tier is read from the index of words).
         try await insertMany(app, count: 400, text: "haystackneedle anywhere #", start: "2021-01-01")
         try await insertMany(app, count: 400, text: "a needle as a word #", start: "2020-06-01")
         try await insertMany(app, count: 400, text: "needles start a word #", start: "2020-12-31")
         try await insertMany(app, count: 50, text: "unrelated hay #", start: "2022-01-01")
-        // The contract's order, computed here: tier, then newest, then id (PostgreSQL orders uuids as their text).
+        let tiers = "CASE WHEN text LIKE 'a needle%' THEN 0 WHEN text LIKE 'needles%' THEN 1 ELSE 2 END"
+        try await assertWalk(app, "NEEDLE", expectedCount: 1_200, tier: tiers, pageSizes: [100, 37])
+        // Two words, fewer than 1,000 matches: ranked in full.
+        try await assertWalk(app, "a NEEDLE", expectedCount: 400, tier: "0", pageSizes: [100])
+        // Past the end: no items, no more.
+        let past = try search(app, "needle", extra: "&page_size=100&page=13")
+        XCTAssertEqual(try past.items().count, 0)
+        XCTAssertEqual(try past.jsonObject()["has_more"] as? Bool, false)
+        await app.stop()
+    }
+
+    func testWalkingWhenManyQuotesHaveLongerWordsAndWithinACategory() async throws {
+        let app = try await TestApp.start()
+        // 2,100 quotes with longer words starting with "needle" (more than the 2,000 the index of words is read
+        // for: that tier is walked), some also holding the word itself (tier 0 wins), in two categories.
+        try await app.withConnection { connection in
+            _ = try connection.query("""
+                INSERT INTO quotes (text, author, category, created_at)
+                SELECT CASE WHEN i % 2 = 1 THEN 'Needlework: ' || i WHEN i % 7 = 0 THEN 'needles and a needle ' || i
+                            ELSE 'needled ' || i END,
+                       'Bulk Author', CASE WHEN i % 3 = 0 THEN 'humor' ELSE 'love' END,
+                       '2020-01-01'::timestamptz + (i / 2) * interval '1 second'
+                FROM generate_series(1, 2100) AS i
+                """)
+        }
+        try await insertMany(app, count: 60, text: "haystackneedle #", start: "2019-01-01")
+        let tiers = "CASE WHEN text LIKE '%a needle %' THEN 0 WHEN text ILIKE 'needle%' THEN 1 ELSE 2 END"
+        try await assertWalk(app, "needle", expectedCount: 2_160, tier: tiers, pageSizes: [100])
+        try await assertWalk(app, "needle", category: "humor", expectedCount: 700, tier: tiers, pageSizes: [100])
+        // Not one word (punctuation): every tier found by its regular expression.
+        try await assertWalk(app, "WORK:", expectedCount: 1_050, tier: "2", pageSizes: [100])
+        await app.stop()
+    }
+
+    func testTheIndexOfWordsFollowsEveryChangeToQuotes() async throws {
+        let app = try await TestApp.start()
+        // quote_words must always equal the words recomputed from quotes, whoever changes them and how.
+        func assertInStep(_ step: String, file: StaticString = #filePath, line: UInt = #line) async throws {
+            let difference = try await app.withConnection { connection in
+                try connection.query("""
+                    SELECT count(*) AS n FROM (
+                        (SELECT word, created_at, quote_id, category FROM quote_words
+                         EXCEPT ALL SELECT w, q.created_at, q.id, q.category FROM quotes q, quote_words_of(q.text) AS w)
+                        UNION ALL
+                        (SELECT w, q.created_at, q.id, q.category FROM quotes q, quote_words_of(q.text) AS w
+                         EXCEPT ALL SELECT word, created_at, quote_id, category FROM quote_words)) AS d
+                    """)[0].decode("n", as: Int.self)
+            }
+            XCTAssertEqual(difference, 0, step, file: file, line: line)
+        }
+        let ids = try await app.insertQuotes(["Love, LOVE and lovely love", "Ünïcode wörds_and 42 numbers", "plain"])
+        try await insertMany(app, count: 500, text: "bulk words #")
+        try await assertInStep("inserted")
+        let words = try await app.withConnection { connection in
+            try connection.query("SELECT array_agg(w ORDER BY w) AS words FROM quote_words_of('Love, LOVE and lovely love') AS w")[0]
+                .decode("words", as: [String].self)
+        }
+        XCTAssertEqual(words, ["and", "love", "lovely"], "distinct lower-case words")
+        try await app.withConnection { connection in
+            _ = try connection.query("UPDATE quotes SET text = 'changed text entirely' WHERE id = \(ids[0])")
+            _ = try connection.query("UPDATE quotes SET category = 'humor' WHERE id = \(ids[1])")
+            _ = try connection.query("UPDATE quotes SET author = 'Someone Else' WHERE id = \(ids[2])")
+            _ = try connection.query("UPDATE quotes SET created_at = created_at - interval '1 day' WHERE text LIKE 'bulk words 1%'")
+        }
+        try await assertInStep("updated")
+        XCTAssertEqual(try search(app, "lovely").status, 200)
+        XCTAssertEqual(try totals(try search(app, "lovely")).total, 0, "the old words are gone")
+        try await app.withConnection { connection in
+            _ = try connection.query("DELETE FROM quotes WHERE text LIKE 'bulk words 2%'")
+        }
+        try await assertInStep("deleted")
+        try await app.withConnection { connection in
+            _ = try connection.query("TRUNCATE quotes CASCADE")
+        }
+        try await assertInStep("truncated")
+        await app.stop()
+    }
+
+    /// Walks every page of `query` (more than 1,000 matches: the walk answers) and checks it against the
+    /// contract's order computed here: `tier` (SQL over `text`), then newest, then id (as PostgreSQL orders uuids).
+    private func assertWalk(
+        _ app: TestApp, _ query: String, category: String? = nil, expectedCount: Int, tier: String, pageSizes: [Int],
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
         struct Match { let id: String; let tier: Int; let at: Date }
         let matches: [Match] = try await app.withConnection { connection in
             try connection.query("""
-                SELECT id, CASE WHEN text LIKE 'a needle%' THEN 0 WHEN text LIKE 'needles%' THEN 1 ELSE 2 END AS tier,
-                       created_at FROM quotes WHERE text LIKE '%needle%'
+                SELECT id, \(unsafeSQL: tier) AS tier, created_at FROM quotes
+                WHERE text ILIKE '%' || \(query) || '%' AND (\(category)::text IS NULL OR category = \(category))
                 """).map { row in
                 Match(id: try row.decode("id", as: UUID.self).uuidString.lowercased(),
                       tier: try row.decode("tier", as: Int.self), at: try row.decode("created_at", as: Date.self))
@@ -232,29 +316,26 @@ final class SearchTests: XCTestCase {
             if a.at != b.at { return a.at > b.at }
             return a.id > b.id
         }.map(\.id)
-        XCTAssertEqual(expected.count, 1_200)
-        for pageSize in [100, 37] {
+        XCTAssertEqual(expected.count, expectedCount, file: file, line: line)
+        let categoryParameter = category.map { "&category=\($0)" } ?? ""
+        for pageSize in pageSizes {
             var walked: [String] = []
             var page = 1
             while page <= 200 {
-                let response = try search(app, "NEEDLE", extra: "&page_size=\(pageSize)&page=\(page)")
-                XCTAssertEqual(response.status, 200)
-                XCTAssertEqual(try totals(response).exact, false)
+                let response = try search(app, query, extra: "&page_size=\(pageSize)&page=\(page)\(categoryParameter)")
+                XCTAssertEqual(response.status, 200, file: file, line: line)
+                XCTAssertEqual(try totals(response).exact, expectedCount <= 1_000, file: file, line: line)
                 let ids = try response.items().map { $0["id"] as! String }
                 walked += ids
                 let hasMore = try response.jsonObject()["has_more"] as? Bool
-                XCTAssertEqual(hasMore, walked.count < expected.count, "has_more on page \(page)")
+                XCTAssertEqual(hasMore, walked.count < expected.count, "has_more on page \(page)", file: file, line: line)
                 if hasMore != true { break }
                 page += 1
             }
-            XCTAssertEqual(walked.count, Set(walked).count, "no repeats (page size \(pageSize))")
-            XCTAssertEqual(walked, expected, "every match once, in rank order (page size \(pageSize))")
+            XCTAssertEqual(walked.count, Set(walked).count, "no repeats (\(query), page size \(pageSize))", file: file, line: line)
+            XCTAssertEqual(walked, expected, "every match once, in rank order (\(query), page size \(pageSize))",
+                           file: file, line: line)
         }
-        // Past the end: no items, no more.
-        let past = try search(app, "needle", extra: "&page_size=100&page=13")
-        XCTAssertEqual(try past.items().count, 0)
-        XCTAssertEqual(try past.jsonObject()["has_more"] as? Bool, false)
-        await app.stop()
     }
 
     func testAuthorSearchWithManyMatchesRanksAndFiltersByCategory() async throws {

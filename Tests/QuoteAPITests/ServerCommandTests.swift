@@ -80,11 +80,12 @@ final class ServerCommandTests: XCTestCase {
         XCTAssertEqual(serverStatus, 0, server.output)
     }
 
-    func testReplicaAndPoolSettingsAreValidatedAtTheirEdges() async throws {
+    func testReplicaPoolAndCacheSettingsAreValidatedAtTheirEdges() async throws {
         let url = try TestDatabase.makeDatabase()
         let refused: [(String, String)] = [
             ("REPLICA_MAX_LAG", "-0.001"), ("REPLICA_MAX_LAG", "86400.5"), ("REPLICA_MAX_LAG", "soon"),
             ("REPLICA_CHECK_INTERVAL", "0.049"), ("REPLICA_CHECK_INTERVAL", "3600.1"), ("DB_PREPARED_STATEMENTS", "maybe"),
+            ("ANSWER_CACHE_BYTES", "-1"), ("ANSWER_CACHE_BYTES", "1073741825"), ("ANSWER_CACHE_BYTES", "lots"),
         ]
         for (variable, value) in refused {
             let server = try ServerProcess(["serve"], environment: [
@@ -97,11 +98,15 @@ final class ServerCommandTests: XCTestCase {
         // The edges themselves are accepted; a replica list with a dead entry does not stop the server.
         let server = try ServerProcess(["serve"], environment: [
             "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "REPLICA_MAX_LAG": "0",
-            "REPLICA_CHECK_INTERVAL": "0.05", "DB_PREPARED_STATEMENTS": "off",
+            "REPLICA_CHECK_INTERVAL": "0.05", "DB_PREPARED_STATEMENTS": "off", "ANSWER_CACHE_BYTES": "0",
             "DATABASE_READ_URL": "postgresql://nobody@127.0.0.1:1/none ; \(url)",
         ])
         let port = try await server.waitForPort()
         XCTAssertEqual(try HTTPTestClient(port: port).get("/v1/quotes").status, 200)
+        // Without answer caches, answers are made each time and are the same.
+        let search = try HTTPTestClient(port: port).get("/v1/quotes/search?q=a")
+        XCTAssertEqual(search.status, 200)
+        XCTAssertEqual(try HTTPTestClient(port: port).get("/v1/quotes/search?q=a").text, search.text)
         server.signal(SIGTERM)
         let status = try await server.waitForExit()
         XCTAssertEqual(status, 0, server.output)

@@ -8,13 +8,33 @@ struct QuoteRoutes {
     let search: QuoteSearch
     /// Searches running at once per client address (see `ConcurrencyGate`).
     let searchGate: ConcurrencyGate
-    private let pages = QuotePageCache()
+    private let pages: VersionedAnswerCache<PageKey>
+    private let searches: VersionedAnswerCache<SearchKey>
 
-    /// - Parameter searchesPerAddress: nil when throttling is off (`RATE_LIMITS=off`).
-    init(quotes: QuoteService, search: QuoteSearch, searchesPerAddress: Int? = 2) {
+    struct PageKey: Hashable, Sendable {
+        let category: QuoteCategory?
+        let page: Int
+        let size: Int
+    }
+
+    struct SearchKey: Hashable, Sendable {
+        let field: SearchField
+        let category: QuoteCategory?
+        /// As normalised by `QuoteSearch.normalise`: " love" and "love" are one answer.
+        let query: String
+        let page: Int
+        let size: Int
+    }
+
+    /// - Parameters:
+    ///   - searchesPerAddress: nil when throttling is off (`RATE_LIMITS=off`).
+    ///   - answerCacheBytes: the bound of each answer cache (`ANSWER_CACHE_BYTES`); 0: none.
+    init(quotes: QuoteService, search: QuoteSearch, searchesPerAddress: Int? = 2, answerCacheBytes: Int = 4 << 20) {
         self.quotes = quotes
         self.search = search
         self.searchGate = ConcurrencyGate(perAddress: searchesPerAddress ?? .max)
+        pages = VersionedAnswerCache(capacityInBytes: answerCacheBytes)
+        searches = VersionedAnswerCache(capacityInBytes: answerCacheBytes) { 64 + $0.query.utf8.count }
     }
 
     var routes: [Route] {
@@ -35,7 +55,7 @@ struct QuoteRoutes {
         guard pageRequest.cursor == nil, let number = pageRequest.page else {
             return Response.json(bytes: try await listBody(category, pageRequest)).taggedWithETag()
         }
-        let key = QuotePageCache.Key(category: category, page: number, size: pageRequest.size)
+        let key = PageKey(category: category, page: number, size: pageRequest.size)
         let version = try await quotes.version()
         if let cached = pages[key, version] { return .json(prepared: cached) }
         let body = PreparedBody(try await listBody(category, pageRequest))
@@ -59,12 +79,20 @@ struct QuoteRoutes {
         }
         let category = try request.queryValue("category").map { try QuoteCategory.parse($0) }
         let page = try request.pageRequest(allowsCursor: false)
+        let query = try QuoteSearch.normalise(request.queryValue("q"))
+        // Search pages are cached per version of the quotes as offset pages are (read first, for the same
+        // reason): a popular search asked again costs one small read, however many quotes match it.
+        let key = SearchKey(field: field, category: category, query: query, page: page.page ?? 1, size: page.size)
+        let version = try await quotes.version()
+        if let cached = searches[key, version] { return .json(prepared: cached) }
         let results = try await searchGate.run(for: request.clientAddress) {
-            try await search.search(request.queryValue("q"), in: field, category: category, page: page)
+            try await search.search(query, in: field, category: category, page: page)
         }
         var writer = JSONWriter(forPageOf: results.items.count)
         writer.page(results) { $0.quote($1) }
-        return Response.json(bytes: writer.bytes).taggedWithETag()
+        let body = PreparedBody(writer.bytes)
+        searches.store(body, for: key, version: version)
+        return .json(prepared: body)
     }
 
     @Sendable private func one(_ request: Request) async throws -> Response {

@@ -11,7 +11,8 @@ enum RouteTable {
     private static func table(_ context: AppContext) -> [Route] {
         OperationsRoutes(context: context).routes
             + QuoteRoutes(quotes: context.quotes, search: context.search,
-                          searchesPerAddress: context.configuration.rateLimitsEnabled ? 2 : nil).routes
+                          searchesPerAddress: context.configuration.rateLimitsEnabled ? 2 : nil,
+                          answerCacheBytes: context.configuration.answerCacheBytes).routes
             + QuoteOfTheDayRoutes(quoteOfTheDay: context.quoteOfTheDay).routes
             + AuthRoutes(context: context).routes
             + MeRoutes(context: context).routes

@@ -63,6 +63,8 @@ public struct QuoteSearch: Sendable {
 
     /// The query as the SQL needs it: an ILIKE pattern, and regular expressions for the ranking.
     struct Patterns {
+        /// The query as given (normalised).
+        let query: String
         /// `%query%`, with `%`, `_` and `\` escaped: what defines a match.
         let contains: String
         /// A word boundary that also works next to punctuation: not preceded/followed by a word character
@@ -72,6 +74,7 @@ public struct QuoteSearch: Sendable {
         let wordStart: String
 
         init(_ query: String) {
+            self.query = query
             contains = "%" + QuoteSearch.escapeLike(query) + "%"
             let literal = QuoteSearch.escapeRegex(query)
             let before = query.unicodeScalars.first.map(Self.isASCIIWordCharacter) == true ? "\\m" : "(^|\\W)"
@@ -104,11 +107,15 @@ public struct QuoteSearch: Sendable {
     private func walk(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest) async throws
         -> (page: Page<Quote>, version: Int64)
     {
+        // Over text, the query itself too: a one-word query's first tier is read from the index of words
+        // (`quote_words`, migration 0009).
+        let walk: PGQuery = field == .keyword
+            ? "quote_search_walk_text(\(patterns.contains), \(patterns.wholeWord), \(patterns.wordStart), \(patterns.query), "
+            : "quote_search_walk_author(\(patterns.contains), \(patterns.wholeWord), \(patterns.wordStart), "
         let rows = try await run("""
             SELECT version.version, walked.* FROM quotes_version AS version LEFT JOIN LATERAL \
             (SELECT w.id AS quote_id, w.text AS quote_text, w.author AS quote_author, w.category AS quote_category, \
-            w.created_at AS quote_created_at, n FROM quote_search_walk_\(unsafeSQL: field.column)(\(patterns.contains), \
-            \(patterns.wholeWord), \(patterns.wordStart), \(category?.rawValue), \(page.offset + page.size + 1)) \
+            w.created_at AS quote_created_at, n FROM \(walk)\(category?.rawValue), \(page.offset + page.size + 1)) \
             WITH ORDINALITY AS w (id, text, author, category, created_at, tier, n) \
             ORDER BY n OFFSET \(page.offset)) AS walked ON true ORDER BY walked.n
             """)
