@@ -3,7 +3,9 @@
 # routes the plain way) on one database of 100,000 synthetic quotes, then what its summary cannot show:
 #   1. BENCH_PEER_DIR/vs-peer.sh on this checkout, left running (KEEP=1): every quote route alternated with the
 #      peer, /health beside the libmicrohttpd C floor, RSS; its table is printed as it is;
-#   2. on the same two servers: each search term alone (the peer's lists: very common to absent), alternated,
+#   2. search measured without the answer caches (which hold a repeated search's answer): a second product
+#      instance on the same database with ANSWER_CACHE_BYTES=0, the kit's search lists against the peer; then each
+#      search term alone (the peer's lists: very common to absent), product, uncached product and peer alternated,
 #      req/s and p50 side by side, with the product's total and total_is_exact;
 #   3. bytes on the wire for a page of 20 and a search page, without and with gzip, and what gzip costs in rate
 #      (identity and the app's Accept-Encoding alternated on the same server).
@@ -45,18 +47,41 @@ measure() {
     END {if (bad) print "0 0"; else printf "%d %.2f\n", rps, p50}'
 }
 
+# A second product instance on the same database without answer caches (ANSWER_CACHE_BYTES=0): every search
+# is made afresh, so the search itself is measured, not the cache. Started as the kit started the first one.
+product_pid=$(ss -ltnpH "sport = :18301" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
+env_of_product() { tr '\0' '\n' <"/proc/$product_pid/environ" | sed -n "s/^$1=//p"; }
+UNCACHED=http://127.0.0.1:18304
+DATABASE_URL=$(env_of_product DATABASE_URL) JWT_SECRET=$(env_of_product JWT_SECRET) PORT=18304 RATE_LIMITS=off \
+  ANSWER_CACHE_BYTES=0 "$(readlink "/proc/$product_pid/exe")" serve >/dev/null 2>"$WORK/uncached.err" &
+uncached_pid=$!
+trap 'kill $uncached_pid 2>/dev/null || true; cleanup' EXIT
+for _ in $(seq 1 100); do curl -fs "$UNCACHED/health" >/dev/null && break; sleep 0.1; done
+
 echo
-echo "== search, one term at a time (wrk -t2 -c$CONNS ${TERM_DUR}s per side, product and peer alternated)"
-printf '%-8s %-10s %-16s %12s %9s %12s %9s %7s\n' type term "total (exact)" product p50ms peer p50ms ratio
+echo "== search without answer caches (a second product instance, ANSWER_CACHE_BYTES=0), the kit's term lists, alternated with the peer $ROUNDS times"
+export WRK_LUA_DIR=$PEER/wrk
+for script in search_keyword search_author; do
+  for round in $(seq 1 "$ROUNDS"); do
+    a=$(wrk -t2 -c"$CONNS" -d"${TERM_DUR}s" -s "$PEER/wrk/$script.lua" "$UNCACHED" | awk '/^Requests\/sec/ {printf "%d", $2}')
+    b=$(wrk -t2 -c"$CONNS" -d"${TERM_DUR}s" -s "$PEER/wrk/$script.lua" "$PEER_URL" | awk '/^Requests\/sec/ {printf "%d", $2}')
+    printf '%-16s round %d: uncached product %8s  peer %8s  (%.2f)\n' "$script" "$round" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print a / b}')"
+  done
+done
+
+echo
+echo "== search, one term at a time (wrk -t2 -c$CONNS ${TERM_DUR}s per side: product, product without caches, peer, alternated)"
+printf '%-8s %-10s %-16s %10s %7s %10s %7s %10s %7s %7s %7s\n' type term "total (exact)" product p50ms uncached p50ms peer p50ms ratio "uncached ratio"
 for spec in keyword:love keyword:river keyword:zenith keyword:velmir keyword:torquarin keyword:xylophone \
             author:smith author:lee author:curie author:ada author:tzu author:nobody; do
   type=${spec%%:*}; term=${spec#*:}
   path="/v1/quotes/search?type=$type&page_size=20&q=$term"
   total=$(curl -fs "$PRODUCT$path" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%s (%s)" % (d["total"], str(d["total_is_exact"]).lower()))')
   read -r a ap < <(measure "$PRODUCT$path")
+  read -r u up < <(measure "$UNCACHED$path")
   read -r b bp < <(measure "$PEER_URL$path")
-  printf '%-8s %-10s %-16s %12s %9s %12s %9s %7.2f\n' "$type" "$term" "$total" "$a" "$ap" "$b" "$bp" \
-    "$(awk -v a="$a" -v b="$b" 'BEGIN {print (b > 0) ? a / b : 0}')"
+  printf '%-8s %-10s %-16s %10s %7s %10s %7s %10s %7s %7.2f %7.2f\n' "$type" "$term" "$total" "$a" "$ap" "$u" "$up" "$b" "$bp" \
+    "$(awk -v a="$a" -v b="$b" 'BEGIN {print (b > 0) ? a / b : 0}')" "$(awk -v a="$u" -v b="$b" 'BEGIN {print (b > 0) ? a / b : 0}')"
 done
 
 echo
@@ -70,7 +95,6 @@ done
 
 echo
 echo "== what gzip costs in rate (same server, identity and the app's Accept-Encoding alternated $ROUNDS times)"
-export WRK_LUA_DIR=$PEER/wrk
 for script in quotes search_keyword; do
   for round in $(seq 1 "$ROUNDS"); do
     plain=$(wrk -t2 -c"$CONNS" -d"${TERM_DUR}s" -s "$PEER/wrk/$script.lua" "$PRODUCT" | awk '/^Requests\/sec/ {printf "%d", $2}')
@@ -78,5 +102,4 @@ for script in quotes search_keyword; do
     printf '%-16s round %d: identity %8s  gzip %8s  (%.2f)\n' "$script" "$round" "$plain" "$gzip" "$(awk -v a="$gzip" -v b="$plain" 'BEGIN {print a / b}')"
   done
 done
-pid=$(ss -ltnpH "sport = :18301" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
-echo "RSS MiB after everything: product $(awk '/VmRSS/ {printf "%d", $2 / 1024}' "/proc/$pid/status")"
+echo "RSS MiB after everything: product $(awk '/VmRSS/ {printf "%d", $2 / 1024}' "/proc/$product_pid/status"), without caches $(awk '/VmRSS/ {printf "%d", $2 / 1024}' "/proc/$uncached_pid/status")"

@@ -1,74 +1,152 @@
--- Whole-word search through an index of the words of each quote's text.
+-- Search for one-word queries through an index of the words of each quote's text and author.
 --
--- The search's first rank tier is "the query as a whole word". Found by testing a regular expression on each
--- row of the newest-first walk (0007), a tier whose word is in 2% of the quotes costs ~1,000 rows tested for a
--- page of 20, and a tier with no rows at all (a query that is only ever part of longer words) costs the whole
--- table. With every quote's distinct words in a B-tree ordered (word, newest first), the tier for a one-word
--- query is a range of that index: the walk reads the page's rows and stops, whatever the tier's density, and an
--- empty tier costs one probe.
---
--- A word is a maximal run of word characters (\w: letters, digits, _) of lower(text): the same words that the
--- ranking's \m...\M (or (^|\W)...($|\W)) delimits, in the same lower-case that ILIKE compares.
+-- The search ranks a match by the query as a whole word (tier 0), as the start of a word (1), anywhere (2). For a
+-- one-word query (a run of word characters, as most searches are) all three are questions about the quote's
+-- words, and an index of words answers them without reading texts:
+-- * quote_words holds each quote's distinct words ordered (word, newest first): the quotes holding a word, or
+--   any word of a contiguous range (the longer words starting with the query, in C collation), newest first.
+-- * quote_vocabulary holds each distinct word once, with a trigram index: the few thousand words that contain
+--   the query are found there instead of among the texts (a word is ~7 characters, a text ~100: posting lists
+--   of that index are short, and the texts are not rechecked).
+-- A word is a maximal run of word characters (\w: letters, digits, _) of lower(text): the same words the
+-- ranking's \m...\M delimits, in the lower-case ILIKE compares; for a one-word query, a quote contains the query
+-- exactly when one of its words does.
 CREATE TABLE quote_words (
+    field      "char" NOT NULL CHECK (field IN ('t', 'a')),  -- 't': the quote's text; 'a': its author
     word       text COLLATE "C" NOT NULL,
     created_at timestamptz NOT NULL,
     quote_id   uuid NOT NULL,
     category   text NOT NULL,
     -- (word, newest first) is a backward scan of this key; the category rides along for category searches.
-    PRIMARY KEY (word, created_at, quote_id) INCLUDE (category)
+    PRIMARY KEY (field, word, created_at, quote_id) INCLUDE (category)
 );
 
--- The distinct words of a text, as the table holds them.
+-- Every word ever indexed. A word whose last quote is deleted stays: it then finds no entries in quote_words,
+-- and keeping it spares deletes a count per word (a hot row for "the") and a lock.
+CREATE TABLE quote_vocabulary (
+    field "char" NOT NULL,
+    word  text COLLATE "C" NOT NULL,
+    -- Word first: with the field first, the planner preferred this key's range over the trigram index.
+    PRIMARY KEY (word, field)
+);
+CREATE INDEX quote_vocabulary_word_trgm_idx ON quote_vocabulary USING gin (word gin_trgm_ops);
+
+-- The distinct words of a text, as the tables hold them.
 CREATE FUNCTION quote_words_of(quote_text text) RETURNS SETOF text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$ SELECT DISTINCT m[1] FROM regexp_matches(lower(quote_text), '(\w+)', 'g') AS m $$;
 
--- Kept by statement triggers over transition tables: an import of 100,000 quotes is one INSERT ... SELECT
--- here, not 100,000. A row whose text, time and category are unchanged keeps its words.
-CREATE FUNCTION quote_words_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+-- A quote's entries: the words of its text and of its author.
+CREATE FUNCTION quote_words_entries(quote_text text, quote_author text, OUT field "char", OUT word text) RETURNS SETOF record
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$ SELECT 't'::"char", w FROM quote_words_of(quote_text) AS w
+          UNION ALL SELECT 'a'::"char", w FROM quote_words_of(quote_author) AS w $$;
+
+-- Kept by statement triggers over transition tables: an import of 100,000 quotes is one INSERT ... SELECT here,
+-- not 100,000. New words go into the vocabulary in one order (sorted), so that concurrent imports sharing new
+-- words cannot deadlock on them.
+CREATE FUNCTION quote_words_add(quote_ids uuid[]) RETURNS void LANGUAGE sql AS $$
+    WITH added AS (
+        INSERT INTO quote_words (field, word, created_at, quote_id, category)
+        SELECT e.field, e.word, q.created_at, q.id, q.category
+        FROM quotes q, quote_words_entries(q.text, q.author) AS e
+        WHERE q.id = ANY (quote_ids)
+        RETURNING field, word)
+    INSERT INTO quote_vocabulary (field, word)
+    SELECT DISTINCT field, word FROM added ORDER BY field, word
+    ON CONFLICT DO NOTHING
+$$;
+
+CREATE FUNCTION quote_words_on_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO quote_words (word, created_at, quote_id, category)
-    SELECT w, n.created_at, n.id, n.category FROM inserted n, quote_words_of(n.text) AS w;
+    PERFORM quote_words_add(ARRAY(SELECT n.id FROM inserted n));
     RETURN NULL;
 END $$;
 
-CREATE FUNCTION quote_words_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION quote_words_on_delete() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    DELETE FROM quote_words qw USING removed o, quote_words_of(o.text) AS w
-    WHERE qw.word = w AND qw.created_at = o.created_at AND qw.quote_id = o.id;
+    DELETE FROM quote_words qw USING removed o, quote_words_entries(o.text, o.author) AS e
+    WHERE qw.field = e.field AND qw.word = e.word AND qw.created_at = o.created_at AND qw.quote_id = o.id;
     RETURN NULL;
 END $$;
 
-CREATE FUNCTION quote_words_update() RETURNS trigger LANGUAGE plpgsql AS $$
+-- A row whose text, author, time and category are unchanged keeps its entries.
+CREATE FUNCTION quote_words_on_update() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    DELETE FROM quote_words qw USING removed o, quote_words_of(o.text) AS w
-    WHERE qw.word = w AND qw.created_at = o.created_at AND qw.quote_id = o.id
-      AND NOT EXISTS (SELECT 1 FROM inserted n WHERE n.id = o.id AND n.text = o.text
+    DELETE FROM quote_words qw USING removed o, quote_words_entries(o.text, o.author) AS e
+    WHERE qw.field = e.field AND qw.word = e.word AND qw.created_at = o.created_at AND qw.quote_id = o.id
+      AND NOT EXISTS (SELECT 1 FROM inserted n WHERE n.id = o.id AND n.text = o.text AND n.author = o.author
                       AND n.created_at = o.created_at AND n.category = o.category);
-    INSERT INTO quote_words (word, created_at, quote_id, category)
-    SELECT w, n.created_at, n.id, n.category FROM inserted n, quote_words_of(n.text) AS w
-    WHERE NOT EXISTS (SELECT 1 FROM removed o WHERE o.id = n.id AND o.text = n.text
-                      AND o.created_at = n.created_at AND o.category = n.category);
+    PERFORM quote_words_add(ARRAY(
+        SELECT n.id FROM inserted n
+        WHERE NOT EXISTS (SELECT 1 FROM removed o WHERE o.id = n.id AND o.text = n.text AND o.author = n.author
+                          AND o.created_at = n.created_at AND o.category = n.category)));
     RETURN NULL;
 END $$;
 
-CREATE FUNCTION quote_words_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION quote_words_on_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     TRUNCATE quote_words;
     RETURN NULL;
 END $$;
 
-CREATE TRIGGER quote_words_on_insert AFTER INSERT ON quotes
-    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION quote_words_insert();
-CREATE TRIGGER quote_words_on_update AFTER UPDATE ON quotes
-    REFERENCING OLD TABLE AS removed NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION quote_words_update();
-CREATE TRIGGER quote_words_on_delete AFTER DELETE ON quotes
-    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION quote_words_delete();
-CREATE TRIGGER quote_words_on_truncate AFTER TRUNCATE ON quotes
-    FOR EACH STATEMENT EXECUTE FUNCTION quote_words_truncate();
+CREATE TRIGGER quote_words_insert AFTER INSERT ON quotes
+    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION quote_words_on_insert();
+CREATE TRIGGER quote_words_update AFTER UPDATE ON quotes
+    REFERENCING OLD TABLE AS removed NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION quote_words_on_update();
+CREATE TRIGGER quote_words_delete AFTER DELETE ON quotes
+    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION quote_words_on_delete();
+CREATE TRIGGER quote_words_truncate AFTER TRUNCATE ON quotes
+    FOR EACH STATEMENT EXECUTE FUNCTION quote_words_on_truncate();
 
-INSERT INTO quote_words (word, created_at, quote_id, category)
-SELECT w, q.created_at, q.id, q.category FROM quotes q, quote_words_of(q.text) AS w;
+SELECT quote_words_add(ARRAY(SELECT id FROM quotes));
+
+-- A one-word search with at most 1,000 matches, from the index of words: the vocabulary's words containing the
+-- query, then their entries (at most 5,000 read), grouped by quote; a quote's tier is that of its best word
+-- (the word itself 0, a longer word starting with it 1, any other 2). `total` is the number of matches, exact;
+-- NULL when this cannot tell cheaply (not one word, or more than 5,000 entries: the caller counts through the
+-- trigram index instead). Every answer has one row at least: `total` and the quotes' `version` ride on each (id
+-- NULL when the page is empty, or `total` is over 1,000 or NULL).
+CREATE FUNCTION quote_search_words(searched "char", query text, only_category text, page_size bigint, page_offset bigint)
+RETURNS TABLE (total bigint, version bigint, id uuid, text text, author text, category text, created_at timestamptz)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET plan_cache_mode = force_generic_plan SET jit = off SET max_parallel_workers_per_gather = 0
+AS $$
+DECLARE
+    one_word text := CASE WHEN lower(query) ~ '^\w+$' THEN lower(query) END;
+    -- LIKE's own characters stand for themselves (only _ can be in a word).
+    containing text := '%' || replace(replace(replace(one_word, '\', '\\'), '%', '\%'), '_', '\_') || '%';
+    entries bigint;
+BEGIN
+    IF one_word IS NOT NULL THEN
+        SELECT count(*) INTO entries FROM (
+            SELECT 1 FROM quote_vocabulary v JOIN quote_words qw ON qw.field = v.field AND qw.word = v.word
+            WHERE v.word LIKE containing AND v.field = searched AND (only_category IS NULL OR qw.category = only_category)
+            LIMIT 5001) AS e;
+    END IF;
+    IF one_word IS NULL OR entries > 5000 THEN
+        RETURN QUERY SELECT NULL::bigint, qv.version, NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::timestamptz
+            FROM quotes_version qv;
+        RETURN;
+    END IF;
+    RETURN QUERY
+        WITH matches AS MATERIALIZED (
+            SELECT qw.quote_id, qw.created_at,
+                   min(CASE WHEN qw.word = one_word THEN 0 WHEN starts_with(qw.word, one_word) THEN 1 ELSE 2 END) AS tier
+            FROM quote_vocabulary v JOIN quote_words qw ON qw.field = v.field AND qw.word = v.word
+            WHERE v.word LIKE containing AND v.field = searched AND (only_category IS NULL OR qw.category = only_category)
+            GROUP BY qw.quote_id, qw.created_at),
+        counted AS (SELECT count(*) AS n FROM matches)
+        SELECT counted.n, (SELECT qv.version FROM quotes_version qv), q.id, q.text, q.author, q.category, q.created_at
+        FROM counted
+        LEFT JOIN LATERAL (
+            SELECT m.quote_id, m.tier, m.created_at FROM matches m
+            WHERE counted.n <= 1000
+            ORDER BY m.tier, m.created_at DESC, m.quote_id DESC
+            LIMIT page_size OFFSET page_offset) AS r ON true
+        LEFT JOIN quotes q ON q.id = r.quote_id
+        ORDER BY r.tier, r.created_at DESC, r.quote_id DESC;
+END $$;
 
 -- The walk of 0007, with the first two tiers read from quote_words when the query is one word (`one_word`:
 -- lower(query) when it is a run of word characters; else NULL, and the tiers are found by the regular
@@ -95,11 +173,11 @@ DECLARE
 BEGIN
     IF one_word IS NOT NULL THEN
         SELECT count(*) < 2000 INTO few_longer FROM (
-            SELECT 1 FROM quote_words qw WHERE qw.word > one_word AND qw.word < after_word LIMIT 2000) AS longer;
+            SELECT 1 FROM quote_words qw WHERE qw.field = 't' AND qw.word > one_word AND qw.word < after_word LIMIT 2000) AS longer;
     END IF;
     RETURN QUERY SELECT q.id, q.text, q.author, q.category, q.created_at, w.tier FROM (
         (SELECT qw.quote_id AS id, qw.created_at, 0 AS tier FROM quote_words qw
-         WHERE one_word IS NOT NULL AND qw.word = one_word AND (only_category IS NULL OR qw.category = only_category)
+         WHERE one_word IS NOT NULL AND qw.field = 't' AND qw.word = one_word AND (only_category IS NULL OR qw.category = only_category)
          ORDER BY qw.created_at DESC, qw.quote_id DESC LIMIT wanted)
         UNION ALL
         (SELECT t.id, t.created_at, 0 FROM quotes t
@@ -108,10 +186,10 @@ BEGIN
          ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
         UNION ALL
         (SELECT DISTINCT longer.quote_id, longer.created_at, 1 FROM quote_words longer
-         WHERE few_longer AND longer.word > one_word AND longer.word < after_word
+         WHERE few_longer AND longer.field = 't' AND longer.word > one_word AND longer.word < after_word
            AND (only_category IS NULL OR longer.category = only_category)
            AND NOT EXISTS (SELECT 1 FROM quote_words qw
-                           WHERE qw.word = one_word AND qw.created_at = longer.created_at AND qw.quote_id = longer.quote_id)
+                           WHERE qw.field = 't' AND qw.word = one_word AND qw.created_at = longer.created_at AND qw.quote_id = longer.quote_id)
          ORDER BY longer.created_at DESC, longer.quote_id DESC LIMIT wanted)
         UNION ALL
         (SELECT t.id, t.created_at, 1 FROM quotes t
@@ -119,13 +197,13 @@ BEGIN
            AND (only_category IS NULL OR t.category = only_category)
            AND CASE WHEN one_word IS NULL THEN t.text !~* whole
                     ELSE NOT EXISTS (SELECT 1 FROM quote_words qw
-                                     WHERE qw.word = one_word AND qw.created_at = t.created_at AND qw.quote_id = t.id) END
+                                     WHERE qw.field = 't' AND qw.word = one_word AND qw.created_at = t.created_at AND qw.quote_id = t.id) END
          ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
         UNION ALL
         (SELECT t.id, t.created_at, 2 FROM quotes t
          WHERE t.text ILIKE contains AND t.text !~* prefix AND (only_category IS NULL OR t.category = only_category)
            AND (one_word IS NULL OR NOT EXISTS (SELECT 1 FROM quote_words qw
-                                            WHERE qw.word = one_word AND qw.created_at = t.created_at AND qw.quote_id = t.id))
+                                            WHERE qw.field = 't' AND qw.word = one_word AND qw.created_at = t.created_at AND qw.quote_id = t.id))
          ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
         LIMIT wanted) AS w
     JOIN quotes q ON q.id = w.id

@@ -13,12 +13,18 @@ public enum SearchField: String, Sendable {
 /// Every result contains the query (`ILIKE` with `%`, `_` and `\` escaped, so they match themselves). Ranking: the
 /// query as a whole word first, then as the start of a word, then anywhere; ties newest first.
 ///
-/// The cost does not grow with the number of matches. A query with at most 1,000 matches is answered from those
-/// matches (found by the trigram indexes, at most 1,001 read), ranked in full, with an exact `total`. A query with
-/// more is answered by `quote_search_walk_text`/`_author` (migration 0007), which walks the newest-first index tier
-/// by tier and stops after the rows the page needs: the more matches, the shorter the walk. Its `total` is 1,000 with
-/// `totalIsExact` false, as the contract allows. Which queries have more than 1,000 matches is remembered per
-/// version of the quotes (`quotes_version`), so that bounded count is paid once per query until quotes change.
+/// The cost does not grow with the number of matches.
+/// - A one-word query (most searches) is first answered from the index of words (`quote_words` and
+///   `quote_vocabulary`, migration 0009): the words containing it, then their quotes, without reading a text. With
+///   at most 1,000 matches (and 5,000 index entries) that is the answer, ranked in full with an exact `total`.
+/// - Otherwise a query with at most 1,000 matches is answered from those matches (found by the trigram indexes, at
+///   most 1,001 read), ranked in full, with an exact `total`.
+/// - A query with more is answered by `quote_search_walk_text`/`_author`, which reads the rank tiers in order and
+///   stops after the rows the page needs. Over text, a one-word query's first two tiers come from the index of
+///   words (a range per tier); the rest walks the newest-first index, where the more matches, the shorter the
+///   walk. Its `total` is 1,000 with `totalIsExact` false, as the contract allows.
+/// Which queries have more than 1,000 matches is remembered per version of the quotes (`quotes_version`), so the
+/// bounded count is paid once per query until quotes change.
 public struct QuoteSearch: Sendable {
     private let pool: PGPool
     private let manyMatches = ManyMatchesMemory()
@@ -55,6 +61,11 @@ public struct QuoteSearch: Sendable {
             // Read at another version, the query may have 1,000 matches or fewer now: count again.
             if walked.version == version { return walked.page }
         }
+        if patterns.mayBeOneWord, let words = try await fromWords(query, field: field, category: category, page: page) {
+            guard words.total > Self.exactTotalLimit else { return words.page }
+            manyMatches.remember(key, version: words.version)
+            return try await walk(patterns, field: field, category: category, page: page).page
+        }
         let ranked = try await rankAll(patterns, field: field, category: category, page: page)
         guard ranked.total > Self.exactTotalLimit else { return ranked.page }
         manyMatches.remember(key, version: ranked.version)
@@ -72,6 +83,8 @@ public struct QuoteSearch: Sendable {
         /// PostgreSQL's `\m`/`\M` (start/end of a word), which its engine tests at about half the cost.
         let wholeWord: String
         let wordStart: String
+        /// Letters, digits and _ only: perhaps one word as PostgreSQL's `\w` sees it (the SQL decides).
+        let mayBeOneWord: Bool
 
         init(_ query: String) {
             self.query = query
@@ -81,11 +94,30 @@ public struct QuoteSearch: Sendable {
             let after = query.unicodeScalars.last.map(Self.isASCIIWordCharacter) == true ? "\\M" : "($|\\W)"
             wholeWord = before + literal + after
             wordStart = before + literal
+            mayBeOneWord = query.unicodeScalars.allSatisfy {
+                $0 == "_" || $0.properties.isAlphabetic || $0.properties.numericType != nil
+            }
         }
 
         private static func isASCIIWordCharacter(_ scalar: Unicode.Scalar) -> Bool {
             scalar.isASCII && (scalar == "_" || scalar.properties.numericType != nil || scalar.properties.isAlphabetic)
         }
+    }
+
+    /// A one-word query answered from the index of words (`quote_search_words`, migration 0009): its matches are
+    /// the quotes holding a word that contains it, found without reading a text. Exact when it answers; nil when
+    /// it cannot tell cheaply (not one word after all, or more than 5,000 entries to read).
+    private func fromWords(_ query: String, field: SearchField, category: QuoteCategory?, page: PageRequest) async throws
+        -> (page: Page<Quote>, total: Int, version: Int64)?
+    {
+        let rows = try await run("""
+            SELECT total, version, id AS quote_id, text AS quote_text, author AS quote_author, category AS quote_category, \
+            created_at AS quote_created_at FROM quote_search_words(\(field == .keyword ? "t" : "a")::"char", \(query), \
+            \(category?.rawValue), \(page.size + 1), \(page.offset))
+            """)
+        guard !rows[0].isNull("total") else { return nil }
+        let total = try rows[0].decode("total", as: Int.self)
+        return (try pageOfQuotes(rows, page, total: total, exact: true), total, try rows[0].decode("version", as: Int64.self))
     }
 
     /// At most 1,001 matches, ranked in full (`quote_search_ranked_text`/`_author`, migration 0007). `total` is their
