@@ -148,64 +148,84 @@ BEGIN
         ORDER BY r.tier, r.created_at DESC, r.quote_id DESC;
 END $$;
 
--- The walk of 0007, with the first two tiers read from quote_words when the query is one word (`one_word`:
--- lower(query) when it is a run of word characters; else NULL, and the tiers are found by the regular
--- expressions as before).
+-- The walks of 0007 (over text and over authors), with the first two tiers read from quote_words when the query
+-- is one word (`one_word`: lower(query) when it is a run of word characters; else NULL, and the tiers are found
+-- by the regular expressions as before).
 -- * Tier 0 (the word itself) is a range of the index, newest first: it reads the rows it returns.
 -- * Tier 1 (longer words that start with it) is one contiguous range of the index (C collation). When that range
 --   holds fewer than 2,000 entries, its quotes are taken from it and sorted (at most 2,000 read); when it holds
 --   more, its quotes are common enough for the newest-first walk to stop early. Either way the tier no longer
 --   costs the whole table when it is empty or rare (e.g. "ove": no word starts with it, 14,000 quotes contain it).
+--   That range is only sized when tier 0 cannot fill the page by itself.
 -- Tiers 1 and 2 leave out tier 0's quotes by the same definition (a probe of quote_words' key), so every match
--- is in exactly one tier.
+-- is in exactly one tier. One function per searched column, made from one text.
 DROP FUNCTION quote_search_walk_text(text, text, text, text, bigint);
-CREATE FUNCTION quote_search_walk_text(contains text, whole text, prefix text, query text, only_category text, wanted bigint)
-RETURNS TABLE (id uuid, text text, author text, category text, created_at timestamptz, tier int)
-LANGUAGE plpgsql STABLE
-SET enable_seqscan = off SET enable_bitmapscan = off
-SET plan_cache_mode = force_generic_plan SET jit = off SET max_parallel_workers_per_gather = 0
-AS $$
-DECLARE
-    one_word text := CASE WHEN lower(query) ~ '^\w+$' THEN lower(query) END;
-    -- Every longer word that starts with one_word sorts between these two (C collation).
-    after_word text := one_word || chr(1114111);
-    few_longer boolean := false;
+DROP FUNCTION quote_search_walk_author(text, text, text, text, bigint);
+DO $make$
+DECLARE searched text;
 BEGIN
-    IF one_word IS NOT NULL THEN
-        SELECT count(*) < 2000 INTO few_longer FROM (
-            SELECT 1 FROM quote_words qw WHERE qw.field = 't' AND qw.word > one_word AND qw.word < after_word LIMIT 2000) AS longer;
-    END IF;
-    RETURN QUERY SELECT q.id, q.text, q.author, q.category, q.created_at, w.tier FROM (
-        (SELECT qw.quote_id AS id, qw.created_at, 0 AS tier FROM quote_words qw
-         WHERE one_word IS NOT NULL AND qw.field = 't' AND qw.word = one_word AND (only_category IS NULL OR qw.category = only_category)
-         ORDER BY qw.created_at DESC, qw.quote_id DESC LIMIT wanted)
-        UNION ALL
-        (SELECT t.id, t.created_at, 0 FROM quotes t
-         WHERE one_word IS NULL AND t.text ~* whole AND t.text ILIKE contains
-           AND (only_category IS NULL OR t.category = only_category)
-         ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
-        UNION ALL
-        (SELECT DISTINCT longer.quote_id, longer.created_at, 1 FROM quote_words longer
-         WHERE few_longer AND longer.field = 't' AND longer.word > one_word AND longer.word < after_word
-           AND (only_category IS NULL OR longer.category = only_category)
-           AND NOT EXISTS (SELECT 1 FROM quote_words qw
-                           WHERE qw.field = 't' AND qw.word = one_word AND qw.created_at = longer.created_at AND qw.quote_id = longer.quote_id)
-         ORDER BY longer.created_at DESC, longer.quote_id DESC LIMIT wanted)
-        UNION ALL
-        (SELECT t.id, t.created_at, 1 FROM quotes t
-         WHERE NOT few_longer AND t.text ~* prefix AND t.text ILIKE contains
-           AND (only_category IS NULL OR t.category = only_category)
-           AND CASE WHEN one_word IS NULL THEN t.text !~* whole
-                    ELSE NOT EXISTS (SELECT 1 FROM quote_words qw
-                                     WHERE qw.field = 't' AND qw.word = one_word AND qw.created_at = t.created_at AND qw.quote_id = t.id) END
-         ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
-        UNION ALL
-        (SELECT t.id, t.created_at, 2 FROM quotes t
-         WHERE t.text ILIKE contains AND t.text !~* prefix AND (only_category IS NULL OR t.category = only_category)
-           AND (one_word IS NULL OR NOT EXISTS (SELECT 1 FROM quote_words qw
-                                            WHERE qw.field = 't' AND qw.word = one_word AND qw.created_at = t.created_at AND qw.quote_id = t.id))
-         ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
-        LIMIT wanted) AS w
-    JOIN quotes q ON q.id = w.id
-    ORDER BY w.tier, w.created_at DESC, w.id DESC;
-END $$;
+    FOREACH searched IN ARRAY ARRAY['text', 'author'] LOOP
+        EXECUTE format($f$
+            CREATE FUNCTION %1$I(contains text, whole text, prefix text, query text, only_category text, wanted bigint)
+            RETURNS TABLE (id uuid, text text, author text, category text, created_at timestamptz, tier int)
+            LANGUAGE plpgsql STABLE
+            SET enable_seqscan = off SET enable_bitmapscan = off
+            SET plan_cache_mode = force_generic_plan SET jit = off SET max_parallel_workers_per_gather = 0
+            AS $$
+            DECLARE
+                one_word text := CASE WHEN lower(query) ~ '^\w+$' THEN lower(query) END;
+                -- Every longer word that starts with one_word sorts between these two (C collation).
+                after_word text := one_word || chr(1114111);
+                few_longer boolean := false;
+            BEGIN
+                IF one_word IS NOT NULL AND (
+                    SELECT count(*) < wanted FROM (
+                        SELECT 1 FROM quote_words qw WHERE qw.field = %3$L AND qw.word = one_word
+                          AND (only_category IS NULL OR qw.category = only_category) LIMIT wanted) AS itself)
+                THEN
+                    SELECT count(*) < 2000 INTO few_longer FROM (
+                        SELECT 1 FROM quote_words qw
+                        WHERE qw.field = %3$L AND qw.word > one_word AND qw.word < after_word LIMIT 2000) AS longer;
+                END IF;
+                RETURN QUERY SELECT q.id, q.text, q.author, q.category, q.created_at, w.tier FROM (
+                    (SELECT qw.quote_id AS id, qw.created_at, 0 AS tier FROM quote_words qw
+                     WHERE one_word IS NOT NULL AND qw.field = %3$L AND qw.word = one_word
+                       AND (only_category IS NULL OR qw.category = only_category)
+                     ORDER BY qw.created_at DESC, qw.quote_id DESC LIMIT wanted)
+                    UNION ALL
+                    (SELECT t.id, t.created_at, 0 FROM quotes t
+                     WHERE one_word IS NULL AND t.%2$I ~* whole AND t.%2$I ILIKE contains
+                       AND (only_category IS NULL OR t.category = only_category)
+                     ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
+                    UNION ALL
+                    (SELECT DISTINCT longer.quote_id, longer.created_at, 1 FROM quote_words longer
+                     WHERE few_longer AND longer.field = %3$L AND longer.word > one_word AND longer.word < after_word
+                       AND (only_category IS NULL OR longer.category = only_category)
+                       AND NOT EXISTS (SELECT 1 FROM quote_words qw
+                                       WHERE qw.field = %3$L AND qw.word = one_word AND qw.created_at = longer.created_at
+                                         AND qw.quote_id = longer.quote_id)
+                     ORDER BY longer.created_at DESC, longer.quote_id DESC LIMIT wanted)
+                    UNION ALL
+                    (SELECT t.id, t.created_at, 1 FROM quotes t
+                     WHERE NOT few_longer AND t.%2$I ~* prefix AND t.%2$I ILIKE contains
+                       AND (only_category IS NULL OR t.category = only_category)
+                       AND CASE WHEN one_word IS NULL THEN t.%2$I !~* whole
+                                ELSE NOT EXISTS (SELECT 1 FROM quote_words qw
+                                                 WHERE qw.field = %3$L AND qw.word = one_word
+                                                   AND qw.created_at = t.created_at AND qw.quote_id = t.id) END
+                     ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
+                    UNION ALL
+                    (SELECT t.id, t.created_at, 2 FROM quotes t
+                     WHERE t.%2$I ILIKE contains AND t.%2$I !~* prefix
+                       AND (only_category IS NULL OR t.category = only_category)
+                       AND (one_word IS NULL OR NOT EXISTS (SELECT 1 FROM quote_words qw
+                                                            WHERE qw.field = %3$L AND qw.word = one_word
+                                                              AND qw.created_at = t.created_at AND qw.quote_id = t.id))
+                     ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
+                    LIMIT wanted) AS w
+                JOIN quotes q ON q.id = w.id
+                ORDER BY w.tier, w.created_at DESC, w.id DESC;
+            END $$
+            $f$, 'quote_search_walk_' || searched, searched, CASE searched WHEN 'text' THEN 't' ELSE 'a' END);
+    END LOOP;
+END $make$;

@@ -52,7 +52,7 @@ struct QuoteRoutes {
         // Offset pages are cached per version of the quotes (read first: a page made after a change is then at
         // worst filed under the older version, where no later request finds it). Cursor pages are not: each
         // cursor is its own key, rarely asked twice.
-        guard pageRequest.cursor == nil, let number = pageRequest.page else {
+        guard pages.isEnabled, pageRequest.cursor == nil, let number = pageRequest.page else {
             return Response.json(bytes: try await listBody(category, pageRequest)).taggedWithETag()
         }
         let key = PageKey(category: category, page: number, size: pageRequest.size)
@@ -83,16 +83,21 @@ struct QuoteRoutes {
         // Search pages are cached per version of the quotes as offset pages are (read first, for the same
         // reason): a popular search asked again costs one small read, however many quotes match it.
         let key = SearchKey(field: field, category: category, query: query, page: page.page ?? 1, size: page.size)
+        guard searches.isEnabled else { return Response.json(bytes: try await searchBody(request, key, page)).taggedWithETag() }
         let version = try await quotes.version()
         if let cached = searches[key, version] { return .json(prepared: cached) }
+        let body = PreparedBody(try await searchBody(request, key, page))
+        searches.store(body, for: key, version: version)
+        return .json(prepared: body)
+    }
+
+    private func searchBody(_ request: Request, _ key: SearchKey, _ page: PageRequest) async throws -> [UInt8] {
         let results = try await searchGate.run(for: request.clientAddress) {
-            try await search.search(query, in: field, category: category, page: page)
+            try await search.search(key.query, in: key.field, category: key.category, page: page)
         }
         var writer = JSONWriter(forPageOf: results.items.count)
         writer.page(results) { $0.quote($1) }
-        let body = PreparedBody(writer.bytes)
-        searches.store(body, for: key, version: version)
-        return .json(prepared: body)
+        return writer.bytes
     }
 
     @Sendable private func one(_ request: Request) async throws -> Response {

@@ -22,6 +22,9 @@ final class VersionedAnswerCache<Key: Hashable & Sendable>: @unchecked Sendable 
         self.keyCost = keyCost
     }
 
+    /// False when configured with no room: callers then skip reading the version.
+    var isEnabled: Bool { capacityInBytes > 0 }
+
     /// The answer if it was made at `version`.
     subscript(key: Key, version: Int64) -> PreparedBody? {
         lock.withLock {

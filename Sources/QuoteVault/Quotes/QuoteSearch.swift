@@ -20,9 +20,9 @@ public enum SearchField: String, Sendable {
 /// - Otherwise a query with at most 1,000 matches is answered from those matches (found by the trigram indexes, at
 ///   most 1,001 read), ranked in full, with an exact `total`.
 /// - A query with more is answered by `quote_search_walk_text`/`_author`, which reads the rank tiers in order and
-///   stops after the rows the page needs. Over text, a one-word query's first two tiers come from the index of
-///   words (a range per tier); the rest walks the newest-first index, where the more matches, the shorter the
-///   walk. Its `total` is 1,000 with `totalIsExact` false, as the contract allows.
+///   stops after the rows the page needs. A one-word query's first two tiers come from the index of words (a
+///   range per tier); the rest walks the newest-first index, where the more matches, the shorter the walk. Its
+///   `total` is 1,000 with `totalIsExact` false, as the contract allows.
 /// Which queries have more than 1,000 matches is remembered per version of the quotes (`quotes_version`), so the
 /// bounded count is paid once per query until quotes change.
 public struct QuoteSearch: Sendable {
@@ -139,15 +139,12 @@ public struct QuoteSearch: Sendable {
     private func walk(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest) async throws
         -> (page: Page<Quote>, version: Int64)
     {
-        // Over text, the query itself too: a one-word query's first tier is read from the index of words
-        // (`quote_words`, migration 0009).
-        let walk: PGQuery = field == .keyword
-            ? "quote_search_walk_text(\(patterns.contains), \(patterns.wholeWord), \(patterns.wordStart), \(patterns.query), "
-            : "quote_search_walk_author(\(patterns.contains), \(patterns.wholeWord), \(patterns.wordStart), "
+        // The query itself too: a one-word query's first tiers are read from the index of words (migration 0009).
         let rows = try await run("""
             SELECT version.version, walked.* FROM quotes_version AS version LEFT JOIN LATERAL \
             (SELECT w.id AS quote_id, w.text AS quote_text, w.author AS quote_author, w.category AS quote_category, \
-            w.created_at AS quote_created_at, n FROM \(walk)\(category?.rawValue), \(page.offset + page.size + 1)) \
+            w.created_at AS quote_created_at, n FROM quote_search_walk_\(unsafeSQL: field.column)(\(patterns.contains), \
+            \(patterns.wholeWord), \(patterns.wordStart), \(patterns.query), \(category?.rawValue), \(page.offset + page.size + 1)) \
             WITH ORDINALITY AS w (id, text, author, category, created_at, tier, n) \
             ORDER BY n OFFSET \(page.offset)) AS walked ON true ORDER BY walked.n
             """)
