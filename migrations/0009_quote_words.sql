@@ -102,7 +102,7 @@ CREATE TRIGGER quote_words_truncate AFTER TRUNCATE ON quotes
 SELECT quote_words_add(ARRAY(SELECT id FROM quotes));
 
 -- A one-word search with at most 1,000 matches, from the index of words: the vocabulary's words containing the
--- query, then their entries (at most 5,000 read), grouped by quote; a quote's tier is that of its best word
+-- query, then their entries (at most 5,000 read, once), grouped by quote; a quote's tier is that of its best word
 -- (the word itself 0, a longer word starting with it 1, any other 2). `total` is the number of matches, exact;
 -- NULL when this cannot tell cheaply (not one word, or more than 5,000 entries: the caller counts through the
 -- trigram index instead). Every answer has one row at least: `total` and the quotes' `version` ride on each (id
@@ -116,26 +116,32 @@ DECLARE
     one_word text := CASE WHEN lower(query) ~ '^\w+$' THEN lower(query) END;
     -- LIKE's own characters stand for themselves (only _ can be in a word).
     containing text := '%' || replace(replace(replace(one_word, '\', '\\'), '%', '\%'), '_', '\_') || '%';
-    entries bigint;
+    entries bigint := 0;
+    quote_ids uuid[];
+    times timestamptz[];
+    tiers int[];
 BEGIN
     IF one_word IS NOT NULL THEN
-        SELECT count(*) INTO entries FROM (
-            SELECT 1 FROM quote_vocabulary v JOIN quote_words qw ON qw.field = v.field AND qw.word = v.word
-            WHERE v.word LIKE containing AND v.field = searched AND (only_category IS NULL OR qw.category = only_category)
-            LIMIT 5001) AS e;
+        SELECT count(*), array_agg(e.quote_id), array_agg(e.created_at), array_agg(e.tier)
+        INTO entries, quote_ids, times, tiers
+        FROM (SELECT qw.quote_id, qw.created_at,
+                     CASE WHEN qw.word = one_word THEN 0 WHEN starts_with(qw.word, one_word) THEN 1 ELSE 2 END AS tier
+              FROM quote_vocabulary v JOIN quote_words qw ON qw.field = v.field AND qw.word = v.word
+              WHERE v.word LIKE containing AND v.field = searched
+                AND (only_category IS NULL OR qw.category = only_category)
+              LIMIT 5001) AS e;
     END IF;
-    IF one_word IS NULL OR entries > 5000 THEN
-        RETURN QUERY SELECT NULL::bigint, qv.version, NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::timestamptz
+    IF one_word IS NULL OR entries > 5000 OR entries = 0 THEN
+        RETURN QUERY SELECT CASE WHEN entries = 0 AND one_word IS NOT NULL THEN 0::bigint END, qv.version,
+                            NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::timestamptz
             FROM quotes_version qv;
         RETURN;
     END IF;
     RETURN QUERY
         WITH matches AS MATERIALIZED (
-            SELECT qw.quote_id, qw.created_at,
-                   min(CASE WHEN qw.word = one_word THEN 0 WHEN starts_with(qw.word, one_word) THEN 1 ELSE 2 END) AS tier
-            FROM quote_vocabulary v JOIN quote_words qw ON qw.field = v.field AND qw.word = v.word
-            WHERE v.word LIKE containing AND v.field = searched AND (only_category IS NULL OR qw.category = only_category)
-            GROUP BY qw.quote_id, qw.created_at),
+            SELECT e.quote_id, e.created_at, min(e.tier) AS tier
+            FROM unnest(quote_ids, times, tiers) AS e (quote_id, created_at, tier)
+            GROUP BY e.quote_id, e.created_at),
         counted AS (SELECT count(*) AS n FROM matches)
         SELECT counted.n, (SELECT qv.version FROM quotes_version qv), q.id, q.text, q.author, q.category, q.created_at
         FROM counted
