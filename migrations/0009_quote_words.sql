@@ -163,8 +163,9 @@ END $$;
 --   more, its quotes are common enough for the newest-first walk to stop early. Either way the tier no longer
 --   costs the whole table when it is empty or rare (e.g. "ove": no word starts with it, 14,000 quotes contain it).
 --   That range is only sized when tier 0 cannot fill the page by itself.
--- Tiers 1 and 2 leave out tier 0's quotes by the same definition (a probe of quote_words' key), so every match
--- is in exactly one tier. One function per searched column, made from one text.
+-- For a one-word query every tier is decided by the quote's words as the index holds them (the walked tiers by
+-- \m over lower(text), whose words are those of quote_words_of; the case-insensitive expressions only for other
+-- queries), so every match is in exactly one tier, whichever way each tier is read. One function per searched column, made from one text.
 DROP FUNCTION quote_search_walk_text(text, text, text, text, bigint);
 DROP FUNCTION quote_search_walk_author(text, text, text, text, bigint);
 DO $make$
@@ -182,6 +183,9 @@ BEGIN
                 one_word text := CASE WHEN lower(query) ~ '^\w+$' THEN lower(query) END;
                 -- Every longer word that starts with one_word sorts between these two (C collation).
                 after_word text := one_word || chr(1114111);
+                -- A word of lower(text) starts with one_word: the index's own words, without reading them out
+                -- (one_word is word characters only, none special to a regular expression).
+                word_start text := '\m' || one_word;
                 few_longer boolean := false;
             BEGIN
                 IF one_word IS NOT NULL AND (
@@ -213,20 +217,23 @@ BEGIN
                      ORDER BY longer.created_at DESC, longer.quote_id DESC LIMIT wanted)
                     UNION ALL
                     (SELECT t.id, t.created_at, 1 FROM quotes t
-                     WHERE NOT few_longer AND t.%2$I ~* prefix AND t.%2$I ILIKE contains
+                     WHERE one_word IS NULL AND t.%2$I ~* prefix AND t.%2$I ILIKE contains AND t.%2$I !~* whole
                        AND (only_category IS NULL OR t.category = only_category)
-                       AND CASE WHEN one_word IS NULL THEN t.%2$I !~* whole
-                                ELSE NOT EXISTS (SELECT 1 FROM quote_words qw
-                                                 WHERE qw.field = %3$L AND qw.word = one_word
-                                                   AND qw.created_at = t.created_at AND qw.quote_id = t.id) END
+                     ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
+                    UNION ALL
+                    (SELECT t.id, t.created_at, 1 FROM quotes t
+                     WHERE one_word IS NOT NULL AND NOT few_longer
+                       AND (only_category IS NULL OR t.category = only_category)
+                       AND lower(t.%2$I) ~ word_start
+                       AND NOT EXISTS (SELECT 1 FROM quote_words qw
+                                       WHERE qw.field = %3$L AND qw.word = one_word
+                                         AND qw.created_at = t.created_at AND qw.quote_id = t.id)
                      ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
                     UNION ALL
                     (SELECT t.id, t.created_at, 2 FROM quotes t
-                     WHERE t.%2$I ILIKE contains AND t.%2$I !~* prefix
-                       AND (only_category IS NULL OR t.category = only_category)
-                       AND (one_word IS NULL OR NOT EXISTS (SELECT 1 FROM quote_words qw
-                                                            WHERE qw.field = %3$L AND qw.word = one_word
-                                                              AND qw.created_at = t.created_at AND qw.quote_id = t.id))
+                     WHERE t.%2$I ILIKE contains AND (only_category IS NULL OR t.category = only_category)
+                       AND CASE WHEN one_word IS NULL THEN t.%2$I !~* prefix
+                                ELSE lower(t.%2$I) !~ word_start END
                      ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
                     LIMIT wanted) AS w
                 JOIN quotes q ON q.id = w.id
