@@ -154,18 +154,34 @@ BEGIN
         ORDER BY r.tier, r.created_at DESC, r.quote_id DESC;
 END $$;
 
--- The walks of 0007 (over text and over authors), with the first two tiers read from quote_words when the query
--- is one word (`one_word`: lower(query) when it is a run of word characters; else NULL, and the tiers are found
--- by the regular expressions as before).
+-- The words of the vocabulary that contain a word without starting with it (the words of tier 2), at most 201
+-- (more: the caller treats the tier as common). Its own function: the trigram index needs a bitmap scan, which
+-- the walks turn off.
+CREATE FUNCTION quote_vocabulary_inside(searched "char", one_word text) RETURNS text[]
+LANGUAGE sql STABLE
+SET enable_seqscan = off SET enable_bitmapscan = on SET plan_cache_mode = force_generic_plan SET jit = off
+SET max_parallel_workers_per_gather = 0
+AS $$
+    SELECT array_agg(inside.word) FROM (SELECT v.word FROM quote_vocabulary v
+    WHERE v.word LIKE '%' || replace(replace(replace(one_word, '\', '\\'), '%', '\%'), '_', '\_') || '%'
+      AND v.field = searched AND NOT starts_with(v.word, one_word)
+    LIMIT 201) AS inside
+$$;
+
+-- The walks of 0007 (over text and over authors), with every tier read from the index of words when the query is
+-- one word (`one_word`: lower(query) when it is a run of word characters; else NULL, and the tiers are found by
+-- the regular expressions as before).
 -- * Tier 0 (the word itself) is a range of the index, newest first: it reads the rows it returns.
--- * Tier 1 (longer words that start with it) is one contiguous range of the index (C collation). When that range
---   holds fewer than 2,000 entries, its quotes are taken from it and sorted (at most 2,000 read); when it holds
---   more, its quotes are common enough for the newest-first walk to stop early. Either way the tier no longer
---   costs the whole table when it is empty or rare (e.g. "ove": no word starts with it, 14,000 quotes contain it).
---   That range is only sized when tier 0 cannot fill the page by itself.
+-- * Tier 1 (longer words that start with it) is one contiguous range of the index (C collation); tier 2 (words
+--   that contain it elsewhere) the entries of the vocabulary's words containing it. When a tier's entries number
+--   fewer than 2,000 or than the rows the page needs (and tier 2's words 200 at most), its quotes are taken from
+--   them and sorted; when more, its quotes are common enough for the newest-first walk to stop early. Either way
+--   a tier no longer costs the whole table when it is empty or rare (e.g. "ove": no word is or starts with it,
+--   14,000 quotes contain it). Tiers 1 and 2 are only sized when the tiers before them cannot fill the page.
 -- For a one-word query every tier is decided by the quote's words as the index holds them (the walked tiers by
 -- \m over lower(text), whose words are those of quote_words_of; the case-insensitive expressions only for other
--- queries), so every match is in exactly one tier, whichever way each tier is read. One function per searched column, made from one text.
+-- queries), so every match is in exactly one tier, whichever way each tier is read. One function per searched
+-- column, made from one text.
 DROP FUNCTION quote_search_walk_text(text, text, text, text, bigint);
 DROP FUNCTION quote_search_walk_author(text, text, text, text, bigint);
 DO $make$
@@ -186,16 +202,35 @@ BEGIN
                 -- A word of lower(text) starts with one_word: the index's own words, without reading them out
                 -- (one_word is word characters only, none special to a regular expression).
                 word_start text := '\m' || one_word;
+                itself bigint := wanted;  -- tier 0's entries, counted up to `wanted`
+                longer bigint := 0;       -- tier 1's entries, counted up to 2,000 or `wanted` if more
                 few_longer boolean := false;
+                inside_words text[];
+                few_inside boolean := false;
             BEGIN
-                IF one_word IS NOT NULL AND (
-                    SELECT count(*) < wanted FROM (
+                IF one_word IS NOT NULL THEN
+                    SELECT count(*) INTO itself FROM (
                         SELECT 1 FROM quote_words qw WHERE qw.field = %3$L AND qw.word = one_word
-                          AND (only_category IS NULL OR qw.category = only_category) LIMIT wanted) AS itself)
-                THEN
-                    SELECT count(*) < 2000 INTO few_longer FROM (
+                          AND (only_category IS NULL OR qw.category = only_category) LIMIT wanted) AS e;
+                END IF;
+                IF itself < wanted THEN
+                    SELECT count(*) INTO longer FROM (
                         SELECT 1 FROM quote_words qw
-                        WHERE qw.field = %3$L AND qw.word > one_word AND qw.word < after_word LIMIT 2000) AS longer;
+                        WHERE qw.field = %3$L AND qw.word > one_word AND qw.word < after_word
+                          AND (only_category IS NULL OR qw.category = only_category)
+                        LIMIT greatest(2000, wanted)) AS e;
+                    few_longer := longer < greatest(2000, wanted);  -- the whole range was counted
+                    -- Entries count a quote once at least, so with fewer the first two tiers cannot fill the page.
+                    IF itself + longer < wanted THEN
+                        inside_words := quote_vocabulary_inside(%3$L, one_word);
+                        IF cardinality(inside_words) <= 200 THEN
+                            SELECT count(*) < greatest(2000, wanted) INTO few_inside FROM (
+                                SELECT 1 FROM quote_words qw
+                                WHERE qw.field = %3$L AND qw.word = ANY (inside_words)
+                                  AND (only_category IS NULL OR qw.category = only_category)
+                                LIMIT greatest(2000, wanted)) AS e;
+                        END IF;
+                    END IF;
                 END IF;
                 RETURN QUERY SELECT q.id, q.text, q.author, q.category, q.created_at, w.tier FROM (
                     (SELECT qw.quote_id AS id, qw.created_at, 0 AS tier FROM quote_words qw
@@ -230,8 +265,15 @@ BEGIN
                                          AND qw.created_at = t.created_at AND qw.quote_id = t.id)
                      ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
                     UNION ALL
+                    (SELECT DISTINCT inside.quote_id, inside.created_at, 2 FROM quote_words inside
+                     JOIN quotes t ON t.id = inside.quote_id
+                     WHERE few_inside AND inside.field = %3$L AND inside.word = ANY (inside_words)
+                       AND (only_category IS NULL OR inside.category = only_category)
+                       AND lower(t.%2$I) !~ word_start
+                     ORDER BY inside.created_at DESC, inside.quote_id DESC LIMIT wanted)
+                    UNION ALL
                     (SELECT t.id, t.created_at, 2 FROM quotes t
-                     WHERE t.%2$I ILIKE contains AND (only_category IS NULL OR t.category = only_category)
+                     WHERE NOT few_inside AND t.%2$I ILIKE contains AND (only_category IS NULL OR t.category = only_category)
                        AND CASE WHEN one_word IS NULL THEN t.%2$I !~* prefix
                                 ELSE lower(t.%2$I) !~ word_start END
                      ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)

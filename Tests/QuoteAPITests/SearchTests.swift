@@ -261,6 +261,13 @@ final class SearchTests: XCTestCase {
         try await assertWalk(app, "needle", category: "humor", expectedCount: 700, tier: tiers, pageSizes: [100])
         // Not one word (punctuation): every tier found by its regular expression.
         try await assertWalk(app, "WORK:", expectedCount: 1_050, tier: "2", pageSizes: [100])
+        // Few quotes in tiers 0 and 1, 2,100 in tier 2: tier 2 is walked while a page needs fewer rows than it
+        // holds entries (pages 2-20 of 100), then read from the index of words (pages 21-22).
+        try await insertMany(app, count: 50, text: "a thimble #", start: "2018-01-01")
+        try await insertMany(app, count: 50, text: "thimbles #", start: "2018-02-01")
+        try await insertMany(app, count: 2_100, text: "xthimble #", start: "2018-03-01")
+        let thimbleTiers = "CASE WHEN text LIKE 'a thimble%' THEN 0 WHEN text LIKE 'thimbles%' THEN 1 ELSE 2 END"
+        try await assertWalk(app, "thimble", expectedCount: 2_200, tier: thimbleTiers, pageSizes: [100])
         await app.stop()
     }
 
