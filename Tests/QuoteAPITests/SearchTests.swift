@@ -268,6 +268,18 @@ final class SearchTests: XCTestCase {
         try await insertMany(app, count: 2_100, text: "xthimble #", start: "2018-03-01")
         let thimbleTiers = "CASE WHEN text LIKE 'a thimble%' THEN 0 WHEN text LIKE 'thimbles%' THEN 1 ELSE 2 END"
         try await assertWalk(app, "thimble", expectedCount: 2_200, tier: thimbleTiers, pageSizes: [100])
+        // Tier 2 spread over 200 words (read from the index of words) and over 201 (walked).
+        for (query, words) in [("gadget", 200), ("widget", 201)] {
+            try await app.withConnection { connection in
+                _ = try connection.query("""
+                    INSERT INTO quotes (text, author, category, created_at)
+                    SELECT 'w' || (i % \(words)) || \(query) || ' ' || i, 'Bulk Author', 'wisdom',
+                           '2017-01-01'::timestamptz + (i / 2) * interval '1 second'
+                    FROM generate_series(1, 1100) AS i
+                    """)
+            }
+            try await assertWalk(app, query, expectedCount: 1_100, tier: "2", pageSizes: [100])
+        }
         await app.stop()
     }
 

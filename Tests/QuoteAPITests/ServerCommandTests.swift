@@ -110,6 +110,15 @@ final class ServerCommandTests: XCTestCase {
         server.signal(SIGTERM)
         let status = try await server.waitForExit()
         XCTAssertEqual(status, 0, server.output)
+        // The largest answer caches allowed.
+        let largest = try ServerProcess(["serve"], environment: [
+            "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "ANSWER_CACHE_BYTES": "1073741824",
+        ])
+        let largestPort = try await largest.waitForPort()
+        XCTAssertEqual(try HTTPTestClient(port: largestPort).get("/v1/quotes/search?q=a").status, 200)
+        largest.signal(SIGTERM)
+        let largestStatus = try await largest.waitForExit()
+        XCTAssertEqual(largestStatus, 0, largest.output)
     }
 
     func testSIGTERMDrainsFirstWhenConfigured() async throws {
