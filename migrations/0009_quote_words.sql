@@ -36,6 +36,16 @@ CREATE FUNCTION quote_words_of(quote_text text) RETURNS SETOF text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$ SELECT DISTINCT m[1] FROM regexp_matches(lower(quote_text), '(\w+)', 'g') AS m $$;
 
+-- The query as one word of the index (its lower case, when that is word characters only), else NULL.
+CREATE FUNCTION quote_words_one_word(query text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$ SELECT CASE WHEN lower(query) ~ '^\w+$' THEN lower(query) END $$;
+
+-- `%one_word%` for LIKE over the vocabulary (of LIKE's own characters only _ can be in a word).
+CREATE FUNCTION quote_words_containing(one_word text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$ SELECT '%' || replace(one_word, '_', '\_') || '%' $$;
+
 -- A quote's entries: the words of its text and of its author.
 CREATE FUNCTION quote_words_entries(quote_text text, quote_author text, OUT field "char", OUT word text) RETURNS SETOF record
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -113,9 +123,8 @@ LANGUAGE plpgsql STABLE
 SET enable_seqscan = off SET plan_cache_mode = force_generic_plan SET jit = off SET max_parallel_workers_per_gather = 0
 AS $$
 DECLARE
-    one_word text := CASE WHEN lower(query) ~ '^\w+$' THEN lower(query) END;
-    -- LIKE's own characters stand for themselves (only _ can be in a word).
-    containing text := '%' || replace(replace(replace(one_word, '\', '\\'), '%', '\%'), '_', '\_') || '%';
+    one_word text := quote_words_one_word(query);
+    containing text := quote_words_containing(one_word);
     entries bigint := 0;
     quote_ids uuid[];
     times timestamptz[];
@@ -163,7 +172,7 @@ SET enable_seqscan = off SET enable_bitmapscan = on SET plan_cache_mode = force_
 SET max_parallel_workers_per_gather = 0
 AS $$
     SELECT array_agg(inside.word) FROM (SELECT v.word FROM quote_vocabulary v
-    WHERE v.word LIKE '%' || replace(replace(replace(one_word, '\', '\\'), '%', '\%'), '_', '\_') || '%'
+    WHERE v.word LIKE quote_words_containing(one_word)
       AND v.field = searched AND NOT starts_with(v.word, one_word)
     LIMIT 201) AS inside
 $$;
@@ -196,7 +205,7 @@ BEGIN
             SET plan_cache_mode = force_generic_plan SET jit = off SET max_parallel_workers_per_gather = 0
             AS $$
             DECLARE
-                one_word text := CASE WHEN lower(query) ~ '^\w+$' THEN lower(query) END;
+                one_word text := quote_words_one_word(query);
                 -- Every longer word that starts with one_word sorts between these two (C collation).
                 after_word text := one_word || chr(1114111);
                 -- A word of lower(text) starts with one_word: the index's own words, without reading them out

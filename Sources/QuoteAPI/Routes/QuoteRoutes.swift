@@ -20,8 +20,8 @@ struct QuoteRoutes {
     struct SearchKey: Hashable, Sendable {
         let field: SearchField
         let category: QuoteCategory?
-        /// As normalised by `QuoteSearch.normalise`: " love" and "love" are one answer.
-        let query: String
+        /// " love" and "love" are one answer.
+        let query: SearchQuery
         let page: Int
         let size: Int
     }
@@ -34,7 +34,7 @@ struct QuoteRoutes {
         self.search = search
         self.searchGate = ConcurrencyGate(perAddress: searchesPerAddress ?? .max)
         pages = VersionedAnswerCache(capacityInBytes: answerCacheBytes)
-        searches = VersionedAnswerCache(capacityInBytes: answerCacheBytes) { 64 + $0.query.utf8.count }
+        searches = VersionedAnswerCache(capacityInBytes: answerCacheBytes) { 64 + $0.query.text.utf8.count }
     }
 
     var routes: [Route] {
@@ -49,25 +49,17 @@ struct QuoteRoutes {
     @Sendable private func list(_ request: Request) async throws -> Response {
         let category = try request.queryValue("category").map { try QuoteCategory.parse($0) }
         let pageRequest = try request.pageRequest()
-        // Offset pages are cached per version of the quotes (read first: a page made after a change is then at
-        // worst filed under the older version, where no later request finds it). Cursor pages are not: each
-        // cursor is its own key, rarely asked twice.
-        guard pages.isEnabled, pageRequest.cursor == nil, let number = pageRequest.page else {
-            return Response.json(bytes: try await listBody(category, pageRequest)).taggedWithETag()
+        // Cursor pages are not cached: each cursor is its own key, rarely asked twice.
+        var key: PageKey?
+        if pageRequest.cursor == nil, let number = pageRequest.page {
+            key = PageKey(category: category, page: number, size: pageRequest.size)
         }
-        let key = PageKey(category: category, page: number, size: pageRequest.size)
-        let version = try await quotes.version()
-        if let cached = pages[key, version] { return .json(prepared: cached) }
-        let body = PreparedBody(try await listBody(category, pageRequest))
-        pages.store(body, for: key, version: version)
-        return .json(prepared: body)
-    }
-
-    private func listBody(_ category: QuoteCategory?, _ pageRequest: PageRequest) async throws -> [UInt8] {
-        let page = try await quotes.list(category: category, page: pageRequest)
-        var writer = JSONWriter(forPageOf: page.items.count)
-        writer.page(page) { $0.quote($1) }
-        return writer.bytes
+        return try await answer(from: pages, key: key) {
+            let page = try await quotes.list(category: category, page: pageRequest)
+            var writer = JSONWriter(forPageOf: page.items.count)
+            writer.page(page) { $0.quote($1) }
+            return writer.bytes
+        }
     }
 
     @Sendable private func find(_ request: Request) async throws -> Response {
@@ -79,25 +71,31 @@ struct QuoteRoutes {
         }
         let category = try request.queryValue("category").map { try QuoteCategory.parse($0) }
         let page = try request.pageRequest(allowsCursor: false)
-        let query = try QuoteSearch.normalise(request.queryValue("q"))
-        // Search pages are cached per version of the quotes as offset pages are (read first, for the same
-        // reason): a popular search asked again costs one small read, however many quotes match it.
+        let query = try SearchQuery(request.queryValue("q"))
+        // A popular search asked again costs one small read, however many quotes match it.
         let key = SearchKey(field: field, category: category, query: query, page: page.page ?? 1, size: page.size)
-        guard searches.isEnabled else { return Response.json(bytes: try await searchBody(request, key, page)).taggedWithETag() }
-        let version = try await quotes.version()
-        if let cached = searches[key, version] { return .json(prepared: cached) }
-        let body = PreparedBody(try await searchBody(request, key, page))
-        searches.store(body, for: key, version: version)
-        return .json(prepared: body)
+        return try await answer(from: searches, key: key) {
+            let results = try await searchGate.run(for: request.clientAddress) {
+                try await search.search(query, in: field, category: category, page: page)
+            }
+            var writer = JSONWriter(forPageOf: results.items.count)
+            writer.page(results) { $0.quote($1) }
+            return writer.bytes
+        }
     }
 
-    private func searchBody(_ request: Request, _ key: SearchKey, _ page: PageRequest) async throws -> [UInt8] {
-        let results = try await searchGate.run(for: request.clientAddress) {
-            try await search.search(key.query, in: key.field, category: key.category, page: page)
-        }
-        var writer = JSONWriter(forPageOf: results.items.count)
-        writer.page(results) { $0.quote($1) }
-        return writer.bytes
+    /// The answer from `cache` when it was made at the quotes' current version, else made by `make` and filed.
+    /// The version is read first: an answer made after a change is then at worst filed under the older version,
+    /// where no later request finds it. Without a key (or with caches off) the answer is made and tagged.
+    private func answer<Key>(
+        from cache: VersionedAnswerCache<Key>, key: Key?, make: () async throws -> [UInt8]
+    ) async throws -> Response {
+        guard cache.isEnabled, let key else { return Response.json(bytes: try await make()).taggedWithETag() }
+        let version = try await quotes.version()
+        if let cached = cache[key, version] { return .json(prepared: cached) }
+        let body = PreparedBody(try await make())
+        cache.store(body, for: key, version: version)
+        return .json(prepared: body)
     }
 
     @Sendable private func one(_ request: Request) async throws -> Response {

@@ -31,29 +31,13 @@ public struct QuoteSearch: Sendable {
 
     public init(pool: PGPool) { self.pool = pool }
 
-    public static let maximumQueryLength = 200
     /// Up to this many matches `total` is exact; beyond, it is this number and `totalIsExact` is false.
     public static let exactTotalLimit = 1_000
 
-    /// Validates and normalises the query: trimmed, 1…200 characters.
-    public static func normalise(_ query: String?) throws -> String {
-        // Unicode's White_Space, the same set as Foundation's `.whitespacesAndNewlines`, whose trimming cost a
-        // search ~10 µs on Linux.
-        let scalars = (query ?? "").unicodeScalars
-        let start = scalars.firstIndex { !$0.properties.isWhitespace } ?? scalars.endIndex
-        let end = scalars[start...].lastIndex { !$0.properties.isWhitespace }.map(scalars.index(after:)) ?? start
-        let trimmed = String(scalars[start..<end])
-        guard !trimmed.isEmpty else { throw QuoteVaultError.invalid("q", "must not be empty") }
-        guard trimmed.unicodeScalars.count <= maximumQueryLength else {  // code points, as JSON Schema counts
-            throw QuoteVaultError.invalid("q", "must be at most \(maximumQueryLength) characters")
-        }
-        return trimmed
-    }
-
-    public func search(_ rawQuery: String?, in field: SearchField, category: QuoteCategory?, page: PageRequest) async throws
-        -> Page<Quote>
+    public func search(_ searchQuery: SearchQuery, in field: SearchField, category: QuoteCategory?, page: PageRequest)
+        async throws -> Page<Quote>
     {
-        let query = try Self.normalise(rawQuery)
+        let query = searchQuery.text
         let patterns = Patterns(query)
         let key = ManyMatchesMemory.Key(field: field, category: category, query: query)
         if let version = manyMatches.version(of: key) {
