@@ -36,7 +36,7 @@ public final class Application: Sendable {
             hasher: PasswordHasher(parameters: configuration.scrypt), threads: configuration.hashingThreads,
             queueLimit: configuration.hashingQueueLimit, niceness: Int32(configuration.hashingNiceness))
         let sessions = SessionIssuer(
-            signer: signer, accessTokenTTL: configuration.accessTokenTTL, refreshTokenTTL: configuration.refreshTokenTTL,
+            signer: signer, secret: configuration.jwtSecret, accessTokenTTL: configuration.accessTokenTTL, refreshTokenTTL: configuration.refreshTokenTTL,
             refreshTokenReuseInterval: configuration.refreshTokenReuseInterval)
         let accounts = AccountService(
             pool: pool, hashing: hashing, sessions: sessions, limits: RateLimiter(enabled: configuration.rateLimitsEnabled),

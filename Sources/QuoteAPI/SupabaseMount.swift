@@ -5,7 +5,8 @@ extension AppContext {
     /// The services the Supabase surface runs on: the same as `/v1`'s.
     var supabase: SupabaseContext {
         let sessions = SessionIssuer(
-            signer: signer, accessTokenTTL: configuration.accessTokenTTL, refreshTokenTTL: configuration.refreshTokenTTL)
+            signer: signer, secret: configuration.jwtSecret, accessTokenTTL: configuration.accessTokenTTL,
+            refreshTokenTTL: configuration.refreshTokenTTL)
         let recovery = PasswordRecovery(
             pool: pool, hashing: hashing, sessions: sessions, limits: RateLimiter(enabled: configuration.rateLimitsEnabled))
         return SupabaseContext(

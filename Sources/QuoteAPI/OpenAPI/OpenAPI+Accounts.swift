@@ -29,6 +29,7 @@ extension OpenAPIDocument {
             "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
         "/v1/auth/refresh": {"post": {"operationId": "refresh", "tags": ["Auth"],
           "summary": "Exchange a refresh token for a new session (the old token stops working; reusing it revokes the session)",
+          "description": "Within REFRESH_TOKEN_REUSE_INTERVAL seconds of its rotation, a rotated refresh token presented again (parallel refreshes, one after another or at once) answers 200 with the session's one live refresh token, the one its rotation issued, and a new access token: one refresh token never becomes two sessions. Later, its reuse answers 401 refresh_token_reused and revokes that session (every token of it, and of no other session).",
           "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["refresh_token"],
             "properties": {"refresh_token": {"type": "string"}}}}}},
           "responses": {

@@ -99,8 +99,12 @@ public struct AccountService: Sendable {
 
     /// Rotates the refresh token. A token that was already rotated means it leaked: the whole session is
     /// revoked (committed), and the caller gets `refreshTokenReused` — except within the reuse interval after its
-    /// rotation (`SessionIssuer.refreshTokenReuseInterval`, like GoTrue's `refresh_token_reuse_interval`): two
-    /// parallel refreshes of one client then both get new tokens of the same session.
+    /// rotation (`SessionIssuer.refreshTokenReuseInterval`, like GoTrue's `refresh_token_reuse_interval`): parallel
+    /// refreshes of one client then all get the session's one live refresh token (the chain's active child) and a
+    /// new access token, so one refresh token never becomes two sessions.
+    ///
+    /// The token's row and its session's row are locked (`FOR UPDATE`), so every refresh of a session, on any
+    /// server instance, waits for the one before it to commit and then sees its rotation.
     public func refresh(refreshToken: String) async throws -> Session {
         guard OpaqueToken.isWellFormed(refreshToken) else { throw QuoteVaultError.refreshTokenInvalid }
         let tokenHash = OpaqueToken.hash(refreshToken)
@@ -116,17 +120,21 @@ public struct AccountService: Sendable {
                 """).first
             else { throw QuoteVaultError.refreshTokenInvalid }
             let sessionID = try row.decode("session_id", as: UUID.self)
+            let userID = try row.decode("user_id", as: UUID.self)
             guard try row.decode("live", as: Bool.self) else { throw QuoteVaultError.refreshTokenInvalid }
             if try row.decode("rotated", as: Bool.self) {
                 if try row.decode("recently_rotated", as: Bool?.self) == true {
-                    return try sessions.issue(sessionID: sessionID, userID: try row.decode("user_id"), connection)
+                    guard let live = try sessions.liveDescendant(of: refreshToken, sessionID: sessionID, connection) else {
+                        throw QuoteVaultError.refreshTokenInvalid
+                    }
+                    return try sessions.session(refreshToken: live, sessionID: sessionID, userID: userID, connection)
                 }
                 try connection.query("UPDATE sessions SET revoked_at = now() WHERE id = \(sessionID)")
                 throw PGCommitThenThrow(QuoteVaultError.refreshTokenReused)
             }
             try connection.query("UPDATE refresh_tokens SET rotated_at = now() WHERE token_hash = \(tokenHash)")
             try connection.query("UPDATE sessions SET refreshed_at = now() WHERE id = \(sessionID)")
-            return try sessions.issue(sessionID: sessionID, userID: try row.decode("user_id"), connection)
+            return try sessions.rotate(refreshToken, sessionID: sessionID, userID: userID, connection)
         }
     }
 

@@ -6,13 +6,18 @@ import PGClient
 /// token of which only the SHA-256 is stored.
 public struct SessionIssuer: Sendable {
     private let signer: JWTSigner
+    let chain: RefreshTokenChain
     public let accessTokenTTL: Int
     public let refreshTokenTTL: Int
     /// Seconds after its rotation during which a refresh token still refreshes (see `AccountService.refresh`).
     public let refreshTokenReuseInterval: Int
 
-    public init(signer: JWTSigner, accessTokenTTL: Int, refreshTokenTTL: Int, refreshTokenReuseInterval: Int = 10) {
+    /// - Parameter secret: the server's secret, from which the refresh token chain's key is derived.
+    public init(
+        signer: JWTSigner, secret: [UInt8], accessTokenTTL: Int, refreshTokenTTL: Int, refreshTokenReuseInterval: Int = 10
+    ) {
         self.signer = signer
+        self.chain = RefreshTokenChain(secret: secret)
         self.accessTokenTTL = accessTokenTTL
         self.refreshTokenTTL = refreshTokenTTL
         self.refreshTokenReuseInterval = refreshTokenReuseInterval
@@ -32,12 +37,42 @@ public struct SessionIssuer: Sendable {
         return try issue(sessionID: try rows[rows.startIndex].decode("id"), userID: userID, connection)
     }
 
-    /// New tokens for an existing session: a fresh refresh token and an access token.
+    /// New tokens for an existing session: a fresh (random) refresh token and an access token.
     func issue(sessionID: UUID, userID: UUID, _ connection: PGConnection) throws -> Session {
         let refreshToken = try OpaqueToken.generate()
         try connection.query("""
             INSERT INTO refresh_tokens (token_hash, session_id) VALUES (\(OpaqueToken.hash(refreshToken)), \(sessionID))
             """)
+        return try session(refreshToken: refreshToken, sessionID: sessionID, userID: userID, connection)
+    }
+
+    /// The tokens that replace `parent` on its rotation: its chain's child (stored here) and an access token.
+    func rotate(_ parent: String, sessionID: UUID, userID: UUID, _ connection: PGConnection) throws -> Session {
+        let refreshToken = chain.child(of: parent)
+        try connection.query("""
+            INSERT INTO refresh_tokens (token_hash, session_id) VALUES (\(OpaqueToken.hash(refreshToken)), \(sessionID))
+            """)
+        return try session(refreshToken: refreshToken, sessionID: sessionID, userID: userID, connection)
+    }
+
+    /// The session's live refresh token, found by following the chain down from the rotated `token`; nil when
+    /// the chain leaves the session's stored tokens (a token rotated under another secret).
+    func liveDescendant(of token: String, sessionID: UUID, _ connection: PGConnection) throws -> String? {
+        var candidate = chain.child(of: token)
+        for _ in 0..<RefreshTokenChain.maximumWalk {
+            guard let row = try connection.query("""
+                SELECT rotated_at IS NOT NULL AS rotated FROM refresh_tokens
+                WHERE token_hash = \(OpaqueToken.hash(candidate)) AND session_id = \(sessionID)
+                """).first
+            else { return nil }
+            guard try row.decode("rotated", as: Bool.self) else { return candidate }
+            candidate = chain.child(of: candidate)
+        }
+        return nil
+    }
+
+    /// An access token for the session, answered with `refreshToken` (already stored).
+    func session(refreshToken: String, sessionID: UUID, userID: UUID, _ connection: PGConnection) throws -> Session {
         let user = try User.load(userID, connection)
         let now = Int(Date().timeIntervalSince1970)
         // One token for both APIs: `/v1` reads sub/sid; Supabase clients read GoTrue's claims.
