@@ -6,9 +6,12 @@ import QuoteVault
 /// `/rest/v1` writes of `profiles`: a user's one row, written through `ProfileService` (its validation, and
 /// `preferences` as JSONB) and answered as PostgREST would.
 extension RestRoutes {
-    /// Profiles exist from sign-up on, so an insert or upsert of one's own profile is an update.
+    /// Profiles exist from sign-up on, so inserting one's own profile is PostgreSQL's own unique violation (409,
+    /// 23505, nothing changed), as PostgREST answers, unless the client asked for an upsert: `merge-duplicates`
+    /// writes the columns it names, `ignore-duplicates` leaves the row as it was.
     func upsertProfiles(
-        _ rows: [[String: JSONValue]], request: Request, query: RestQuery, user: AuthenticatedUser, sql: RestSQL
+        _ rows: [[String: JSONValue]], request: Request, query: RestQuery, user: AuthenticatedUser, sql: RestSQL,
+        resolution: Resolution?
     ) async throws -> Response {
         // A caller has exactly one profile row; two rows would both land on it.
         guard rows.count == 1, let row = rows.first else {
@@ -18,15 +21,29 @@ extension RestRoutes {
         if let id = row["id"], id.stringValue?.lowercased() != user.userID.canonicalText {
             throw RestError.rowRule("profiles", anonymous: false, insert: true)
         }
+        if resolution != nil { _ = try conflictTarget(query.onConflict, of: try sql.table("profiles")) }
+        // The key decides, in the database (a profile missing, which sign-up never leaves, is created here).
+        let created = try await context.pool.withTransaction { connection in
+            let insert: PGQuery = resolution == nil
+                ? "INSERT INTO profiles (id) VALUES (\(user.userID))"
+                : "INSERT INTO profiles (id) VALUES (\(user.userID)) ON CONFLICT (id) DO NOTHING"
+            return try connection.query(insert).affectedRows == 1
+        }
+        let status = created ? 201 : 200
+        if resolution == .ignoreDuplicates, !created {
+            guard Self.preferences(request)["return"] == "representation" else { return Response(status: 201) }
+            if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject("[]", rows: 0), status: 201) }
+            return Self.json("[]", status: 201, contentRange: "*/*")
+        }
         _ = try await context.profiles.replaceColumns(
             user.userID, displayName: row["display_name"], avatarURL: row["avatar_url"], preferences: row["preferences"])
         var own = query
         own.conditions = [.compare(column: "id", op: .eq, value: .text(user.userID.uuidString), negated: false)]
         let read = try sql.read(own, from: try sql.table("profiles"))
         let body = try await context.pool.withConnection { try $0.query(read).first?.decode("body", as: String.self) ?? "[]" }
-        guard Self.preferences(request)["return"] == "representation" else { return Response(status: 200) }
-        if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject(body, rows: 1), status: 200) }
-        return Self.json(body, status: 200, contentRange: "*/*")
+        guard Self.preferences(request)["return"] == "representation" else { return Response(status: status) }
+        if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject(body, rows: 1), status: status) }
+        return Self.json(body, status: status, contentRange: "*/*")
     }
 
     /// A PATCH of profiles: only the caller's own row is visible; it changes through `ProfileService` when the

@@ -36,6 +36,9 @@ struct RestSchema {
         let rule: RowRule
         /// Set to now() on every update.
         let touchesUpdatedAt: Bool
+        /// False for rows that are part of an account (deleted with it, `DELETE /v1/me`): as PostgREST with
+        /// row-level security and no delete policy, a DELETE sees none of them (0 rows, nothing changed).
+        var deletable = true
 
         func column(_ name: String) -> Column? { columns.first { $0.name == name } }
         func relation(to table: String) -> Relation? { relations.first { $0.table == table } }
@@ -74,7 +77,7 @@ struct RestSchema {
                 Column(name: "created_at", type: "timestamptz", writable: false),
                 Column(name: "updated_at", type: "timestamptz", writable: false),
             ],
-            primaryKey: ["id"], relations: [], rule: .ownedBy(column: "id"), touchesUpdatedAt: true),
+            primaryKey: ["id"], relations: [], rule: .ownedBy(column: "id"), touchesUpdatedAt: true, deletable: false),
         Table(
             name: "user_favorites",
             columns: [

@@ -71,10 +71,12 @@ extension RestRoutes {
         guard !rows.isEmpty else { return Self.json("[]", status: 201, contentRange: "*/*") }
         try checkWritable(Set(rows.flatMap(\.keys)), table: table, caller: caller, insert: true)
         let preferences = Self.preferences(request)
+        // As PostgREST: a row that exists is a conflict (409, 23505) unless the client asked to merge or ignore it.
+        let resolution = preferences["resolution"].flatMap(Resolution.init(rawValue:))
         if table.name == "profiles", let user = caller.user {
-            return try await upsertProfiles(rows, request: request, query: query, user: user, sql: sql)
+            return try await upsertProfiles(rows, request: request, query: query, user: user, sql: sql, resolution: resolution)
         }
-        if caller == .serviceRole, table.name == "quote_of_day", preferences["resolution"] == "merge-duplicates" {
+        if caller == .serviceRole, table.name == "quote_of_day", resolution == .mergeDuplicates {
             try checkWritable([], table: table, caller: caller, insert: false)
         }
         rows = try prepare(rows, table: table, caller: caller, insert: true)
@@ -90,11 +92,11 @@ extension RestRoutes {
         // Upserts: the conflict target must be a unique key, and a conflicting row is only ever updated when the
         // caller's row rule allows it (the guard is in the statement itself, so no race can slip past it).
         var foreignConflicts: PGQuery?
-        if let resolution = preferences["resolution"] {
+        if let resolution {
             let target = try conflictTarget(query.onConflict, of: table)
             let conflict = "ON CONFLICT (\(target.map { "\"\($0)\"" }.joined(separator: ", ")))"
             let updates = columns.filter { !target.contains($0) }
-            if resolution == "merge-duplicates" {
+            if resolution == .mergeDuplicates {
                 // With nothing to change, the conflicting row is still "updated" to itself so that it is returned.
                 var set = (updates.isEmpty ? [target[0]] : updates).map { "\"\($0)\" = EXCLUDED.\"\($0)\"" }
                 if table.touchesUpdatedAt, !updates.isEmpty { set.append("updated_at = now()") }
@@ -136,10 +138,18 @@ extension RestRoutes {
             try Self.checkSingular(request, rows: rows)
             return (try row?.decode("body", as: String.self) ?? "[]", rows, try row?.decode("inserted", as: Int.self) ?? 0)
         }
-        let status = preferences["resolution"] == "merge-duplicates" && result.2 == 0 ? 200 : 201
+        let status = resolution == .mergeDuplicates && result.2 == 0 ? 200 : 201
         guard preferences["return"] == "representation" else { return Response(status: status) }
         if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject(result.0, rows: result.1), status: status) }
         return Self.json(result.0, status: status, contentRange: "*/*")
+    }
+
+    /// `Prefer: resolution=…`: what an insert does with a row whose key exists (without it: 409).
+    enum Resolution: String {
+        /// An upsert: the existing row takes the request's columns.
+        case mergeDuplicates = "merge-duplicates"
+        /// The existing row stays as it was; the request's row is dropped.
+        case ignoreDuplicates = "ignore-duplicates"
     }
 
     /// `on_conflict` (or the primary key): the columns of one of the table's unique keys, in any order.
@@ -213,6 +223,7 @@ extension RestRoutes {
         try checkWritable([], table: table, caller: caller, insert: false)
         var statement: PGQuery = "DELETE FROM \(unsafeSQL: "\"\(table.name)\"") t0"
         statement.append(try sql.whereClause(query, of: table, alias: "t0"))
+        if !table.deletable { statement.append(" AND FALSE") }
         statement.append(" RETURNING t0.*, FALSE AS qv_inserted")
         let wrapped = try sql.changed(statement, select: query.select, table: table)
         let (body, rows) = try await context.pool.withTransaction { connection in
