@@ -77,9 +77,11 @@ public struct AppConfiguration: Sendable {
     /// The secret key of Supabase's `service_role` (`SUPABASE_SERVICE_ROLE_KEY`): row rules do not apply to it on
     /// `/rest/v1`. By default derived from the JWT key (as secret as it); it grants nothing on `/v1`.
     public var supabaseServiceRoleKey: String
-    /// This server's public base URL, for the links in recovery mail (`SUPABASE_PUBLIC_URL`; default
-    /// `http://HOST:PORT`). Never taken from a request's Host header.
+    /// This server's public base URL, for the links in recovery mail and every `avatar_url` on both APIs
+    /// (`SUPABASE_PUBLIC_URL`; default `http://HOST:PORT`, see `publicURL`). Never taken from a request's Host header.
     public var supabasePublicURL: String?
+    /// The public base URL in effect: `supabasePublicURL`, else the server's own address.
+    public var publicURL: String { supabasePublicURL ?? "http://\(host):\(port)" }
     /// Prefixes a recovery link's `redirect_to` may start with (`SUPABASE_REDIRECT_ALLOW_LIST`, comma-separated);
     /// others go to `passwordResetURL`.
     public var supabaseRedirectAllowList = ["quotevault://"]

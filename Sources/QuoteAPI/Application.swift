@@ -46,7 +46,8 @@ public final class Application: Sendable {
             configuration: configuration, pool: pool, readPool: readPool, migrator: migrator, signer: signer,
             authenticator: Authenticator(signer: signer, pool: pool),
             quotes: QuoteService(pool: readPool, cursorSecret: configuration.jwtSecret), search: QuoteSearch(pool: readPool),
-            quoteOfTheDay: QuoteOfTheDay(pool: pool, readPool: readPool), accounts: accounts, profiles: ProfileService(pool: pool),
+            quoteOfTheDay: QuoteOfTheDay(pool: pool, readPool: readPool), accounts: accounts,
+            profiles: ProfileService(pool: pool, publicURL: configuration.publicURL),
             hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
             collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger,
             sync: SyncContext(pool: pool, secret: configuration.jwtSecret, logger: logger))

@@ -12,7 +12,7 @@ extension AppContext {
         return SupabaseContext(
             anonKey: configuration.supabaseAnonKey, serviceRoleKey: configuration.supabaseServiceRoleKey, pool: pool, signer: signer,
             authenticator: authenticator, accounts: accounts, profiles: profiles, quoteOfTheDay: quoteOfTheDay, recovery: recovery,
-            publicURL: configuration.supabasePublicURL ?? "http://\(configuration.host):\(configuration.port)",
+            publicURL: configuration.publicURL,
             redirects: RedirectAllowList(siteURL: configuration.passwordResetURL, prefixes: configuration.supabaseRedirectAllowList),
             logger: logger)
     }

@@ -74,8 +74,10 @@ final class MeTests: XCTestCase {
         let user = try uploaded.jsonObject()
         let url = try XCTUnwrap(user["avatar_url"] as? String)
         let id = user["id"] as! String
-        XCTAssertTrue(url.hasPrefix("/v1/avatars/\(id)?v="), url)
-        let image = try app.client.get(url)
+        // Absolute, from the public URL (here the default, the configured address; AvatarURLTests downloads by it).
+        let base = app.application.context.configuration.publicURL
+        XCTAssertTrue(url.hasPrefix("\(base)/v1/avatars/\(id)?v="), url)
+        let image = try app.client.get(String(url.dropFirst(base.count)))
         XCTAssertEqual(image.status, 200)
         XCTAssertEqual(image.body, Self.png)
         XCTAssertEqual(image.header("Content-Type"), "image/png")

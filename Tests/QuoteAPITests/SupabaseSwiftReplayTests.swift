@@ -193,7 +193,8 @@ final class SupabaseSwiftReplayTests: XCTestCase {
                                          headers: swiftHeaders(user, ["Content-Type": "image/png", "x-upsert": "true"]), body: png)
         XCTAssertEqual(upload.status, 200)
         let me = try app.client.get("/v1/me", headers: user.authorization).jsonObject()["avatar_url"] as? String
-        XCTAssertTrue(me?.hasPrefix("/v1/avatars/\(lower)?v=") ?? false)
+        let base = app.application.context.configuration.publicURL
+        XCTAssertTrue(me?.hasPrefix("\(base)/v1/avatars/\(lower)?v=") ?? false, me ?? "nil")
         let row = try send("GET", "/rest/v1/profiles?select=avatar_url&id=eq.\(user.id.uuidString)", user, nil, object)
         XCTAssertEqual(try row.jsonObject()["avatar_url"] as? String, me)
 

@@ -17,8 +17,15 @@ public struct Avatar: Sendable {
 public struct ProfileService: Sendable {
     public static let maximumAvatarBytes = 2 * 1024 * 1024
     private let pool: PGPool
+    /// Prefixed to the avatar's path in `avatar_url`, so that a client can load it as it is (a phone has no base
+    /// to resolve a relative URL against).
+    private let publicURL: String
 
-    public init(pool: PGPool) { self.pool = pool }
+    /// - Parameter publicURL: the server's public base URL, without a trailing slash.
+    public init(pool: PGPool, publicURL: String) {
+        self.pool = pool
+        self.publicURL = publicURL
+    }
 
     public func user(_ userID: UUID) async throws -> User {
         try await pool.withConnection { try User.load(userID, $0) }
@@ -128,6 +135,7 @@ public struct ProfileService: Sendable {
             throw QuoteVaultError.unsupportedMediaType("The image must be a PNG or JPEG")
         }
         let etag = Digest.sha256Hex(bytes)
+        let avatarURL = publicURL + User.avatarPath(userID, etag: etag)
         return try await pool.withTransaction { connection in
             try connection.query("""
                 INSERT INTO avatars (user_id, content_type, bytes, etag, storage_name, cache_max_age)
@@ -137,7 +145,7 @@ public struct ProfileService: Sendable {
                     updated_at = now()
                 """)
             try connection.query("""
-                UPDATE profiles SET avatar_url = \(User.avatarPath(userID, etag: etag)), updated_at = now() WHERE id = \(userID)
+                UPDATE profiles SET avatar_url = \(avatarURL), updated_at = now() WHERE id = \(userID)
                 """)
             return try User.load(userID, connection)
         }

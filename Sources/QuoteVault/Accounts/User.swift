@@ -6,8 +6,9 @@ public struct User: Sendable {
     public let id: UUID
     public let email: String
     public let displayName: String?
-    /// `profiles.avatar_url`: the avatar's `/v1/avatars/{id}?v=<etag>` path once one is stored, or what the owner
-    /// wrote there through `/rest/v1` (the app writes its storage URL); nil without an avatar.
+    /// `profiles.avatar_url`: the avatar's absolute URL `<public URL>/v1/avatars/{id}?v=<etag>` once one is stored
+    /// (the public URL as configured at the upload), or what the owner wrote there through `/rest/v1` (the app
+    /// writes its storage URL); nil without an avatar.
     public let avatarURL: String?
     public let preferences: Preferences
     /// Free-form metadata the user may change (Supabase's `user_metadata`).
