@@ -104,6 +104,16 @@ final class SupabaseConflictTests: XCTestCase {
         try assertConflict(try post("quote_of_day", ["date": "2031-01-02", "quote_id": quotes[1].uuidString], as: nil), "quote_of_day")
         let pinned = try await value("SELECT quote_id::text FROM quote_of_day WHERE date = '2031-01-02'")
         XCTAssertEqual(pinned, quoteID)
+        // An upsert merges into a quote, but not into one shown as a quote of the day (kept as shown, as PATCH keeps it).
+        let merge = "return=representation,resolution=merge-duplicates"
+        let frozen = try post("quotes", ["id": quoteID, "text": "Replaced", "author": "X", "category": "love"], as: nil, prefer: merge)
+        XCTAssertEqual(frozen.status, 409)
+        XCTAssertEqual(try frozen.jsonObject()["code"] as? String, "55000")
+        let kept = try await value("SELECT text FROM quotes WHERE id = \(quotes[2])")
+        XCTAssertEqual(kept, "Three")
+        let free = try post("quotes", ["id": quotes[0].uuidString, "text": "Uno", "author": "X", "category": "love"], as: nil, prefer: merge)
+        XCTAssertEqual(free.status, 200, free.text)
+        XCTAssertEqual(free.jsonArray.first?["text"] as? String, "Uno")
     }
 
     func testDeletingOnesProfileChangesNothingAndTheAccountStaysUsable() async throws {

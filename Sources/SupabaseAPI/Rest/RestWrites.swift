@@ -124,7 +124,15 @@ extension RestRoutes {
             check.append("\(user.userID))")
             return check
         }()
+        // An upsert merging into a quote that has been a quote of the day would change it as a PATCH would.
+        let frozenCheck: PGQuery? = table.name == "quotes" && resolution == .mergeDuplicates
+            ? PGQuery(unsafeSQL: "SELECT count(*)::int8 AS frozen FROM ") + incoming
+                + PGQuery(unsafeSQL: " i WHERE EXISTS (SELECT 1 FROM quote_of_day d WHERE d.quote_id = i.id)")
+            : nil
         let result = try await context.pool.withTransaction { connection in
+            if let frozenCheck, try connection.query(frozenCheck).first?.decode("frozen", as: Int.self) ?? 0 > 0 {
+                throw RestError.frozenQuote
+            }
             if let ownershipCheck, try connection.query(ownershipCheck).first?.decode("foreign_rows", as: Int.self) ?? 0 > 0 {
                 throw RestError.rowRule(table.name, anonymous: false, insert: true)
             }
@@ -204,8 +212,7 @@ extension RestRoutes {
                 throw RestError.rowRule(table.name, anonymous: false, insert: true)
             }
             if let frozenCheck, try connection.query(frozenCheck).first?.decode("frozen", as: Int.self) ?? 0 > 0 {
-                throw RestError(status: 409, code: "55000", message: "A quote that has been a quote of the day cannot be changed",
-                                hint: "Add a new quote instead")
+                throw RestError.frozenQuote
             }
             let row = try connection.query(wrapped)[0]
             let rows = try row.decode("rows", as: Int.self)
