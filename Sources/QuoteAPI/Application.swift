@@ -78,6 +78,13 @@ public final class Application: Sendable {
         try await context.migrator.migrate(using: context.pool)
     }
 
+    /// Points stored avatar URLs at this instance's public URL (see `ProfileService.rebaseAvatarURLs`); run by
+    /// `serve`, whose configuration is the one clients reach, never by a one-off `migrate`.
+    public func rebaseAvatarURLs() async throws {
+        let changed = try await context.profiles.rebaseAvatarURLs()
+        if changed > 0 { context.logger.info("avatar URLs rebased", metadata: ["profiles": .stringConvertible(changed)]) }
+    }
+
     /// Starts listening.
     public func start() throws {
         try server.start()

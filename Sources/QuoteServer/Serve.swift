@@ -18,6 +18,7 @@ struct Serve: AsyncParsableCommand {
         let configuration = try AppConfigurationBuilder.build(options, database: database)
         let application = try Application.build(configuration: configuration, logger: logger)
         try await application.migrate()
+        try await application.rebaseAvatarURLs()
         try application.start()
         let signal = await signals.next()
         logger.info("shutting down", metadata: ["signal": .stringConvertible(signal)])

@@ -11,10 +11,10 @@ final class AvatarURLTests: XCTestCase {
     private static let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 3, count: 64)
 
     /// A server on a port known before it starts (so that the default public URL names it), configured by `configure`.
-    private func startOnAFixedPort(_ configure: @escaping (inout AppConfiguration, Int) -> Void = { _, _ in }) async throws
-        -> TestApp
-    {
-        let probe = try await TestApp.start()
+    private func startOnAFixedPort(
+        databaseURL: String? = nil, _ configure: @escaping (inout AppConfiguration, Int) -> Void = { _, _ in }
+    ) async throws -> TestApp {
+        let probe = try await TestApp.start(databaseURL: databaseURL)
         let port = probe.application.port
         await probe.stop()
         return try await TestApp.start(databaseURL: probe.databaseURL) {
@@ -82,6 +82,42 @@ final class AvatarURLTests: XCTestCase {
         let app = try await startOnAFixedPort()
         try assertAvatarURLs(app, base: "http://127.0.0.1:\(app.application.port)", email: "default@x.io")
         await app.stop()
+    }
+
+    func testStoredURLsFollowThePublicURLWhenTheServerStarts() async throws {
+        let first = try await startOnAFixedPort { configuration, port in
+            configuration.supabasePublicURL = "http://localhost:\(port)"
+        }
+        let moved = try await first.makeUser(), legacy = try await first.makeUser(), own = try await first.makeUser()
+        for user in [moved, legacy] {
+            let uploaded = try first.client.send("PUT", "/v1/me/avatar", headers: user.authorization.merging(["Content-Type": "image/png"]) { $1 },
+                                                 body: Self.png)
+            XCTAssertEqual(uploaded.status, 200, uploaded.text)
+        }
+        // Written before URLs were absolute: the bare path.
+        try await first.withConnection { connection in
+            try connection.query("""
+                UPDATE profiles SET avatar_url = substring(avatar_url FROM '/v1/avatars/.*$') WHERE id = \(legacy.id)
+                """)
+        }
+        let custom = "https://cdn.example/v1/avatars/mine.png"
+        XCTAssertEqual(try first.supabase("PATCH", "/rest/v1/profiles?id=eq.\(own.id)", as: own, body: ["avatar_url": custom]).status, 204)
+        await first.stop()
+
+        // The same database served under another public URL (here the default, the server's own address).
+        let second = try await startOnAFixedPort(databaseURL: first.databaseURL)
+        try await second.application.rebaseAvatarURLs()
+        let base = "http://127.0.0.1:\(second.application.port)"
+        for user in [moved, legacy] {
+            let url = try XCTUnwrap(try second.client.get("/v1/me", headers: user.authorization).jsonObject()["avatar_url"] as? String)
+            XCTAssertTrue(url.hasPrefix("\(base)/v1/avatars/\(user.id.uuidString.lowercased())?v="), url)
+            XCTAssertEqual(try download(url).body, Self.png)
+        }
+        XCTAssertEqual(try second.client.get("/v1/me", headers: own.authorization).jsonObject()["avatar_url"] as? String, custom,
+                       "a URL the owner wrote is theirs")
+        let again = try await second.application.context.profiles.rebaseAvatarURLs()
+        XCTAssertEqual(again, 0)
+        await second.stop()
     }
 
     func testSupabasePublicURLIsTheBaseOnBothAPIs() async throws {

@@ -151,6 +151,20 @@ public struct ProfileService: Sendable {
         }
     }
 
+    /// Points every stored avatar's `avatar_url` at the public URL in effect: URLs written under another public URL
+    /// (the setting changed) or before URLs were absolute (a bare path). Only a URL that ends with the avatar's own
+    /// current path (`User.avatarPath`) is ours to rewrite; anything else the owner wrote stays.
+    /// - Returns: how many profiles changed.
+    @discardableResult
+    public func rebaseAvatarURLs() async throws -> Int {
+        try await pool.query("""
+            UPDATE profiles p SET avatar_url = \(publicURL) || own.path
+            FROM avatars a, LATERAL (SELECT '/v1/avatars/' || a.user_id::text || '?v=' || a.etag AS path) own
+            WHERE a.user_id = p.id AND right(p.avatar_url, length(own.path)) = own.path
+              AND p.avatar_url <> \(publicURL) || own.path
+            """).affectedRows
+    }
+
     public func removeAvatar(_ userID: UUID) async throws -> User {
         try await pool.withTransaction { connection in
             if try connection.query("DELETE FROM avatars WHERE user_id = \(userID)").affectedRows > 0 {
