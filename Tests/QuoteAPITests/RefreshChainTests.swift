@@ -5,8 +5,9 @@ import TestSupport
 import XCTest
 
 /// One refresh token never becomes several sessions (issue 24), on `/v1/auth/refresh` and on
-/// `/auth/v1/token?grant_type=refresh_token`: within REFRESH_TOKEN_REUSE_INTERVAL a rotated token is answered with
-/// the session's one live refresh token; later, its reuse revokes that session and no other.
+/// `/auth/v1/token?grant_type=refresh_token`, across instances sharing a database: within
+/// REFRESH_TOKEN_REUSE_INTERVAL a rotated token is answered with the session's one live refresh token; later, its
+/// reuse revokes that session and no other.
 final class RefreshChainTests: XCTestCase {
     /// One of the two doors a refresh token is exchanged at, with its sign-up and its reuse refusal.
     private struct Door: Sendable {
@@ -59,15 +60,17 @@ final class RefreshChainTests: XCTestCase {
 
     func testParallelRefreshesOfOneTokenAnswerOneRefreshToken() async throws {
         let app = try await TestApp.start()
+        // A second instance on the same database: the refreshes are split between the two.
+        let peer = try await TestApp.start(databaseURL: app.databaseURL)
+        let ports = [app.application.port, peer.application.port]
         for door in doors {
             for parallel in [10, 50] {
                 let session = try door.session(app, "parallel-\(parallel)-\(door.supabase)@x.io")
                 let token = try XCTUnwrap(session["refresh_token"] as? String)
                 let answers = Locked<[(Int, String?, String?)]>([])
-                let port = app.application.port
                 let headers = door.headers(app)
-                try onThreads(parallel) { _ in
-                    let response = try door.refresh(token, port: port, headers: headers)
+                try onThreads(parallel) { index in
+                    let response = try door.refresh(token, port: ports[index % 2], headers: headers)
                     let json = try? response.jsonObject()
                     answers.value.append((response.status, json?["refresh_token"] as? String, json?["access_token"] as? String))
                 }.wait()
@@ -83,11 +86,12 @@ final class RefreshChainTests: XCTestCase {
                 let chain = try await chainLength(app, of: token)
                 XCTAssertEqual(chain, 2, "\(door.name) × \(parallel)")
                 // And the one answered token refreshes.
-                let next = try door.refresh(child, port: port, headers: headers)
+                let next = try door.refresh(child, port: ports[0], headers: headers)
                 XCTAssertEqual(next.status, 200, next.text)
                 XCTAssertNotEqual(try next.jsonObject()["refresh_token"] as? String, child)
             }
         }
+        await peer.stop()
         await app.stop()
     }
 
