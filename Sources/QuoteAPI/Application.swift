@@ -36,7 +36,8 @@ public final class Application: Sendable {
             hasher: PasswordHasher(parameters: configuration.scrypt), threads: configuration.hashingThreads,
             queueLimit: configuration.hashingQueueLimit, niceness: Int32(configuration.hashingNiceness))
         let sessions = SessionIssuer(
-            signer: signer, secret: configuration.jwtSecret, accessTokenTTL: configuration.accessTokenTTL, refreshTokenTTL: configuration.refreshTokenTTL,
+            signer: signer, secret: configuration.jwtSecret, accessTokenTTL: configuration.accessTokenTTL,
+            refreshTokenTTL: configuration.refreshTokenTTL,
             refreshTokenReuseInterval: configuration.refreshTokenReuseInterval)
         let accounts = AccountService(
             pool: pool, hashing: hashing, sessions: sessions, limits: RateLimiter(enabled: configuration.rateLimitsEnabled),
@@ -82,7 +83,8 @@ public final class Application: Sendable {
     /// `serve`, whose configuration is the one clients reach, never by a one-off `migrate`.
     public func rebaseAvatarURLs() async throws {
         let changed = try await context.profiles.rebaseAvatarURLs()
-        if changed > 0 { context.logger.info("avatar URLs rebased", metadata: ["profiles": .stringConvertible(changed)]) }
+        guard changed > 0 else { return }
+        context.logger.info("avatar URLs rebased", metadata: ["profiles": .stringConvertible(changed)])
     }
 
     /// Starts listening.

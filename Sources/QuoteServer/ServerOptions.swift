@@ -57,7 +57,10 @@ struct ServerOptions: ParsableArguments {
     var supabaseAnonKey: String?
     @Option(help: "The secret Supabase service role key (env SUPABASE_SERVICE_ROLE_KEY; default: derived from JWT_SECRET).")
     var supabaseServiceRoleKey: String?
-    @Option(help: "This server's public base URL for recovery links and every avatar_url, on /v1 and Supabase's APIs (env SUPABASE_PUBLIC_URL; default http://HOST:PORT).")
+    @Option(help: """
+        This server's public base URL for recovery links and every avatar_url on /v1 and Supabase's APIs \
+        (env SUPABASE_PUBLIC_URL; default http://HOST:PORT).
+        """)
     var supabasePublicURL: String?
     @Option(help: "Comma-separated prefixes a recovery redirect_to may start with (env SUPABASE_REDIRECT_ALLOW_LIST, default quotevault://).")
     var supabaseRedirectAllowList: String?

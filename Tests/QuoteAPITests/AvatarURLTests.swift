@@ -47,8 +47,8 @@ final class AvatarURLTests: XCTestCase {
         let supabase = ["apikey": app.anonKey, "Authorization": "Bearer \(token)"]
 
         // /v1: the upload's answer and /v1/me.
-        let uploaded = try app.client.send("PUT", "/v1/me/avatar", headers: v1.merging(["Content-Type": "image/png"]) { $1 },
-                                           body: Self.png)
+        let png = v1.merging(["Content-Type": "image/png"]) { $1 }
+        let uploaded = try app.client.send("PUT", "/v1/me/avatar", headers: png, body: Self.png)
         XCTAssertEqual(uploaded.status, 200, uploaded.text)
         let url = try XCTUnwrap(try uploaded.jsonObject()["avatar_url"] as? String)
         XCTAssertTrue(url.hasPrefix("\(base)/v1/avatars/\(id)?v="), url)
@@ -59,8 +59,8 @@ final class AvatarURLTests: XCTestCase {
         XCTAssertEqual(image.body, Self.png)
 
         // The Supabase doors: a Storage upload, then the profile row through /rest/v1.
-        let stored = try app.client.send("POST", "/storage/v1/object/avatars/\(id)/avatar.jpg",
-                                         headers: supabase.merging(["Content-Type": "image/jpeg", "x-upsert": "true"]) { $1 },
+        let jpeg = supabase.merging(["Content-Type": "image/jpeg", "x-upsert": "true"]) { $1 }
+        let stored = try app.client.send("POST", "/storage/v1/object/avatars/\(id)/avatar.jpg", headers: jpeg,
                                          body: Self.jpeg)
         XCTAssertEqual(stored.status, 200, stored.text)
         let row = try app.client.get("/rest/v1/profiles?select=avatar_url&id=eq.\(id)", headers: supabase)
@@ -72,7 +72,8 @@ final class AvatarURLTests: XCTestCase {
         XCTAssertEqual(replaced.header("Content-Type"), "image/jpeg")
         XCTAssertEqual(replaced.body, Self.jpeg)
         // A session answered by /auth/v1 carries the same profile on /v1.
-        let login = try app.supabase("POST", "/auth/v1/token?grant_type=password", body: ["email": email, "password": "correct horse"])
+        let login = try app.supabase("POST", "/auth/v1/token?grant_type=password",
+                                     body: ["email": email, "password": "correct horse"])
         let supabaseToken = try XCTUnwrap(try login.jsonObject()["access_token"] as? String)
         let me = try app.client.get("/v1/me", headers: ["Authorization": "Bearer \(supabaseToken)"])
         XCTAssertEqual(try me.jsonObject()["avatar_url"] as? String, restURL)
@@ -90,8 +91,8 @@ final class AvatarURLTests: XCTestCase {
         }
         let moved = try await first.makeUser(), legacy = try await first.makeUser(), own = try await first.makeUser()
         for user in [moved, legacy] {
-            let uploaded = try first.client.send("PUT", "/v1/me/avatar", headers: user.authorization.merging(["Content-Type": "image/png"]) { $1 },
-                                                 body: Self.png)
+            let png = user.authorization.merging(["Content-Type": "image/png"]) { $1 }
+            let uploaded = try first.client.send("PUT", "/v1/me/avatar", headers: png, body: Self.png)
             XCTAssertEqual(uploaded.status, 200, uploaded.text)
         }
         // Written before URLs were absolute: the bare path.
@@ -101,7 +102,9 @@ final class AvatarURLTests: XCTestCase {
                 """)
         }
         let custom = "https://cdn.example/v1/avatars/mine.png"
-        XCTAssertEqual(try first.supabase("PATCH", "/rest/v1/profiles?id=eq.\(own.id)", as: own, body: ["avatar_url": custom]).status, 204)
+        let written = try first.supabase("PATCH", "/rest/v1/profiles?id=eq.\(own.id)", as: own,
+                                         body: ["avatar_url": custom])
+        XCTAssertEqual(written.status, 204)
         await first.stop()
 
         // The same database served under another public URL (here the default, the server's own address).
@@ -109,12 +112,13 @@ final class AvatarURLTests: XCTestCase {
         try await second.application.rebaseAvatarURLs()
         let base = "http://127.0.0.1:\(second.application.port)"
         for user in [moved, legacy] {
-            let url = try XCTUnwrap(try second.client.get("/v1/me", headers: user.authorization).jsonObject()["avatar_url"] as? String)
+            let me = try second.client.get("/v1/me", headers: user.authorization)
+            let url = try XCTUnwrap(try me.jsonObject()["avatar_url"] as? String)
             XCTAssertTrue(url.hasPrefix("\(base)/v1/avatars/\(user.id.uuidString.lowercased())?v="), url)
             XCTAssertEqual(try download(url).body, Self.png)
         }
-        XCTAssertEqual(try second.client.get("/v1/me", headers: own.authorization).jsonObject()["avatar_url"] as? String, custom,
-                       "a URL the owner wrote is theirs")
+        let owned = try second.client.get("/v1/me", headers: own.authorization)
+        XCTAssertEqual(try owned.jsonObject()["avatar_url"] as? String, custom, "a URL the owner wrote is theirs")
         let again = try await second.application.context.profiles.rebaseAvatarURLs()
         XCTAssertEqual(again, 0)
         await second.stop()

@@ -20,8 +20,9 @@ final class RefreshChainTests: XCTestCase {
 
         static let v1 = Door(name: "/v1", refreshPath: "/v1/auth/refresh", reusedStatus: 401,
                              reusedCode: "refresh_token_reused", invalidCode: "refresh_token_invalid", supabase: false)
-        static let auth = Door(name: "/auth/v1", refreshPath: "/auth/v1/token?grant_type=refresh_token", reusedStatus: 400,
-                               reusedCode: "refresh_token_already_used", invalidCode: "refresh_token_not_found", supabase: true)
+        static let auth = Door(
+            name: "/auth/v1", refreshPath: "/auth/v1/token?grant_type=refresh_token", reusedStatus: 400,
+            reusedCode: "refresh_token_already_used", invalidCode: "refresh_token_not_found", supabase: true)
 
         func headers(_ app: TestApp) -> [String: String] {
             supabase ? ["apikey": app.anonKey, "Authorization": "Bearer \(app.anonKey)"] : [:]
@@ -72,7 +73,8 @@ final class RefreshChainTests: XCTestCase {
                 try onThreads(parallel) { index in
                     let response = try door.refresh(token, port: ports[index % 2], headers: headers)
                     let json = try? response.jsonObject()
-                    answers.value.append((response.status, json?["refresh_token"] as? String, json?["access_token"] as? String))
+                    let answer = (response.status, json?["refresh_token"] as? String, json?["access_token"] as? String)
+                    answers.value.append(answer)
                 }.wait()
                 let all = answers.value
                 XCTAssertEqual(all.count, parallel)
@@ -100,7 +102,8 @@ final class RefreshChainTests: XCTestCase {
         for door in doors {
             let port = app.application.port
             let headers = door.headers(app)
-            let first = try XCTUnwrap(try door.session(app, "sequential-\(door.supabase)@x.io")["refresh_token"] as? String)
+            let session = try door.session(app, "sequential-\(door.supabase)@x.io")
+            let first = try XCTUnwrap(session["refresh_token"] as? String)
             let rotation = try door.refresh(first, port: port, headers: headers)
             XCTAssertEqual(rotation.status, 200)
             let second = try XCTUnwrap(try rotation.jsonObject()["refresh_token"] as? String)
@@ -110,7 +113,8 @@ final class RefreshChainTests: XCTestCase {
             XCTAssertEqual(try again.jsonObject()["refresh_token"] as? String, second, door.name)
             XCTAssertEqual(try me(app, try XCTUnwrap(try again.jsonObject()["access_token"] as? String)), 200)
             // Once the chain moved on, an earlier token within its interval answers the chain's live token.
-            let third = try XCTUnwrap(try door.refresh(second, port: port, headers: headers).jsonObject()["refresh_token"] as? String)
+            let next = try door.refresh(second, port: port, headers: headers)
+            let third = try XCTUnwrap(try next.jsonObject()["refresh_token"] as? String)
             XCTAssertNotEqual(third, second)
             for earlier in [first, second] {
                 let reuse = try door.refresh(earlier, port: port, headers: headers)
@@ -135,7 +139,10 @@ final class RefreshChainTests: XCTestCase {
             let rotated = try door.refresh(first, port: port, headers: headers).jsonObject()
             let live = try XCTUnwrap(rotated["refresh_token"] as? String)
             try await app.withConnection {
-                try $0.query("UPDATE refresh_tokens SET rotated_at = rotated_at - interval '11 seconds' WHERE rotated_at IS NOT NULL")
+                try $0.query("""
+                    UPDATE refresh_tokens SET rotated_at = rotated_at - interval '11 seconds'
+                    WHERE rotated_at IS NOT NULL
+                    """)
             }
             let reuse = try door.refresh(first, port: port, headers: headers)
             XCTAssertEqual(reuse.status, door.reusedStatus, door.name)
@@ -148,7 +155,8 @@ final class RefreshChainTests: XCTestCase {
             // The same user's other session and another user's session go on.
             for other in [sibling, stranger] {
                 XCTAssertEqual(try me(app, try XCTUnwrap(other["access_token"] as? String)), 200, door.name)
-                let refreshed = try door.refresh(try XCTUnwrap(other["refresh_token"] as? String), port: port, headers: headers)
+                let token = try XCTUnwrap(other["refresh_token"] as? String)
+                let refreshed = try door.refresh(token, port: port, headers: headers)
                 XCTAssertEqual(refreshed.status, 200, door.name)
             }
         }

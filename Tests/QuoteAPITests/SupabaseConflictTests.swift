@@ -16,22 +16,27 @@ final class SupabaseConflictTests: XCTestCase {
     private var serviceKey: String { app.application.context.configuration.supabaseServiceRoleKey }
 
     /// A POST of `body` to `table` as `user` (the service role when nil), with `prefer` and `query`.
-    private func post(_ table: String, _ body: [String: Any], as user: TestUser?, prefer: String = "return=representation",
-                      query: String = "") throws -> HTTPTestResponse {
+    private func post(
+        _ table: String, _ body: [String: Any], as user: TestUser?, prefer: String = "return=representation",
+        query: String = ""
+    ) throws -> HTTPTestResponse {
         var headers = ["Prefer": prefer]
         if user == nil { headers.merge(["apikey": serviceKey, "Authorization": "Bearer \(serviceKey)"]) { $1 } }
         return try app.supabase("POST", "/rest/v1/\(table)\(query)", as: user, body: body, headers: headers)
     }
 
     /// PostgREST's answer to a unique violation: 409 and `{code: "23505", details, hint, message}`.
-    private func assertConflict(_ response: HTTPTestResponse, _ label: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    private func assertConflict(
+        _ response: HTTPTestResponse, _ label: String, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         XCTAssertEqual(response.status, 409, "\(label): \(response.text)", file: file, line: line)
         let body = try response.jsonObject()
         XCTAssertEqual(body["code"] as? String, "23505", label, file: file, line: line)
         XCTAssertEqual(Set(body.keys), ["code", "details", "hint", "message"], label, file: file, line: line)
-        XCTAssertTrue((body["message"] as? String)?.hasPrefix("duplicate key value violates unique constraint") ?? false,
-                      label, file: file, line: line)
-        XCTAssertTrue((body["details"] as? String)?.hasSuffix("already exists.") ?? false, label, file: file, line: line)
+        let message = body["message"] as? String ?? "", details = body["details"] as? String ?? ""
+        let prefix = "duplicate key value violates unique constraint"
+        XCTAssertTrue(message.hasPrefix(prefix), label, file: file, line: line)
+        XCTAssertTrue(details.hasSuffix("already exists."), label, file: file, line: line)
     }
 
     private func value(_ sql: PGQuery) async throws -> String? {
@@ -44,10 +49,12 @@ final class SupabaseConflictTests: XCTestCase {
         let id = alice.id.uuidString.lowercased()
 
         // profiles: the user's own row, with and without its key in the body.
-        XCTAssertEqual(try app.supabase("PATCH", "/rest/v1/profiles?id=eq.\(id)", as: alice, body: ["display_name": "Alice"]).status, 204)
+        let named = try app.supabase("PATCH", "/rest/v1/profiles?id=eq.\(id)", as: alice,
+                                     body: ["display_name": "Alice"])
+        XCTAssertEqual(named.status, 204)
         for body: [String: Any] in [["id": id, "display_name": "Overwritten"], ["display_name": "Overwritten"]] {
             try assertConflict(try post("profiles", body, as: alice), "profiles \(body.keys.sorted())")
-            try assertConflict(try post("profiles", body, as: alice, prefer: "return=representation", query: "?on_conflict=id"),
+            try assertConflict(try post("profiles", body, as: alice, query: "?on_conflict=id"),
                                "profiles with on_conflict but no resolution")
         }
         let ignored = try post("profiles", ["id": id, "display_name": "Ignored"], as: alice,
@@ -79,14 +86,15 @@ final class SupabaseConflictTests: XCTestCase {
                                 prefer: "return=representation,resolution=ignore-duplicates")
         XCTAssertEqual(unmerged.status, 201)
         XCTAssertEqual(unmerged.jsonArray.count, 0)
-        let collectionName = try await value("SELECT name FROM collections WHERE id = \(UUID(uuidString: collectionID)!)")
+        let collectionName = try await value("SELECT name FROM collections WHERE id = \(collectionID)::uuid")
         XCTAssertEqual(collectionName, "Mine")
         let renamed = try post("collections", ["id": collectionID, "name": "Renamed"], as: alice,
                                prefer: "return=representation,resolution=merge-duplicates")
         XCTAssertEqual(renamed.status, 200)
         XCTAssertEqual(renamed.jsonArray.first?["name"] as? String, "Renamed")
         // The app's favorite upsert (supabase-swift's `upsert(onConflict:)`) keeps working.
-        let upserted = try post("user_favorites", favorite, as: alice, prefer: "resolution=merge-duplicates,return=representation",
+        let upserted = try post("user_favorites", favorite, as: alice,
+                                prefer: "resolution=merge-duplicates,return=representation",
                                 query: "?on_conflict=user_id%2Cquote_id")
         XCTAssertEqual(upserted.status, 200)
         XCTAssertEqual(upserted.jsonArray.count, 1)
@@ -97,21 +105,24 @@ final class SupabaseConflictTests: XCTestCase {
 
         // quotes and quote_of_day: the service role's tables.
         let quoteID = quotes[2].uuidString.lowercased()
-        try assertConflict(try post("quotes", ["id": quoteID, "text": "Replaced", "author": "X", "category": "love"], as: nil), "quotes")
+        let replacement = ["id": quoteID, "text": "Replaced", "author": "X", "category": "love"]
+        try assertConflict(try post("quotes", replacement, as: nil), "quotes")
         let text = try await value("SELECT text FROM quotes WHERE id = \(quotes[2])")
         XCTAssertEqual(text, "Three")
         XCTAssertEqual(try post("quote_of_day", ["date": "2031-01-02", "quote_id": quoteID], as: nil).status, 201)
-        try assertConflict(try post("quote_of_day", ["date": "2031-01-02", "quote_id": quotes[1].uuidString], as: nil), "quote_of_day")
+        let otherDay = ["date": "2031-01-02", "quote_id": quotes[1].uuidString]
+        try assertConflict(try post("quote_of_day", otherDay, as: nil), "quote_of_day")
         let pinned = try await value("SELECT quote_id::text FROM quote_of_day WHERE date = '2031-01-02'")
         XCTAssertEqual(pinned, quoteID)
-        // An upsert merges into a quote, but not into one shown as a quote of the day (kept as shown, as PATCH keeps it).
+        // An upsert merges into a quote, but not into one shown as a quote of the day (kept as shown, as by PATCH).
         let merge = "return=representation,resolution=merge-duplicates"
-        let frozen = try post("quotes", ["id": quoteID, "text": "Replaced", "author": "X", "category": "love"], as: nil, prefer: merge)
+        let frozen = try post("quotes", replacement, as: nil, prefer: merge)
         XCTAssertEqual(frozen.status, 409)
         XCTAssertEqual(try frozen.jsonObject()["code"] as? String, "55000")
         let kept = try await value("SELECT text FROM quotes WHERE id = \(quotes[2])")
         XCTAssertEqual(kept, "Three")
-        let free = try post("quotes", ["id": quotes[0].uuidString, "text": "Uno", "author": "X", "category": "love"], as: nil, prefer: merge)
+        let unshown = ["id": quotes[0].uuidString, "text": "Uno", "author": "X", "category": "love"]
+        let free = try post("quotes", unshown, as: nil, prefer: merge)
         XCTAssertEqual(free.status, 200, free.text)
         XCTAssertEqual(free.jsonArray.first?["text"] as? String, "Uno")
     }
@@ -133,8 +144,8 @@ final class SupabaseConflictTests: XCTestCase {
         XCTAssertEqual(represented.jsonArray.count, 0)
         XCTAssertEqual(try app.client.send("DELETE", "/rest/v1/profiles?id=eq.\(id)", headers: headers).status, 204)
         XCTAssertEqual(try app.client.send("DELETE", "/rest/v1/profiles?id=not.is.null", headers: headers).status, 204)
-        let single = try app.client.send("DELETE", "/rest/v1/profiles?id=eq.\(id)",
-                                         headers: headers.merging(["Accept": "application/vnd.pgrst.object+json"]) { $1 })
+        let object = headers.merging(["Accept": "application/vnd.pgrst.object+json"]) { $1 }
+        let single = try app.client.send("DELETE", "/rest/v1/profiles?id=eq.\(id)", headers: object)
         XCTAssertEqual(single.status, 406)
         let profiles = try await value("SELECT count(*)::text FROM profiles")
         XCTAssertEqual(profiles, "1")

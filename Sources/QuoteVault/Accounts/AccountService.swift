@@ -124,9 +124,8 @@ public struct AccountService: Sendable {
             guard try row.decode("live", as: Bool.self) else { throw QuoteVaultError.refreshTokenInvalid }
             if try row.decode("rotated", as: Bool.self) {
                 if try row.decode("recently_rotated", as: Bool?.self) == true {
-                    guard let live = try sessions.liveDescendant(of: refreshToken, sessionID: sessionID, connection) else {
-                        throw QuoteVaultError.refreshTokenInvalid
-                    }
+                    let live = try sessions.liveDescendant(of: refreshToken, sessionID: sessionID, connection)
+                    guard let live else { throw QuoteVaultError.refreshTokenInvalid }
                     return try sessions.session(refreshToken: live, sessionID: sessionID, userID: userID, connection)
                 }
                 try connection.query("UPDATE sessions SET revoked_at = now() WHERE id = \(sessionID)")

@@ -14,7 +14,8 @@ public struct SessionIssuer: Sendable {
 
     /// - Parameter secret: the server's secret, from which the refresh token chain's key is derived.
     public init(
-        signer: JWTSigner, secret: [UInt8], accessTokenTTL: Int, refreshTokenTTL: Int, refreshTokenReuseInterval: Int = 10
+        signer: JWTSigner, secret: [UInt8], accessTokenTTL: Int, refreshTokenTTL: Int,
+        refreshTokenReuseInterval: Int = 10
     ) {
         self.signer = signer
         self.chain = RefreshTokenChain(secret: secret)

@@ -41,8 +41,9 @@ struct RestError: Error {
     }
 
     /// A write that would change a quote once shown as a quote of the day (kept as it was shown).
-    static let frozenQuote = RestError(status: 409, code: "55000", message: "A quote that has been a quote of the day cannot be changed",
-                                       hint: "Add a new quote instead")
+    static let frozenQuote = RestError(
+        status: 409, code: "55000", message: "A quote that has been a quote of the day cannot be changed",
+        hint: "Add a new quote instead")
 
     static func missingWhere(_ verb: String) -> RestError {
         RestError(status: 400, code: "21000", message: "\(verb) requires a WHERE clause")

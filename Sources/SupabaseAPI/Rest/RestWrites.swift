@@ -74,7 +74,8 @@ extension RestRoutes {
         // As PostgREST: a row that exists is a conflict (409, 23505) unless the client asked to merge or ignore it.
         let resolution = preferences["resolution"].flatMap(Resolution.init(rawValue:))
         if table.name == "profiles", let user = caller.user {
-            return try await upsertProfiles(rows, request: request, query: query, user: user, sql: sql, resolution: resolution)
+            return try await upsertProfiles(
+                rows, request: request, query: query, user: user, sql: sql, resolution: resolution)
         }
         if caller == .serviceRole, table.name == "quote_of_day", resolution == .mergeDuplicates {
             try checkWritable([], table: table, caller: caller, insert: false)
