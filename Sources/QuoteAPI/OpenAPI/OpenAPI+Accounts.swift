@@ -111,7 +111,9 @@ extension OpenAPIDocument {
             {"name": "v", "in": "query", "description": "the avatar's version from avatar_url", "schema": {"type": "string"}},
             {"name": "If-None-Match", "in": "header", "schema": {"type": "string"}}],
           "responses": {
-            "200": {"description": "The image", "headers": {"ETag": {"schema": {"type": "string"}}, "Cache-Control": {"schema": {"type": "string"}}},
+            "200": {"description": "The image", "headers": {"ETag": {"schema": {"type": "string"}},
+              "Cache-Control": {"schema": {"type": "string"}},
+              "Content-Security-Policy": {"description": "default-src 'none'; sandbox", "schema": {"type": "string"}}},
               "content": {"image/png": {"schema": {"type": "string", "format": "binary"}}, "image/jpeg": {"schema": {"type": "string", "format": "binary"}}}},
             "304": {"description": "Not modified"},
             "404": {"$ref": "#/components/responses/NotFound"},
