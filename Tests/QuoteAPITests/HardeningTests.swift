@@ -20,7 +20,8 @@ final class HardeningTests: XCTestCase {
         let accessToken = try XCTUnwrap(try refresh.jsonObject()["access_token"] as? String)
         let bearer = ["apikey": app.anonKey, "Authorization": "Bearer \(accessToken)"]
         let user = try app.client.get("/auth/v1/user", headers: bearer)
-        let changed = try app.client.send("PUT", "/auth/v1/user", json: ["data": ["display_name": "Ann"]], headers: bearer)
+        let changed = try app.client.send("PUT", "/auth/v1/user", json: ["data": ["display_name": "Ann"]],
+                                          headers: bearer)
         for (name, response) in [("sign-up", signUp), ("password grant", login), ("refresh grant", refresh),
                                  ("GET user", user), ("PUT user", changed)] {
             XCTAssertEqual(response.status, 200, "\(name): \(response.text)")
@@ -35,7 +36,8 @@ final class HardeningTests: XCTestCase {
         let row = "/rest/v1/profiles?id=eq.\(user.id.uuidString)"
         func stored() async throws -> String? {
             try await app.withConnection {
-                try $0.query("SELECT avatar_url FROM profiles WHERE id = \(user.id)")[0].decode("avatar_url", as: String?.self)
+                try $0.query("SELECT avatar_url FROM profiles WHERE id = \(user.id)")[0]
+                    .decode("avatar_url", as: String?.self)
             }
         }
         for allowed in ["https://cdn.example/a.png", "http://cdn.example/a.png", "HTTPS://cdn.example/b.png"] {
@@ -65,12 +67,14 @@ final class HardeningTests: XCTestCase {
         let user = try await app.makeUser()
         let id = user.id.uuidString.lowercased()
         let upload = try app.client.send("POST", "/storage/v1/object/avatars/\(id)/me.png",
-                                         headers: app.supabaseHeaders(user, ["Content-Type": "image/png"]), body: Self.png)
+                                         headers: app.supabaseHeaders(user, ["Content-Type": "image/png"]),
+                                         body: Self.png)
         XCTAssertEqual(upload.status, 200, upload.text)
         let answers = [
             ("/v1/avatars", try app.client.get("/v1/avatars/\(id)")),
             ("public object", try app.client.get("/storage/v1/object/public/avatars/\(id)/me.png")),
-            ("object", try app.client.get("/storage/v1/object/avatars/\(id)/me.png", headers: app.supabaseHeaders(user))),
+            ("object", try app.client.get("/storage/v1/object/avatars/\(id)/me.png",
+                                          headers: app.supabaseHeaders(user))),
         ]
         for (name, response) in answers {
             XCTAssertEqual(response.status, 200, name)

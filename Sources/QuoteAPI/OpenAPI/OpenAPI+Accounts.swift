@@ -46,6 +46,7 @@ extension OpenAPIDocument {
             "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
         "/v1/auth/password-reset": {"post": {"operationId": "requestPasswordReset", "tags": ["Auth"],
           "summary": "Mail a single-use reset link (answered the same whether or not the account exists)",
+          "description": "An hour: 3 per email, 10 per address, both doors; past either 429 for any email, no mail",
           "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["email"],
             "properties": {"email": {"type": "string", "format": "email"}}}}}},
           "responses": {

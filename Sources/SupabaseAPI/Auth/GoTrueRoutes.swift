@@ -131,7 +131,9 @@ struct GoTrueRoutes {
         }
         let verifyURL = context.publicURL + "/auth/v1/verify"
         let redirect = context.redirects.target(request.queryValue("redirect_to"))
-        try await context.recovery.request(email: body.email, codeChallenge: body.code_challenge) { token in
+        try await context.recovery.request(
+            email: body.email, codeChallenge: body.code_challenge, clientAddress: request.clientAddress
+        ) { token in
             "\(verifyURL)?token=\(token)&type=recovery&redirect_to=\(Self.queryEscaped(redirect))"
         }
         return .json(bytes: Array("{}".utf8))
