@@ -60,6 +60,10 @@ struct RestError: Error {
     /// The PostgREST answer for anything a handler throws; unexpected errors are logged, never shown.
     static func answer(for error: any Error, anonymous: Bool, logger: Logger) -> Response {
         if let outage = DatabaseUnavailable(error) { return unavailable(outage) }
+        if let quota = QuotaExceeded(error) {
+            return RestError(status: 403, code: "QV001", message: quota.message, details: quota.quota,
+                             hint: "Delete some rows first (README, Per-account quotas)").response
+        }
         switch error {
         case let error as RestError:
             return error.response
