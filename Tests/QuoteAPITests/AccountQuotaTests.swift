@@ -101,4 +101,29 @@ final class AccountQuotaTests: XCTestCase {
         XCTAssertEqual(total, 1000, "nothing written past the quota")
         await app.stop()
     }
+
+    func testAnAccountKeepsAtMost50000SyncResults() async throws {
+        let app = try await TestApp.start()
+        let user = try await app.makeUser()
+        try await app.withConnection { connection in
+            try connection.query("""
+                INSERT INTO sync_operations (user_id, id, status)
+                SELECT \(user.id), gen_random_uuid(), 204 FROM generate_series(1, 49999)
+                """)
+        }
+        let edge = ["id": lower(UUID()), "op": "collection.create", "collection_id": lower(UUID()), "name": "Edge"]
+        let kept = try app.client.push(user, [edge])
+        XCTAssertEqual(kept.status, 200, "the 50,000th result is kept: \(kept.text)")
+        let past = try app.client.push(user, [["id": lower(UUID()), "op": "collection.create",
+                                               "collection_id": lower(UUID()), "name": "Past"]])
+        XCTAssertEqual(past.status, 403, past.text)
+        XCTAssertEqual(try past.jsonObject()["code"] as? String, "quota_exceeded")
+        XCTAssertEqual(try app.client.get("/v1/collections", headers: user.authorization).items().count, 1,
+                       "the refused batch applied nothing")
+        let total = try await count(app, "sync_operations WHERE user_id", user.id)
+        XCTAssertEqual(total, 50_000)
+        let replayed = try app.client.push(user, [edge])
+        XCTAssertEqual(replayed.status, 200, "an operation already applied still answers its result")
+        await app.stop()
+    }
 }

@@ -54,7 +54,7 @@ extension OpenAPIDocument {
         "TooManyRequests": {"description": "Throttled; retry after the given seconds",
           "headers": {"Retry-After": {"schema": {"type": "integer"}}},
           "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-        "QuotaExceeded": {"description": "quota_exceeded: past a per-account quota (200 collections, 1000 quotes each)",
+        "QuotaExceeded": {"description": "quota_exceeded: past a per-account quota (see the README)",
           "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
       }
     }

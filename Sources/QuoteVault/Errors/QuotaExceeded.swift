@@ -1,7 +1,8 @@
 import PGClient
 
-/// A write past a per-account quota (migration 0011: collections per account, quotes per collection), refused by
-/// the database whichever door wrote it. Every surface answers it as `403` in its own dialect.
+/// A write past a per-account quota: collections per account and quotes per collection (migration 0011, refused
+/// by the database whichever door wrote it), results of sync operations kept per account. Every surface answers it
+/// as `403` in its own dialect.
 public struct QuotaExceeded: Error, Sendable, Hashable {
     /// The quota's name (`collections_per_account`, `quotes_per_collection`).
     public let quota: String
@@ -9,6 +10,11 @@ public struct QuotaExceeded: Error, Sendable, Hashable {
     public let message: String
 
     static let sqlState: PGError.SQLState = "QV001"
+
+    public init(quota: String, message: String) {
+        self.quota = quota
+        self.message = message
+    }
 
     /// The quota `error` ran into, or nil.
     public init?(_ error: any Error) {
