@@ -101,6 +101,8 @@ struct RestError: Error {
             return RestError(status: 401, code: "PGRST301", message: "JWT could not be verified").response
         case .notFound:
             return RestError(status: 404, code: "PGRST116", message: "The result contains 0 rows").response
+        case .unsupportedMediaType(let detail):
+            return RestError(status: 415, code: "PGRST107", message: detail).response
         case .rateLimited(let seconds): refusal = (429, seconds, "Too many requests; try again later")
         case .busy(let seconds): refusal = (503, seconds, "The server is busy; try again shortly")
         default:
