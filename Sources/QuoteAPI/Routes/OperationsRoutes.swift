@@ -23,7 +23,8 @@ struct OperationsRoutes {
     /// Prometheus text; every gauge is read from memory, so this never waits for the database.
     private var metrics: Response {
         let body = context.metrics.render(
-            pool: context.pool.stats, hashingQueueDepth: context.hashing.queueDepth, mailBacklog: context.mail.backlog,
+            pool: context.pool.stats, publicPool: context.publicPool.stats, hashingQueueDepth: context.hashing.queueDepth,
+            mailBacklog: context.mail.backlog,
             replicaUse: context.readPool.replicaUse)
         return Response(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: body)
     }
@@ -40,17 +41,19 @@ struct OperationsRoutes {
     /// Ready when PostgreSQL answers and every migration this build knows is applied. With read replicas, an
     /// unreachable primary alone does not make the instance unready: public reads go on from a replica, and a load
     /// balancer that took every instance out (they share the primary) would refuse those too; writes answer 503
-    /// meanwhile, and the body says `"primary":"unavailable"`.
+    /// meanwhile, and the body says `"primary":"unavailable"`. The check runs on the public reads' connections:
+    /// writes that all wait (for a synchronous standby) do not take the instance out while its reads still answer.
     @Sendable private func ready(_ request: Request) async throws -> Response {
         guard !context.drain.isDraining else { throw HTTPError.serviceUnavailable("The server is stopping") }
         do {
-            if try await context.migrator.isCurrent(using: context.pool) {
+            if try await context.migrator.isCurrent(using: context.publicPool) {
                 return Response.json(bytes: Array(#"{"status":"ready"}"#.utf8))
             }
             throw HTTPError.serviceUnavailable("Migrations are not current")
         } catch let error as PGError {
             context.logger.warning("not ready", metadata: ["error": .string(error.description)])
-            if context.readPool !== context.pool, (try? await context.migrator.isCurrent(using: context.readPool)) == true {
+            if !context.configuration.databaseReadURLs.isEmpty,
+               (try? await context.migrator.isCurrent(using: context.readPool)) == true {
                 return Response.json(bytes: Array(#"{"status":"ready","primary":"unavailable"}"#.utf8))
             }
             throw HTTPError.serviceUnavailable("The database is unavailable")
