@@ -63,6 +63,10 @@ final class PoolCore: @unchecked Sendable {
     private var isShutDown = false
     /// Workers running a statement pipeline (see `pipelineLanes`).
     private var pipelinesRunning = 0
+    /// Workers running a batch of jobs. While fewer than `size` are, a queued job is not waiting for a free
+    /// connection but for a free worker to be scheduled, which a loaded machine may delay past a short acquire
+    /// timeout (or, at start, for the workers' threads to begin).
+    private var busyWorkers = 0
     /// Each worker's open connection's watch, by worker index (see `cancelOverdueWaits`).
     private var watches: [Int: AnswerWatch] = [:]
 
@@ -133,8 +137,9 @@ final class PoolCore: @unchecked Sendable {
     private func expireOverdueJobs() -> Bool {
         let now = ContinuousClock.now
         condition.lock()
-        let overdue = queue.filter { $0.deadline < now }
-        queue.removeAll { $0.deadline < now }
+        let isOverdue = { (job: PoolJob) in job.deadline < now && !self.isAboutToBeTaken(job) }
+        let overdue = queue.filter(isOverdue)
+        queue.removeAll(where: isOverdue)
         let running = !isShutDown
         condition.unlock()
         for job in overdue { job.fail(exhaustedError) }
@@ -190,6 +195,11 @@ final class PoolCore: @unchecked Sendable {
     /// transactions.
     let maxPipelineLanes: Int
 
+    /// Whether an idle worker takes `job` as soon as it runs: the job waits for a thread, not for a connection.
+    private func isAboutToBeTaken(_ job: PoolJob) -> Bool {
+        busyWorkers < size && (!job.isStatement || mayStartPipeline)
+    }
+
     /// Whether another worker may start a statement pipeline. One lane runs whenever statements wait; a second
     /// (and so on) opens only when at least half a pipeline's worth is queued behind the running ones. Short
     /// statements then gather into long pipelines on one connection, which the database answers for far less
@@ -221,6 +231,7 @@ final class PoolCore: @unchecked Sendable {
                 let batch = Array(queue[start..<end])
                 queue.removeSubrange(start..<end)
                 inUse += batch.count
+                busyWorkers += 1
                 return batch
             }
             condition.wait()
@@ -251,6 +262,7 @@ final class PoolCore: @unchecked Sendable {
             defer {
                 update { core in
                     core.inUse -= unfinished
+                    core.busyWorkers -= 1
                     if batch[0].isStatement { core.pipelinesRunning -= 1 }
                 }
                 for deliver in deliveries { deliver() }
