@@ -9,8 +9,8 @@ struct SyncRoutes {
 
     var routes: [Route] {
         [
-            Route(.get, "/v1/sync", handler: Handler(changes)),
-            Route(.post, "/v1/sync", handler: Handler(applyBatch)),
+            Route(.get, "/v1/sync", cost: .cheapRead, handler: Handler(changes)),
+            Route(.post, "/v1/sync", cost: .expensive, handler: Handler(applyBatch)),
         ]
     }
 

@@ -9,14 +9,14 @@ struct GoTrueRoutes {
 
     var routes: [Route] {
         [
-            Route(.post, "/auth/v1/signup", handler: answering(signUp, needsSession: false)),
-            Route(.post, "/auth/v1/token", handler: answering(token, needsSession: false)),
-            Route(.get, "/auth/v1/user", handler: answering(user)),
-            Route(.put, "/auth/v1/user", handler: answering(updateUser)),
-            Route(.post, "/auth/v1/logout", handler: answering(logOut)),
-            Route(.post, "/auth/v1/recover", handler: answering(recover, needsSession: false)),
-            Route(.get, "/auth/v1/verify", handler: followLink),
-            Route(.post, "/auth/v1/verify", handler: answering(verify, needsSession: false)),
+            Route(.post, "/auth/v1/signup", cost: .auth, handler: answering(signUp, needsSession: false)),
+            Route(.post, "/auth/v1/token", cost: .auth, handler: answering(token, needsSession: false)),
+            Route(.get, "/auth/v1/user", cost: .cheapRead, handler: answering(user)),
+            Route(.put, "/auth/v1/user", cost: .auth, handler: answering(updateUser)),
+            Route(.post, "/auth/v1/logout", cost: .write, handler: answering(logOut)),
+            Route(.post, "/auth/v1/recover", cost: .auth, handler: answering(recover, needsSession: false)),
+            Route(.get, "/auth/v1/verify", cost: .auth, handler: followLink),
+            Route(.post, "/auth/v1/verify", cost: .auth, handler: answering(verify, needsSession: false)),
         ]
     }
 

@@ -1,0 +1,31 @@
+import HTTPServer
+import PGClient
+
+/// Admission by a route's cost class (`Route.cost`): expensive requests run under a global cap that leaves
+/// database connections to every other class, a per-address cap and a shorter statement timeout; over a cap they
+/// are answered at once (`429` past the address's, `503` past the global one, both with `Retry-After`), never
+/// queued. The other classes pass straight through (the hashing queue and the throttles bound `auth`).
+struct CostAdmission: Sendable {
+    /// Nil when throttling is off (`RATE_LIMITS=off`).
+    let expensive: ConcurrencyGate?
+    let expensiveTimeout: Duration?
+
+    init(_ configuration: AppConfiguration) {
+        expensive = configuration.rateLimitsEnabled
+            ? ConcurrencyGate(
+                perAddress: configuration.expensivePerAddress, global: configuration.expensiveConcurrencyInEffect)
+            : nil
+        let milliseconds = configuration.expensiveStatementTimeoutMilliseconds
+        expensiveTimeout = milliseconds > 0 ? .milliseconds(milliseconds) : nil
+    }
+
+    func run(_ cost: CostClass, for address: String, _ body: @escaping @Sendable () async throws -> Response)
+        async throws -> Response
+    {
+        guard cost == .expensive else { return try await body() }
+        let timeout = expensiveTimeout
+        let work = { @Sendable in try await PGPool.$statementTimeoutOverride.withValue(timeout) { try await body() } }
+        guard let expensive else { return try await work() }
+        return try await expensive.run(for: address, work)
+    }
+}
