@@ -27,14 +27,14 @@ public struct HTTPServerConfiguration: Sendable {
     /// The share of `bodyBudget` one IP address may hold.
     public var bodyBudgetPerAddress: Int
     /// Bodies declared at most this long are small (credentials, small JSON writes): they draw only on
-    /// `smallBodyReserve`, a share of `bodyBudget` that large bodies (uploads) never take.
+    /// `smallBodyReserve`, a share of `bodyBudget` that large bodies (uploads) never take. 0: no reserve.
     public var smallBodyLimit = 64 * 1024
-    public var smallBodyReserve = 8 << 20
+    public var smallBodyReserve = 0
     /// The share of `bodyBudget` one account's large bodies may hold (the account as `bodyOwner` names it).
     public var bodyBudgetPerAccount = 8 << 20
     /// After `bodyGrace`, a body must average at least `bodyMinRate` bytes a second (Apache mod_reqtimeout's
     /// `MinRate`), so a stalled upload frees its share within seconds; 0: no minimum.
-    public var bodyMinRate = 4096
+    public var bodyMinRate = 0
     public var bodyGrace: Duration = .seconds(2)
     /// New connections per second one IP address may open (bursts of twice that); beyond, they are closed at
     /// accept. 0: no limit. Keep-alive clients open few; a flood of short connections is refused cheaply.
@@ -265,7 +265,7 @@ public final class HTTPServer: @unchecked Sendable {
                 return Self.isDelayedRefusal(refusal)
                     ? refuseLater(refusal, for: state, on: connection) : send(refusal, for: state, on: connection)
             }
-            let small = !chunked && declared <= configuration.smallBodyLimit
+            let small = configuration.smallBodyReserve > 0 && !chunked && declared <= configuration.smallBodyLimit
             let account = small ? nil : bodyOwner?(head)
             if let tracked, !connectionGuard.reserveBody(declared, for: tracked, small: small, account: account) {
                 return send(HTTPError.serviceUnavailable("Too many request bodies in flight; retry shortly").response, for: state, on: connection)

@@ -30,18 +30,15 @@ enum BodyAdmission {
                let declared = request.headers["Content-Length"].flatMap(Int.init), declared > authBodyLimit {
                 return HTTPError.payloadTooLarge(limit: authBodyLimit).response
             }
-            // A large body (an upload, a sync batch) takes the large bodies' share: a user's token only.
-            if isLarge(request), SupabaseAdmission.covers(pattern),
-               let refusal = SupabaseAdmission.largeBodyRefusal(
-                pattern: pattern, request, limit: smallBodyLimit, context: supabase) {
-                return refusal
-            }
             if pattern.hasPrefix("/v1/") {
                 if pattern.hasPrefix("/v1/auth/"), pattern != "/v1/auth/logout" { return nil }
                 return hasValidToken(request, signer) ? nil : HTTPError.unauthorized().response
             }
             guard SupabaseAdmission.covers(pattern) else { return nil }
-            return SupabaseAdmission.refusal(pattern: pattern, request, context: supabase)
+            if let refusal = SupabaseAdmission.refusal(pattern: pattern, request, context: supabase) { return refusal }
+            // A large body (an upload, a bulk write) takes the large bodies' share: a user's token only.
+            guard isLarge(request) else { return nil }
+            return SupabaseAdmission.largeBodyRefusal(pattern: pattern, request, limit: smallBodyLimit, context: supabase)
         }
     }
 

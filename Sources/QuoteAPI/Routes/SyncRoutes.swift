@@ -10,7 +10,9 @@ struct SyncRoutes {
     var routes: [Route] {
         [
             Route(.get, "/v1/sync", cost: .cheapRead, handler: Handler(changes)),
-            Route(.post, "/v1/sync", cost: .expensive, handler: Handler(applyBatch)),
+            // A batch of more than about a hundred operations is a bulk write.
+            Route(.post, "/v1/sync", cost: .upgraded(.write, expensiveWhen: { $0.body.count > 16 << 10 }),
+                  handler: Handler(applyBatch)),
         ]
     }
 
