@@ -118,10 +118,12 @@ def looping(stop, outcome, source, make):
 
 
 def rest_ilike(stop, outcome):
-    """16 parallel `/rest/v1/quotes?text=ilike.*<200 characters>*` from each of 3 addresses, anon key."""
+    """16 parallel `/rest/v1/quotes?text=ilike.*<198 characters>*` (the longest pattern allowed) from each of 3
+    addresses, anon key."""
     def make():
-        needle = "".join(random.choice(string.ascii_lowercase) for _ in range(200))
-        return "GET", f"/rest/v1/quotes?select=id&text=ilike.*{needle}*", None, {"apikey": ANON, "Authorization": f"Bearer {ANON}"}
+        needle = "".join(random.choice(string.ascii_lowercase) for _ in range(198))
+        return "GET", f"/rest/v1/quotes?select=id&text=ilike.*{needle}*", None, {"apikey": ANON,
+                                                                                 "Authorization": f"Bearer {ANON}"}
     return [(source, make) for source in sources(3) for _ in range(16)]
 
 

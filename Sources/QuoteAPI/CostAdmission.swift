@@ -3,8 +3,8 @@ import PGClient
 
 /// Admission by a route's cost class (`Route.cost`): expensive requests run under a global cap that leaves
 /// database connections to every other class, a per-address cap and a shorter statement timeout; over a cap they
-/// are answered at once (`429` past the address's, `503` past the global one, both with `Retry-After`), never
-/// queued. The other classes pass straight through (the hashing queue and the throttles bound `auth`).
+/// are refused without queueing (`429` past the address's, `503` past the global one, both with `Retry-After`,
+/// sent after the refusal delay). The other classes pass straight through (the hashing queue and the throttles bound `auth`).
 struct CostAdmission: Sendable {
     /// Nil when throttling is off (`RATE_LIMITS=off`).
     let expensive: ConcurrencyGate?
@@ -26,6 +26,14 @@ struct CostAdmission: Sendable {
         let timeout = expensiveTimeout
         let work = { @Sendable in try await PGPool.$statementTimeoutOverride.withValue(timeout) { try await body() } }
         guard let expensive else { return try await work() }
-        return try await expensive.run(for: address, work)
+        if let refusal = expensive.enter(address) {
+            // Sent after the refusal delay like every refusal past a bound: a client looping on it pays with time,
+            // not the server with CPU (the wait holds no thread and no database connection).
+            var response = refusal.httpError.response
+            response.isRefusalPastABound = true
+            return response
+        }
+        defer { expensive.leave(address) }
+        return try await work()
     }
 }

@@ -15,8 +15,9 @@ final class ConcurrencyGate: Sendable {
         self.global = global
     }
 
-    func run<T: Sendable>(for address: String, _ body: () async throws -> T) async throws -> T {
-        let refusal = running.withLock { running -> QuoteVaultError? in
+    /// Takes a place for `address`; nil when admitted (give it back with `leave`), else the refusal.
+    func enter(_ address: String) -> QuoteVaultError? {
+        running.withLock { running -> QuoteVaultError? in
             let now = running.byAddress[address, default: 0]
             guard now < perAddress else { return .rateLimited(retryAfterSeconds: 1) }
             guard running.total < global else { return .busy(retryAfterSeconds: 1) }
@@ -24,14 +25,19 @@ final class ConcurrencyGate: Sendable {
             running.total += 1
             return nil
         }
-        if let refusal { throw refusal }
-        defer {
-            running.withLock { running in
-                let left = running.byAddress[address, default: 1] - 1
-                running.byAddress[address] = left > 0 ? left : nil
-                running.total -= 1
-            }
+    }
+
+    func leave(_ address: String) {
+        running.withLock { running in
+            let left = running.byAddress[address, default: 1] - 1
+            running.byAddress[address] = left > 0 ? left : nil
+            running.total -= 1
         }
+    }
+
+    func run<T: Sendable>(for address: String, _ body: () async throws -> T) async throws -> T {
+        if let refusal = enter(address) { throw refusal }
+        defer { leave(address) }
         return try await body()
     }
 }
