@@ -15,7 +15,7 @@ port=${BENCH_PORT:-18080}
 bench_start_server "$port"
 bench_seed
 anon=$("$BENCH_ROOT/.build/release/quote-server" anon-key)
-echo "quotes: $(curl -fs "http://127.0.0.1:$port/v1/quotes?page_size=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])'), cores: $(nproc), load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "quotes: $(bench_grow_quotes), cores: $(nproc), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 # shellcheck disable=SC2086
 timeout $((DURATION * 40 + 300)) python3 "$BENCH_ROOT/bench/fairuse.py" "$port" "$anon" "$DURATION" ${ATTACKS:-}
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
