@@ -7,13 +7,14 @@ import XCTest
 /// budget that uploads cannot take; a large body needs a user's token, never the anon key alone; an upload that
 /// stalls is cut off after the grace, and its share freed.
 final class BodyShareTests: XCTestCase {
-    /// Opens an upload of `declared` bytes to the user's avatar from `source` and sends only its first bytes.
-    private func stalledUpload(_ app: TestApp, _ user: TestUser, declared: Int, from source: String) throws
-        -> HTTPTestConnection
-    {
+    /// Opens an upload of `declared` bytes to the user's avatar (or `target`) from `source` and sends only its
+    /// first bytes.
+    private func stalledUpload(
+        _ app: TestApp, _ user: TestUser, declared: Int, from source: String, target: String = "PUT /v1/me/avatar"
+    ) throws -> HTTPTestConnection {
         let connection = try HTTPTestConnection(port: app.application.port, source: source)
-        let head = "PUT /v1/me/avatar HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(user.accessToken)\r\n"
-            + "Content-Type: image/png\r\nContent-Length: \(declared)\r\n\r\n"
+        let head = "\(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(user.accessToken)\r\n"
+            + "apikey: \(app.anonKey)\r\nContent-Type: image/png\r\nContent-Length: \(declared)\r\n\r\n"
         XCTAssertTrue(connection.write(Array(head.utf8) + [0x89, 0x50, 0x4E, 0x47]))
         return connection
     }
@@ -58,6 +59,30 @@ final class BodyShareTests: XCTestCase {
                                           body: Array(("{\"display_name\":\"" + String(repeating: "a", count: (64 << 10) - 20) + "\"}").utf8))
         XCTAssertNotEqual(atLimit.status, 503, atLimit.text)
         for upload in uploads { upload.close() }
+        await app.stop()
+    }
+
+    func testOneAccountsLargeBodiesHoldAtMostItsShare() async throws {
+        let app = try await TestApp.start {
+            $0.httpBodyMinRate = 0
+            $0.httpRefusalDelay = 0
+        }
+        let (user, other) = (try await app.makeUser(), try await app.makeUser())
+        let storage = "POST /storage/v1/object/avatars/\(user.id.uuidString.lowercased())"
+        // 3 + 3 + 2 MiB from three addresses: the account's 8 MiB exactly.
+        let uploads = try [stalledUpload(app, user, declared: 3 << 20, from: "127.0.0.2", target: storage + "/a.png"),
+                           stalledUpload(app, user, declared: 3 << 20, from: "127.0.0.3", target: storage + "/b.png"),
+                           stalledUpload(app, user, declared: 2 << 20, from: "127.0.0.4")]
+        try await awaitBuffered(app) { $0 >= 8 << 20 }
+        XCTAssertEqual(app.application.server.bufferedBodyBytes, 8 << 20)
+        let past = try stalledUpload(app, user, declared: (64 << 10) + 1, from: "127.0.0.5")
+        XCTAssertEqual(try past.readResponse().status, 503, "one large body past the account's share")
+        past.close()
+        // Another account from the same address has its own share.
+        let another = try stalledUpload(app, other, declared: (64 << 10) + 1, from: "127.0.0.5")
+        try await awaitBuffered(app) { $0 > 8 << 20 }
+        XCTAssertEqual(app.application.server.bufferedBodyBytes, (8 << 20) + (64 << 10) + 1)
+        for upload in uploads + [another] { upload.close() }
         await app.stop()
     }
 
