@@ -38,7 +38,8 @@ enum BodyAdmission {
             if let refusal = SupabaseAdmission.refusal(pattern: pattern, request, context: supabase) { return refusal }
             // A large body (an upload, a bulk write) takes the large bodies' share: a user's token only.
             guard isLarge(request) else { return nil }
-            return SupabaseAdmission.largeBodyRefusal(pattern: pattern, request, limit: smallBodyLimit, context: supabase)
+            return SupabaseAdmission.largeBodyRefusal(
+                pattern: pattern, request, limit: smallBodyLimit, context: supabase)
         }
     }
 

@@ -42,7 +42,8 @@ public enum SupabaseAdmission {
     {
         let presented = [request.headers["apikey"], request.bearerToken].compactMap { $0 }
         if presented.contains(where: { SupabaseCaller.keyRole($0, context: context) == .serviceRole }) { return nil }
-        if let token = request.bearerToken, (try? context.signer.verify(token, audience: "authenticated", now: .now)) != nil {
+        if let token = request.bearerToken,
+           (try? context.signer.verify(token, audience: "authenticated", now: .now)) != nil {
             return nil
         }
         let message = "A request body over \(limit) bytes needs a signed-in user's access token"

@@ -43,20 +43,22 @@ final class BodyShareTests: XCTestCase {
         XCTAssertEqual(app.application.server.bufferedBodyBytes, 1 << 20)
         // One byte past the large share: refused at once.
         let past = try HTTPTestConnection(port: app.application.port, source: "127.0.0.4")
-            .send("PUT", "/v1/me/avatar", headers: ["Authorization": "Bearer \(user.accessToken)",
-                                                    "Content-Type": "image/png"], body: [UInt8](repeating: 0, count: 65 << 10))
+            .send("PUT", "/v1/me/avatar", headers: user.authorization + ["Content-Type": "image/png"],
+                  body: [UInt8](repeating: 0, count: 65 << 10))
         XCTAssertEqual(past.status, 503, past.text)
         XCTAssertNotNil(past.header("Retry-After"))
         // Logins, sign-ups and small writes draw on the reserve.
-        let login = try app.client.send("POST", "/v1/auth/login", json: ["email": "small@x.io", "password": "correct horse"])
+        let credentials = ["email": "small@x.io", "password": "correct horse"]
+        let login = try app.client.send("POST", "/v1/auth/login", json: credentials)
         XCTAssertEqual(login.status, 200, login.text)
-        let signUp = try app.client.send("POST", "/v1/auth/signup", json: ["email": "other@x.io", "password": "correct horse"])
+        let signUp = try app.client.send("POST", "/v1/auth/signup", json: credentials + ["email": "other@x.io"])
         XCTAssertEqual(signUp.status, 201, signUp.text)
         let write = try app.client.send("POST", "/v1/collections", json: ["name": "Kept"], headers: user.authorization)
         XCTAssertEqual(write.status, 201, write.text)
         // A small body at the limit (64 KiB) is still small.
+        let name = String(repeating: "a", count: (64 << 10) - 20)
         let atLimit = try app.client.send("PATCH", "/v1/me", headers: user.authorization + ["Content-Type": "application/json"],
-                                          body: Array(("{\"display_name\":\"" + String(repeating: "a", count: (64 << 10) - 20) + "\"}").utf8))
+                                          body: Array(("{\"display_name\":\"" + name + "\"}").utf8))
         XCTAssertNotEqual(atLimit.status, 503, atLimit.text)
         for upload in uploads { upload.close() }
         await app.stop()
@@ -90,12 +92,13 @@ final class BodyShareTests: XCTestCase {
         let app = try await TestApp.start { $0.httpRefusalDelay = 0 }
         let user = try await app.makeUser()
         let large = [UInt8](repeating: 0x41, count: (64 << 10) + 1)
-        let anonymous = try app.client.send("POST", "/storage/v1/object/avatars/\(user.id.uuidString.lowercased())/a.png",
-                                            headers: app.supabaseHeaders(nil, ["Content-Type": "image/png"]), body: large)
+        let object = "/storage/v1/object/avatars/\(user.id.uuidString.lowercased())/a.png"
+        let anonymousHeaders = app.supabaseHeaders(nil, ["Content-Type": "image/png"])
+        let anonymous = try app.client.send("POST", object, headers: anonymousHeaders, body: large)
         XCTAssertEqual(anonymous.status, 403, anonymous.text)
         XCTAssertTrue(anonymous.text.contains("access token"), anonymous.text)
-        let rest = try app.client.send("POST", "/rest/v1/collections",
-                                       headers: app.supabaseHeaders(nil, ["Content-Type": "application/json"]), body: large)
+        let json = app.supabaseHeaders(nil, ["Content-Type": "application/json"])
+        let rest = try app.client.send("POST", "/rest/v1/collections", headers: json, body: large)
         XCTAssertEqual(rest.status, 401, rest.text)
         // At the limit the anon key is the route's business (here: refused by the row rules, not by size).
         let small = try app.client.send("POST", "/storage/v1/object/avatars/\(user.id.uuidString.lowercased())/a.png",

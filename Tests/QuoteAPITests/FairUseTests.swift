@@ -22,7 +22,8 @@ final class FairUseTests: XCTestCase {
             // Inside the lock's transaction the statistics are a snapshot unless cleared.
             _ = try connection.query("SELECT pg_stat_clear_snapshot()")
             return try connection.query("""
-                SELECT count(*)::int8 AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()
+                SELECT count(*)::int8 AS n FROM pg_stat_activity
+                WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()
                 """)[0].decode("n", as: Int.self)
         }
         /// Waits (bounded: 10 s) until `count` statements wait for the lock.
@@ -70,7 +71,7 @@ final class FairUseTests: XCTestCase {
         }
         let lock = try TableLock(app.databaseURL)
         // At the per-address cap (2) from one address; the third is refused at once.
-        let held = [inBackground(app, patternQuery, from: "127.0.0.2"), inBackground(app, patternQuery, from: "127.0.0.2")]
+        let held = (0..<2).map { _ in inBackground(app, patternQuery, from: "127.0.0.2") }
         try lock.awaitWaiting(2)
         let pastAddressCap = try Self.rest(app, patternQuery, from: "127.0.0.2")
         XCTAssertEqual(pastAddressCap.status, 429, pastAddressCap.text)

@@ -90,7 +90,7 @@ extension OpenAPIDocument {
               "422": {"$ref": "#/components/responses/ValidationFailed"}, "503": {"$ref": "#/components/responses/ServiceUnavailable"}}},
           "delete": {"operationId": "deleteMe", "tags": ["Me"], "security": [{"bearer": []}],
             "summary": "Delete the account and everything it owns",
-            "description": "A wrong password counts as a failed login (10 per account, 100 per address in 15 minutes; then 429).",
+            "description": "A wrong password counts as a failed login (limited like logins; then 429).",
             "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["password"],
               "properties": {"password": {"type": "string"}}}}}},
             "responses": {"204": {"description": "Deleted"}, "400": {"$ref": "#/components/responses/BadRequest"},

@@ -30,7 +30,9 @@ enum RouteTable {
             let cost = route.cost
             return route.replacingHandler(Handler(immediate: handler.immediate) { request in
                 try await RequestOrigin.$clientAddress.withValue(request.clientAddress) {
-                    try await costs.run(cost.of(request), for: request.clientAddress) { try await handler.deferred(request) }
+                    try await costs.run(cost.of(request), for: request.clientAddress) {
+                        try await handler.deferred(request)
+                    }
                 }
             })
         }

@@ -137,7 +137,9 @@ public struct PasswordRecovery: Sendable {
     /// `nonce` (see `Reauthentication`), which it spends.
     /// - Throws: a validation error for a weak password, `RecoveryError.samePassword` for the current one,
     ///   `ReauthenticationError` for a missing or wrong nonce.
-    public func changePassword(_ user: AuthenticatedUser, to password: String, nonce: String? = nil) async throws -> User {
+    public func changePassword(
+        _ user: AuthenticatedUser, to password: String, nonce: String? = nil
+    ) async throws -> User {
         try Credentials.validatePassword(password)
         // Before any hashing: an old session without the nonce costs one indexed read.
         try await reauthentication.check(nonce, for: user)

@@ -68,7 +68,8 @@ public struct Reauthentication: Sendable {
                 """).first
             else { throw ReauthenticationError.notValid }
             guard try row.decode("matches", as: Bool.self) else {
-                try connection.query("UPDATE reauthentication_nonces SET failures = failures + 1 WHERE user_id = \(user.userID)")
+                try connection.query(
+                    "UPDATE reauthentication_nonces SET failures = failures + 1 WHERE user_id = \(user.userID)")
                 throw PGCommitThenThrow(ReauthenticationError.notValid)
             }
         }
@@ -78,7 +79,8 @@ public struct Reauthentication: Sendable {
     public static func spend(_ nonce: String?, for user: AuthenticatedUser, _ connection: PGConnection) throws {
         guard let nonce else { return }
         try connection.query("""
-            DELETE FROM reauthentication_nonces WHERE user_id = \(user.userID) AND nonce_hash = \(hash(nonce, user.userID))
+            DELETE FROM reauthentication_nonces
+            WHERE user_id = \(user.userID) AND nonce_hash = \(hash(nonce, user.userID))
             """)
     }
 

@@ -132,7 +132,8 @@ struct GoTrueError: Error {
     static func from(_ error: ReauthenticationError) -> GoTrueError {
         switch error {
         case .needed:
-            GoTrueError(status: 400, code: "reauthentication_needed", message: "Password update requires reauthentication")
+            GoTrueError(status: 400, code: "reauthentication_needed",
+                        message: "Password update requires reauthentication")
         case .notValid:
             GoTrueError(status: 422, code: "reauthentication_not_valid", message: "Nonce has expired or is invalid")
         case .tooSoon(let seconds):
