@@ -59,7 +59,8 @@ public final class Application: Sendable {
             hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
             collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger,
             sync: SyncContext(pool: pool, secret: configuration.jwtSecret, logger: logger))
-        let routes = RouteTable.bindingOrigin(RouteTable.routes(context), costs: CostAdmission(configuration))
+        let costs = CostAdmission(configuration, supabase: context.supabase)
+        let routes = RouteTable.bindingOrigin(RouteTable.routes(context), costs: costs)
         let router = Router(routes: routes)
         let metrics = context.metrics
         let requestLog = logger.logLevel <= .info ? RequestLog(format: configuration.logFormat) : nil

@@ -1,5 +1,6 @@
 import HTTPServer
 import PGClient
+import SupabaseAPI
 
 /// Admission by a route's cost class (`Route.cost`): expensive requests run under a global cap that leaves
 /// database connections to every other class, a per-address cap and a shorter statement timeout; over a cap they
@@ -10,8 +11,11 @@ struct CostAdmission: Sendable {
     /// Nil when throttling is off (`RATE_LIMITS=off`).
     let expensive: ConcurrencyGate?
     let expensiveTimeout: Duration?
+    /// For refusals on the Supabase doors, in their own formats.
+    let supabase: SupabaseContext
 
-    init(_ configuration: AppConfiguration) {
+    init(_ configuration: AppConfiguration, supabase: SupabaseContext) {
+        self.supabase = supabase
         expensive = configuration.rateLimitsEnabled
             ? ConcurrencyGate(
                 perAddress: configuration.expensivePerAddress, global: configuration.expensiveConcurrencyInEffect)
@@ -20,9 +24,9 @@ struct CostAdmission: Sendable {
         expensiveTimeout = milliseconds > 0 ? .milliseconds(milliseconds) : nil
     }
 
-    func run(_ cost: CostClass, for address: String, _ body: @escaping @Sendable () async throws -> Response)
-        async throws -> Response
-    {
+    func run(
+        _ cost: CostClass, for address: String, pattern: String, _ body: @escaping @Sendable () async throws -> Response
+    ) async throws -> Response {
         guard cost == .expensive else { return try await body() }
         let timeout = expensiveTimeout
         let work = { @Sendable in try await PGPool.$statementTimeoutOverride.withValue(timeout) { try await body() } }
@@ -30,7 +34,9 @@ struct CostAdmission: Sendable {
         if let refusal = expensive.enter(address) {
             // Sent after the refusal delay like every refusal past a bound: a client looping on it pays with time,
             // not the server with CPU (the wait holds no thread and no database connection).
-            var response = refusal.httpError.response
+            let error = refusal.httpError
+            var response = SupabaseAdmission.covers(pattern)
+                ? SupabaseAdmission.answer(error, pattern: pattern, context: supabase) : error.response
             response.isRefusalPastABound = true
             return response
         }

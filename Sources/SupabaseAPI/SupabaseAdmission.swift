@@ -34,6 +34,13 @@ public enum SupabaseAdmission {
         return StorageError.answer(for: refusal, logger: context.logger)
     }
 
+    /// `error` (a refusal under load, say) answered in the error format of the Supabase route `pattern`.
+    public static func answer(_ error: HTTPError, pattern: String, context: SupabaseContext) -> Response {
+        if pattern.hasPrefix("/auth/v1/") { return GoTrueError.answer(for: error, logger: context.logger) }
+        if pattern.hasPrefix("/rest/v1/") { return RestError.answer(for: error, anonymous: true, logger: context.logger) }
+        return StorageError.answer(for: error, logger: context.logger)
+    }
+
     /// Nil when `request` may send a large body (more than `limit` bytes, or chunked) to the Supabase route
     /// `pattern`: a signed-in user's well-signed access token, or the service role key. The anon key alone may
     /// not: anyone has it, and uploads are what fill the body budget.

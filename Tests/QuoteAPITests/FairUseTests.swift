@@ -76,6 +76,7 @@ final class FairUseTests: XCTestCase {
         let pastAddressCap = try Self.rest(app, patternQuery, from: "127.0.0.2")
         XCTAssertEqual(pastAddressCap.status, 429, pastAddressCap.text)
         XCTAssertNotNil(pastAddressCap.header("Retry-After"))
+        XCTAssertNotNil(try pastAddressCap.jsonObject()["message"], "PostgREST's error shape on /rest/v1")
         // Another address reaches the global cap (3); one past it is refused with 503.
         let third = inBackground(app, patternQuery, from: "127.0.0.3")
         try lock.awaitWaiting(3)
@@ -103,6 +104,7 @@ final class FairUseTests: XCTestCase {
         let search = try HTTPTestConnection(port: app.application.port, source: "127.0.0.3")
             .send("GET", "/v1/quotes/search?q=zzzq")
         XCTAssertEqual(search.status, 503, "the one expensive slot is taken: \(search.text)")
+        XCTAssertEqual(try search.jsonObject()["code"] as? String, "service_unavailable", "problem+json on /v1")
         XCTAssertNotNil(search.header("Retry-After"))
         lock.release()
         XCTAssertEqual(held.status(), 200)

@@ -30,7 +30,7 @@ enum RouteTable {
             let cost = route.cost
             return route.replacingHandler(Handler(immediate: handler.immediate) { request in
                 try await RequestOrigin.$clientAddress.withValue(request.clientAddress) {
-                    try await costs.run(cost.of(request), for: request.clientAddress) {
+                    try await costs.run(cost.of(request), for: request.clientAddress, pattern: route.pattern) {
                         try await handler.deferred(request)
                     }
                 }
