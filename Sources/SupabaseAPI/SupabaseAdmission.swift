@@ -37,7 +37,9 @@ public enum SupabaseAdmission {
     /// `error` (a refusal under load, say) answered in the error format of the Supabase route `pattern`.
     public static func answer(_ error: HTTPError, pattern: String, context: SupabaseContext) -> Response {
         if pattern.hasPrefix("/auth/v1/") { return GoTrueError.answer(for: error, logger: context.logger) }
-        if pattern.hasPrefix("/rest/v1/") { return RestError.answer(for: error, anonymous: true, logger: context.logger) }
+        if pattern.hasPrefix("/rest/v1/") {
+            return RestError.answer(for: error, anonymous: true, logger: context.logger)
+        }
         return StorageError.answer(for: error, logger: context.logger)
     }
 
