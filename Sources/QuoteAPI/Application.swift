@@ -59,25 +59,33 @@ public final class Application: Sendable {
             hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
             collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger,
             sync: SyncContext(pool: pool, secret: configuration.jwtSecret, logger: logger))
-        let router = Router(routes: RouteTable.bindingOrigin(RouteTable.routes(context)))
+        let costs = CostAdmission(configuration, supabase: context.supabase)
+        let routes = RouteTable.bindingOrigin(RouteTable.routes(context), costs: costs)
+        let router = Router(routes: routes)
         let metrics = context.metrics
         let requestLog = logger.logLevel <= .info ? RequestLog(format: configuration.logFormat) : nil
+        var http = HTTPServerConfiguration(
+            host: configuration.host, port: configuration.port, eventThreads: configuration.eventThreads,
+            connectionLimit: configuration.httpMaxConnections,
+            connectionsPerAddress: configuration.httpConnectionsPerAddress,
+            headerTimeout: .seconds(configuration.httpHeaderTimeout),
+            bodyTimeout: .seconds(configuration.httpBodyTimeout),
+            bodyBudget: configuration.httpBodyBudget,
+            newConnectionsPerAddressPerSecond: configuration.httpNewConnectionsPerAddress,
+            trustedProxies: TrustedProxies(configuration.trustedProxies),
+            refusalDelay: .milliseconds(configuration.httpRefusalDelay))
+        http.smallBodyLimit = BodyAdmission.smallBodyLimit
+        http.smallBodyReserve = configuration.httpSmallBodyReserve
+        http.bodyMinRate = configuration.httpBodyMinRate
+        http.bodyGrace = .seconds(configuration.httpBodyGrace)
         let server = HTTPServer(
-            configuration: HTTPServerConfiguration(
-                host: configuration.host, port: configuration.port, eventThreads: configuration.eventThreads,
-                connectionLimit: configuration.httpMaxConnections,
-                connectionsPerAddress: configuration.httpConnectionsPerAddress,
-                headerTimeout: .seconds(configuration.httpHeaderTimeout), bodyTimeout: .seconds(configuration.httpBodyTimeout),
-                bodyBudget: configuration.httpBodyBudget,
-                newConnectionsPerAddressPerSecond: configuration.httpNewConnectionsPerAddress,
-                trustedProxies: TrustedProxies(configuration.trustedProxies),
-                refusalDelay: .milliseconds(configuration.httpRefusalDelay)),
+            configuration: http,
             router: router, logger: logger,
             observer: { request in
                 metrics.observe(request)
                 requestLog?.record(request)
             },
-            admission: BodyAdmission.make(context: context))
+            admission: BodyAdmission.make(context: context), bodyOwner: BodyAdmission.owner(signer: signer))
         return Application(context: context, server: server)
     }
 

@@ -96,6 +96,22 @@ enum AppConfigurationBuilder {
         guard configuration.statementTimeoutMilliseconds >= 0, configuration.refreshTokenReuseInterval >= 0 else {
             throw ValidationError("STATEMENT_TIMEOUT and REFRESH_TOKEN_REUSE_INTERVAL must not be negative")
         }
+        if let text = options.value(nil, "EXPENSIVE_CONCURRENCY") {
+            guard let number = Int(text), number >= 1 else {
+                throw ValidationError("EXPENSIVE_CONCURRENCY must be >= 1")
+            }
+            configuration.expensiveConcurrency = number
+        }
+        configuration.expensiveStatementTimeoutMilliseconds = try options.intValue(
+            nil, "EXPENSIVE_STATEMENT_TIMEOUT", default: configuration.expensiveStatementTimeoutMilliseconds)
+        configuration.httpBodyMinRate = try options.intValue(
+            nil, "HTTP_BODY_MIN_RATE", default: configuration.httpBodyMinRate)
+        configuration.httpBodyGrace = try options.intValue(nil, "HTTP_BODY_GRACE", default: configuration.httpBodyGrace)
+        guard configuration.expensiveStatementTimeoutMilliseconds >= 0, configuration.httpBodyMinRate >= 0,
+              configuration.httpBodyGrace >= 1
+        else {
+            throw ValidationError("EXPENSIVE_STATEMENT_TIMEOUT, HTTP_BODY_MIN_RATE must be >= 0, HTTP_BODY_GRACE >= 1")
+        }
         configuration.answerCacheBytes = try options.intValue(
             options.answerCacheBytes, "ANSWER_CACHE_BYTES", default: configuration.answerCacheBytes)
         guard (0...(1 << 30)).contains(configuration.answerCacheBytes) else {

@@ -90,11 +90,13 @@ extension OpenAPIDocument {
               "422": {"$ref": "#/components/responses/ValidationFailed"}, "503": {"$ref": "#/components/responses/ServiceUnavailable"}}},
           "delete": {"operationId": "deleteMe", "tags": ["Me"], "security": [{"bearer": []}],
             "summary": "Delete the account and everything it owns",
+            "description": "A wrong password counts as a failed login (limited like logins; then 429).",
             "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["password"],
               "properties": {"password": {"type": "string"}}}}}},
             "responses": {"204": {"description": "Deleted"}, "400": {"$ref": "#/components/responses/BadRequest"},
               "401": {"description": "unauthorized, or invalid_credentials for a wrong password",
                 "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
               "413": {"$ref": "#/components/responses/PayloadTooLarge"}, "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
               "422": {"$ref": "#/components/responses/ValidationFailed"}, "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
         "/v1/me/avatar": {

@@ -9,12 +9,12 @@ struct AuthRoutes {
 
     var routes: [Route] {
         [
-            Route(.post, "/v1/auth/signup", handler: Handler(signUp)),
-            Route(.post, "/v1/auth/login", handler: Handler(logIn)),
-            Route(.post, "/v1/auth/refresh", handler: Handler(refresh)),
-            Route(.post, "/v1/auth/logout", handler: Handler(logOut)),
-            Route(.post, "/v1/auth/password-reset", handler: Handler(requestReset)),
-            Route(.post, "/v1/auth/password-reset/confirm", handler: Handler(confirmReset)),
+            Route(.post, "/v1/auth/signup", cost: .auth, handler: Handler(signUp)),
+            Route(.post, "/v1/auth/login", cost: .auth, handler: Handler(logIn)),
+            Route(.post, "/v1/auth/refresh", cost: .auth, handler: Handler(refresh)),
+            Route(.post, "/v1/auth/logout", cost: .write, handler: Handler(logOut)),
+            Route(.post, "/v1/auth/password-reset", cost: .auth, handler: Handler(requestReset)),
+            Route(.post, "/v1/auth/password-reset/confirm", cost: .auth, handler: Handler(confirmReset)),
         ]
     }
 

@@ -9,12 +9,13 @@ struct MeRoutes {
 
     var routes: [Route] {
         [
-            Route(.get, "/v1/me", handler: Handler(me)),
-            Route(.patch, "/v1/me", handler: Handler(update)),
-            Route(.delete, "/v1/me", handler: Handler(deleteAccount)),
-            Route(.put, "/v1/me/avatar", maxBodySize: ProfileService.maximumAvatarBytes, handler: Handler(putAvatar)),
-            Route(.delete, "/v1/me/avatar", handler: Handler(deleteAvatar)),
-            Route(.get, "/v1/avatars/{user_id}", handler: Handler(avatar)),
+            Route(.get, "/v1/me", cost: .cheapRead, handler: Handler(me)),
+            Route(.patch, "/v1/me", cost: .write, handler: Handler(update)),
+            Route(.delete, "/v1/me", cost: .auth, handler: Handler(deleteAccount)),
+            Route(.put, "/v1/me/avatar", maxBodySize: ProfileService.maximumAvatarBytes,
+                  cost: .write, handler: Handler(putAvatar)),
+            Route(.delete, "/v1/me/avatar", cost: .write, handler: Handler(deleteAvatar)),
+            Route(.get, "/v1/avatars/{user_id}", cost: .cheapRead, handler: Handler(avatar)),
         ]
     }
 

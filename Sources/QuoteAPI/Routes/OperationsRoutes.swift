@@ -10,10 +10,12 @@ struct OperationsRoutes {
 
     var routes: [Route] {
         [
-            Route(.get, "/health", handler: .immediate { _ in Self.healthy }),
-            Route(.get, "/ready", handler: Handler(ready)),
-            Route(.get, "/openapi.json", handler: .immediate { _ in Self.openAPI }),
-            Route(.get, "/metrics", handler: .immediate { request in mayScrape(request) ? metrics : HTTPError.notFound().response }),
+            Route(.get, "/health", cost: .cheapRead, handler: .immediate { _ in Self.healthy }),
+            Route(.get, "/ready", cost: .cheapRead, handler: Handler(ready)),
+            Route(.get, "/openapi.json", cost: .cheapRead, handler: .immediate { _ in Self.openAPI }),
+            Route(.get, "/metrics",
+                  cost: .cheapRead,
+                  handler: .immediate { request in mayScrape(request) ? metrics : HTTPError.notFound().response }),
         ]
     }
 

@@ -11,7 +11,6 @@ enum RouteTable {
     private static func table(_ context: AppContext) -> [Route] {
         OperationsRoutes(context: context).routes
             + QuoteRoutes(quotes: context.quotes, search: context.search,
-                          searchesPerAddress: context.configuration.rateLimitsEnabled ? 2 : nil,
                           answerCacheBytes: context.configuration.answerCacheBytes).routes
             + QuoteOfTheDayRoutes(quoteOfTheDay: context.quoteOfTheDay).routes
             + AuthRoutes(context: context).routes
@@ -23,12 +22,18 @@ enum RouteTable {
     }
 
     /// Every route's async handler runs with `RequestOrigin.clientAddress` bound to its request's client, so the
-    /// services' per-address throttles and the hashing queue's fair share work the same for every API.
-    static func bindingOrigin(_ routes: [Route]) -> [Route] {
+    /// services' per-address throttles and the hashing queue's fair share work the same for every API, and is
+    /// admitted by its cost class (`CostAdmission`).
+    static func bindingOrigin(_ routes: [Route], costs: CostAdmission) -> [Route] {
         routes.map { route in
             let handler = route.handler
-            return Route(route.method, route.pattern, maxBodySize: route.maxBodySize, handler: Handler(immediate: handler.immediate) { request in
-                try await RequestOrigin.$clientAddress.withValue(request.clientAddress) { try await handler.deferred(request) }
+            let cost = route.cost
+            return route.replacingHandler(Handler(immediate: handler.immediate) { request in
+                try await RequestOrigin.$clientAddress.withValue(request.clientAddress) {
+                    try await costs.run(cost.of(request), for: request.clientAddress, pattern: route.pattern) {
+                        try await handler.deferred(request)
+                    }
+                }
             })
         }
     }

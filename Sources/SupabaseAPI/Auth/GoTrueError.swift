@@ -52,6 +52,8 @@ struct GoTrueError: Error {
             return from(error).response
         case let error as RecoveryError:
             return from(error).response
+        case let error as ReauthenticationError:
+            return from(error).response
         case let error as HTTPError where error.status == 413:
             return GoTrueError(status: 413, code: "request_too_large", message: "Request body too large").response
         case let error as HTTPError where error.code == "invalid_json":
@@ -123,6 +125,20 @@ struct GoTrueError: Error {
             return GoTrueError(status: 403, code: "otp_expired", message: "Token has expired or is invalid")
         case .unsupportedMediaType(let detail):
             return GoTrueError(status: 415, code: "validation_failed", message: detail)
+        }
+    }
+
+    /// GoTrue's answers for the secure password change.
+    static func from(_ error: ReauthenticationError) -> GoTrueError {
+        switch error {
+        case .needed:
+            GoTrueError(status: 400, code: "reauthentication_needed",
+                        message: "Password update requires reauthentication")
+        case .notValid:
+            GoTrueError(status: 422, code: "reauthentication_not_valid", message: "Nonce has expired or is invalid")
+        case .tooSoon(let seconds):
+            GoTrueError(status: 429, code: "over_email_send_rate_limit",
+                        message: "For security purposes, you can only request this after \(seconds) seconds.")
         }
     }
 }

@@ -14,11 +14,14 @@ struct StorageRoutes {
 
     var routes: [Route] {
         [
-            Route(.post, "/storage/v1/object/{bucket}/{path...}", maxBodySize: Self.maximumUpload, handler: answering(upload)),
-            Route(.put, "/storage/v1/object/{bucket}/{path...}", maxBodySize: Self.maximumUpload, handler: answering(update)),
-            Route(.get, "/storage/v1/object/{bucket}/{path...}", handler: answering(download)),
-            Route(.get, "/storage/v1/object/public/{bucket}/{path...}", handler: answering(publicDownload, needsKey: false)),
-            Route(.delete, "/storage/v1/object/{bucket}", handler: answering(remove)),
+            Route(.post, "/storage/v1/object/{bucket}/{path...}", maxBodySize: Self.maximumUpload,
+                  cost: .write, handler: answering(upload)),
+            Route(.put, "/storage/v1/object/{bucket}/{path...}", maxBodySize: Self.maximumUpload,
+                  cost: .write, handler: answering(update)),
+            Route(.get, "/storage/v1/object/{bucket}/{path...}", cost: .cheapRead, handler: answering(download)),
+            Route(.get, "/storage/v1/object/public/{bucket}/{path...}",
+                  cost: .cheapRead, handler: answering(publicDownload, needsKey: false)),
+            Route(.delete, "/storage/v1/object/{bucket}", cost: .write, handler: answering(remove)),
         ]
     }
 
