@@ -122,15 +122,15 @@ class Load:
         while not self.stop_flag.is_set() and time.monotonic() < deadline:
             choice = rng.random()
             if choice < 0.4:
-                path = f"/v1/quotes?limit=20&page={rng.randint(1, 50)}"
+                kind, path = "read/page", f"/v1/quotes?limit=20&page={rng.randint(1, 50)}"
             elif choice < 0.7:
-                path = f"/v1/quotes/{rng.choice(self.quote_ids)}"
+                kind, path = "read/quote", f"/v1/quotes/{rng.choice(self.quote_ids)}"
             elif choice < 0.85:
-                path = "/v1/quotes/search?q=" + rng.choice(["life", "love", "time", "people", "world"])
+                kind, path = "read/search", "/v1/quotes/search?q=" + rng.choice(["life", "love", "time", "people", "world"])
             else:
-                path = f"/v1/qotd?date=2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+                kind, path = "read/qotd", f"/v1/qotd?date=2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
             status, _ = call(self.args.port, "GET", path)
-            self.record("read", status)
+            self.record(kind, status)
             time.sleep(self.pace)
 
     def writer(self, user):
@@ -149,7 +149,9 @@ class Load:
         deadline = self.started + self.args.max_seconds
         user = self.writers[0]
         while not self.stop_flag.is_set() and time.monotonic() < deadline:
-            status, _ = call(self.args.port, "POST", "/v1/auth/login", {"email": user["email"], "password": PASSWORD})
+            # A login writes a session: like a write, it may wait for a synchronous standby.
+            status, _ = call(self.args.port, "POST", "/v1/auth/login", {"email": user["email"], "password": PASSWORD},
+                             timeout=35)
             self.record("login", status)
             time.sleep(0.2)
 
@@ -425,12 +427,14 @@ def replica_lag(args, hold):
 
 def switchover(args):
     def action():
-        old = role_of(args, "leader")
+        old, started = role_of(args, "leader"), time.monotonic()
         cluster_out("switchover")
         new = wait_for(lambda: role_of(args, "leader") not in (None, old), 60, step=0.2)
+        new = None if new is None else time.monotonic() - started
         back = wait_for(lambda: healthy(args), 60, step=0.5)
+        back = None if back is None else time.monotonic() - started
         return (f"{old} -> {role_of(args, 'leader')} after {new or -1:.1f} s; {old} a replica again after "
-                f"{(new or 0) + (back or -1):.1f} s", new is not None and back is not None)
+                f"{back or -1:.1f} s", new is not None and back is not None)
     return action
 
 
@@ -484,7 +488,8 @@ def strict(args, quote_ids):
     load.stop()
     with load.lock:
         during = [(kind, status) for t, kind, status in load.log if stopped_at + 1 <= t <= started_at]
-    tally = lambda kind: {s: sum(1 for k, x in during if k == kind and x == s) for s in sorted({x for k, x in during if k == kind})}
+    tally = lambda kind: {s: sum(1 for k, x in during if k.startswith(kind) and x == s)
+                          for s in sorted({x for k, x in during if k.startswith(kind)})}
     writes, reads = tally("write"), tally("read")
     acknowledged_alone = sum(n for s, n in writes.items() if 200 <= s < 300)
     ok = acknowledged_alone == 0 and set(reads) <= set(range(200, 300)) and bool(reads) and resumed is not None \
