@@ -12,7 +12,7 @@ Every loop is bounded in count and time. Scenarios (each prints its figures and 
   kill           an instance killed with SIGKILL under load: time until HAProxy stops routing to it
   ha             under one load (reads, favorite writes, logins through HAProxy), one phase after another: SIGKILL
                  the primary (Patroni and PostgreSQL); once it has rejoined on its own (<= 60 s) SIGKILL the new one;
-                 stop the synchronous standby for 15 s; pause replay on the asynchronous replica (it must leave the
+                 stop the synchronous standby for 15 s; stop replay on the asynchronous replica (it must leave the
                  read port); switchover; rolling restart of the instances. Per phase: 503s, 500s (none allowed),
                  other failures (none allowed), and when the last failure came after the fault
   strict         synchronous_mode_strict: both standbys stopped, writes must not be acknowledged while reads go on;
@@ -26,6 +26,7 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -96,6 +97,7 @@ class Load:
         self.stop_flag = threading.Event()
         self.log = []  # (seconds since start, kind, status)
         self.acknowledged = {}  # user id -> set of quote ids
+        self.write_spans = []  # (sent, answered, status), seconds since start
         self.writers = writers
         self.threads = [threading.Thread(target=self.reader, args=(i,)) for i in range(readers)]
         self.threads += [threading.Thread(target=self.writer, args=(w,)) for w in writers]
@@ -138,8 +140,11 @@ class Load:
         for quote in user["quotes"]:
             if self.stop_flag.is_set() or time.monotonic() > deadline:
                 return
+            sent = time.monotonic() - self.started
             status, _ = call(self.args.port, "PUT", f"/v1/favorites/{quote}", token=user["token"], timeout=35)
             self.record("write", status)
+            with self.lock:
+                self.write_spans.append((sent, time.monotonic() - self.started, status))
             if 200 <= status < 300:
                 with self.lock:
                     self.acknowledged.setdefault(user["id"], set()).add(quote)
@@ -410,18 +415,25 @@ def stop_sync(args, seconds):
 
 
 def replica_lag(args, hold):
-    """Replay paused on the asynchronous replica and the primary's WAL moved to a new segment: HAProxy's read port
-    drops it (/replica?lag=...) while reads go on elsewhere; replay resumed, it comes back."""
+    """Replay stopped on the asynchronous replica (SIGSTOP of its startup process: WAL still arrives, none is
+    applied; Patroni itself resumes a replay paused by pg_wal_replay_pause()) and the primary's WAL moved to a new
+    segment: HAProxy's read port must drop it (/replica?lag=...) while reads go on elsewhere; replay resumed
+    (SIGCONT), it comes back."""
     def action():
         lagging = role_of(args, "replica")
-        node_sql(args, lagging, "SELECT pg_wal_replay_pause()")
-        psql(args.write_url, "SELECT pg_switch_wal()")
-        dropped = wait_for(lambda: haproxy_state(lagging, "db_replicas") != "UP", 20, step=0.1)
-        time.sleep(hold)
-        node_sql(args, lagging, "SELECT pg_wal_replay_resume()")
+        startup = int(node_sql(args, lagging, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'startup'"))
+        os.kill(startup, signal.SIGSTOP)
+        try:
+            def behind():
+                psql(args.write_url, "SELECT pg_switch_wal()")
+                return haproxy_state(lagging, "db_replicas") != "UP"
+            dropped = wait_for(behind, 20, step=0.5)
+            time.sleep(hold)
+        finally:
+            os.kill(startup, signal.SIGCONT)
         back = wait_for(lambda: haproxy_state(lagging, "db_replicas") == "UP", 30, step=0.1)
-        return (f"{lagging} replay paused {hold:.0f} s: left the read port after {dropped or -1:.1f} s, back "
-                f"{back or -1:.1f} s after the resume", dropped is not None and back is not None)
+        return (f"{lagging} replay stopped {hold:.0f} s: left the read port after {dropped or -1:.1f} s, back "
+                f"{back or -1:.1f} s after replay resumed", dropped is not None and back is not None)
     return action
 
 
@@ -491,12 +503,20 @@ def strict(args, quote_ids):
     tally = lambda kind: {s: sum(1 for k, x in during if k.startswith(kind) and x == s)
                           for s in sorted({x for k, x in during if k.startswith(kind)})}
     writes, reads = tally("write"), tally("read")
+    # Writes sent while no standby ran: when and how each was answered.
+    sent = [(a, b, status) for a, b, status in load.write_spans if stopped_at <= a <= started_at]
     acknowledged_alone = sum(n for s, n in writes.items() if 200 <= s < 300)
+    held = sum(1 for a, b, status in sent if 200 <= status < 300 and b >= started_at)
+    longest = max((b - a for a, b, _ in sent), default=0)
     ok = acknowledged_alone == 0 and set(reads) <= set(range(200, 300)) and bool(reads) and resumed is not None \
-        and 500 not in writes
+        and 500 not in writes and all(status != 500 for _, _, status in sent)
     return summary("strict (both standbys stopped)", load,
-                   f"; {args.strict_seconds:.0f} s with {first} and {second} stopped: writes by status {writes}, reads by "
-                   f"status {reads}; writes acknowledged again {resumed or -1:.1f} s after {first} was started", ok)
+                   f"; {args.strict_seconds:.0f} s with {first} and {second} stopped: answers in that time: writes by "
+                   f"status {writes}, reads by status {reads}; {len(sent)} writes sent then: "
+                   f"{held} acknowledged only after {first} was back, the rest answered "
+                   f"{sorted(status for a, b, status in sent if not (200 <= status < 300 and b >= started_at))}, "
+                   f"longest wait {longest:.1f} s; writes acknowledged again {resumed or -1:.1f} s after {first} was "
+                   f"started", ok)
 
 
 def steady_load(args, quote_ids):
