@@ -503,8 +503,8 @@ def strict(args, quote_ids):
     tally = lambda kind: {s: sum(1 for k, x in during if k.startswith(kind) and x == s)
                           for s in sorted({x for k, x in during if k.startswith(kind)})}
     writes, reads = tally("write"), tally("read")
-    # Writes sent while no standby ran: when and how each was answered.
-    sent = [(a, b, status) for a, b, status in load.write_spans if stopped_at <= a <= started_at]
+    # Writes in flight while no standby ran (sent before the first started again, answered after both stopped).
+    sent = [(a, b, status) for a, b, status in load.write_spans if a <= started_at and b >= stopped_at]
     acknowledged_alone = sum(n for s, n in writes.items() if 200 <= s < 300)
     held = sum(1 for a, b, status in sent if 200 <= status < 300 and b >= started_at)
     longest = max((b - a for a, b, _ in sent), default=0)
@@ -512,7 +512,7 @@ def strict(args, quote_ids):
         and 500 not in writes and all(status != 500 for _, _, status in sent)
     return summary("strict (both standbys stopped)", load,
                    f"; {args.strict_seconds:.0f} s with {first} and {second} stopped: answers in that time: writes by "
-                   f"status {writes}, reads by status {reads}; {len(sent)} writes sent then: "
+                   f"status {writes}, reads by status {reads}; {len(sent)} writes in flight then: "
                    f"{held} acknowledged only after {first} was back, the rest answered "
                    f"{sorted(status for a, b, status in sent if not (200 <= status < 300 and b >= started_at))}, "
                    f"longest wait {longest:.1f} s; writes acknowledged again {resumed or -1:.1f} s after {first} was "

@@ -8,7 +8,8 @@ if [ "${1:-}" = post-bootstrap ]; then
 fi
 PATRONI_SUPERUSER_PASSWORD=$(cat /run/quotevault/db-password)
 PATRONI_REPLICATION_PASSWORD=$(cat /run/quotevault/replication-password)
-export PATRONI_SUPERUSER_PASSWORD PATRONI_REPLICATION_PASSWORD
+PATRONI_REWIND_PASSWORD=$PATRONI_SUPERUSER_PASSWORD
+export PATRONI_SUPERUSER_PASSWORD PATRONI_REPLICATION_PASSWORD PATRONI_REWIND_PASSWORD
 sed "s/@SYNCHRONOUS_MODE_STRICT@/${SYNCHRONOUS_MODE_STRICT:-true}/" /etc/patroni/patroni.yml.in >/tmp/patroni.yml
 mkdir -p /var/lib/postgresql/data /var/run/postgresql
 chown postgres:postgres /var/lib/postgresql/data /var/run/postgresql
