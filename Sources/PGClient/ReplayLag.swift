@@ -2,10 +2,12 @@ import Foundation
 
 /// How long WAL a standby received has been waiting for replay, from one check to the next.
 ///
-/// Lag counts only while received WAL is unreplayed. The age of the last replayed transaction alone would count
-/// an idle primary's quiet time as lag, and so would a standby holding the first part of a record that crosses a
-/// WAL page: an idle primary's background flush stops at the page boundary, so the rest arrives (and the part
-/// becomes replayable) only with the next write. Such a tail, received up to a page boundary and less than a page
+/// Lag counts only while received WAL is unreplayed, from when it can first have been waiting: the age of the last
+/// replayed transaction alone would count an idle primary's quiet time as lag (a check landing between a record's
+/// arrival and its replay would report "lags 20 s" on an idle cluster), so WAL seen waiting is dated no earlier
+/// than the last check that found the standby caught up. Nor is a standby holding the first part of a record that
+/// crosses a WAL page lagging: a background flush stops at the page boundary, so the rest arrives (and the part
+/// becomes replayable) only with the next flush. Such a tail, received up to a page boundary and less than a page
 /// long, is not lag.
 struct ReplayLag {
     /// One check's reading of a node (`query`).
@@ -45,6 +47,8 @@ struct ReplayLag {
     /// Received positions seen waiting, oldest first, with when they started waiting.
     private var waiting: [(position: UInt64, since: ContinuousClock.Instant)] = []
     private static let maxWaiting = 64
+    /// When a check last found nothing waiting (nil: never yet).
+    private var caughtUpAt: ContinuousClock.Instant?
 
     /// The lag in seconds after `reading` taken at `now`. `recheck` reads the node again a moment later; it is
     /// called only when WAL waits and nothing older was seen waiting.
@@ -53,16 +57,22 @@ struct ReplayLag {
     {
         guard reading.walWaits, let received = reading.received, let replayed = reading.replayed else {
             waiting.removeAll()
+            caughtUpAt = now
             return 0
         }
         waiting.removeAll { $0.position <= replayed }
         if waiting.isEmpty {
-            // WAL waits and nothing older did at the last check: a commit caught in the instant between its
-            // arrival and its replay, or replay that stopped. A moment later tells them apart; if replay is still
-            // behind, it has waited at most since the last replayed transaction.
+            // WAL waits and nothing older did at the last check: a record caught in the instant between its
+            // arrival and its replay, or replay that is behind. A moment later tells them apart; if replay is still
+            // behind, the WAL has waited at most since the last replayed transaction, and since the last check
+            // that found the standby caught up.
             let again = try recheck()
-            guard again.walWaits, let replayedAgain = again.replayed, replayedAgain < received else { return 0 }
-            waiting.append((received, now - .milliseconds(Int64(again.lastReplayAge * 1000))))
+            guard again.walWaits, let replayedAgain = again.replayed, replayedAgain < received else {
+                caughtUpAt = now
+                return 0
+            }
+            let sinceLastTransaction = now - .milliseconds(Int64(again.lastReplayAge * 1000))
+            waiting.append((received, max(sinceLastTransaction, caughtUpAt ?? sinceLastTransaction)))
         } else if waiting.count < Self.maxWaiting, waiting[waiting.count - 1].position < received {
             waiting.append((received, now))
         }

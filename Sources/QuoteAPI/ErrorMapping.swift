@@ -40,9 +40,17 @@ extension QuoteVaultError: HTTPErrorConvertible {
 }
 
 extension PGError: HTTPErrorConvertible {
-    /// The database being unavailable (`DatabaseUnavailable`) is `503`; anything else is a bug or an unexpected
-    /// state, `500`. Neither leaks SQL.
-    public var httpError: HTTPError { DatabaseUnavailable(self)?.httpError ?? .internalError }
+    /// The database being unavailable (`DatabaseUnavailable`) is `503`, a write past a quota (`QuotaExceeded`)
+    /// `403`; anything else is a bug or an unexpected state, `500`. None leaks SQL.
+    public var httpError: HTTPError {
+        DatabaseUnavailable(self)?.httpError ?? QuotaExceeded(self)?.httpError ?? .internalError
+    }
+}
+
+extension QuotaExceeded: HTTPErrorConvertible {
+    public var httpError: HTTPError {
+        HTTPError(status: 403, code: "quota_exceeded", title: "Quota exceeded", detail: message)
+    }
 }
 
 extension DatabaseUnavailable: HTTPErrorConvertible {

@@ -29,10 +29,25 @@ struct Database {
         do { try embedded.stop() } catch { logger.error("could not stop embedded PostgreSQL", metadata: ["error": "\(error)"]) }
     }
 
-    /// JWT_SECRET (at least 32 bytes), or in embedded mode a random one generated once and kept (0600).
+    /// Why `secret` may not sign tokens, or nil: at least 32 characters, at least 10 of them distinct. Anyone who
+    /// guesses the key can sign a token for any user (or the service role), so a short or repetitive one is refused.
+    static func refusal(ofSecret secret: String) -> String? {
+        let problem: String
+        if secret.count < 32 {
+            problem = "is \(secret.count) characters long; it must be at least 32"
+        } else if Set(secret).count < 10 {
+            problem = "uses \(Set(secret).count) distinct characters; it must use at least 10"
+        } else {
+            return nil
+        }
+        return "JWT_SECRET \(problem): whoever guesses it can sign tokens for any user. "
+            + "Generate one with `openssl rand -hex 32`"
+    }
+
+    /// JWT_SECRET (see `refusal(ofSecret:)`), or in embedded mode a random one generated once and kept (0600).
     func jwtSecret(_ options: ServerOptions) throws -> [UInt8] {
         if let secret = options.value(options.jwtSecret, "JWT_SECRET") {
-            guard secret.utf8.count >= 32 else { throw ValidationError("JWT_SECRET must be at least 32 bytes") }
+            if let refusal = Self.refusal(ofSecret: secret) { throw ValidationError(refusal) }
             return Array(secret.utf8)
         }
         guard isEmbedded else { throw ValidationError("JWT_SECRET is required when DATABASE_URL is set") }

@@ -45,6 +45,18 @@ final class ReplayLagTests: XCTestCase {
         XCTAssertEqual(lag.update(waiting, at: .now) { self.reading(received: 5200, replayed: 5200) }, 0)
     }
 
+    func testWALCaughtBetweenArrivalAndReplayLagsOnlySinceTheLastCaughtUpCheck() {
+        // An idle cluster: the last transaction was replayed 20 s ago; a record arrives and a check lands before
+        // its replay. It cannot have waited longer than since the check before, which found nothing waiting.
+        var lag = ReplayLag()
+        let start = ContinuousClock.now
+        XCTAssertEqual(lag.update(reading(received: 5000, replayed: 5000, age: 19), at: start) { fatalError() }, 0)
+        let arriving = reading(received: 5400, replayed: 5000, age: 20)
+        XCTAssertEqual(lag.update(arriving, at: start + .seconds(1)) { arriving }, 1, accuracy: 0.01)
+        let replayed = reading(received: 5400, replayed: 5400, age: 20)
+        XCTAssertEqual(lag.update(replayed, at: start + .seconds(2)) { fatalError() }, 0)
+    }
+
     func testStuckReplayLagsFromTheLastReplayedTransactionAndGrowsUntilReplayCatchesUp() {
         var lag = ReplayLag()
         let start = ContinuousClock.now

@@ -165,6 +165,7 @@ final class DatabaseFaultTests: XCTestCase {
         XCTAssertEqual(page.status, 200, "public reads have connections of their own: \(page.text)")
         XCTAssertEqual(try app.client.get("/v1/quotes/search?q=public").status, 200)
         XCTAssertEqual(try app.client.get("/v1/categories").status, 200)
+        XCTAssertEqual(try app.client.get("/ready").text, #"{"status":"ready"}"#, "the instance stays in rotation")
 
         let reads = Hold(app.application.context.publicPool)
         try await reads.taken()

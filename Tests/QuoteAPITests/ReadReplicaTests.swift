@@ -1,3 +1,4 @@
+import EmbeddedPostgres
 import Foundation
 import HTTPServer
 import Logging
@@ -120,6 +121,86 @@ final class ReadReplicaTests: XCTestCase {
         }
         XCTAssertEqual(status, 201, "writes resume once the primary is back")
         XCTAssertEqual(try app.client.get("/ready").text, #"{"status":"ready"}"#)
+    }
+
+    /// A streaming standby of `primary` (pg_basebackup -R), started; its URL.
+    private func makeStandby(of primary: EmbeddedPostgres) throws -> (EmbeddedPostgres, String) {
+        let data = primary.dataDirectory
+        // Replication connections from loopback, with the same password as any other.
+        let hba = data.appendingPathComponent("pg_hba.conf")
+        let rules = try String(contentsOf: hba, encoding: .utf8) + "\nhost replication all 127.0.0.1/32 scram-sha-256\n"
+        try rules.write(to: hba, atomically: false, encoding: .utf8)
+        let primaryURL = EmbeddedPostgres.url(port: try XCTUnwrap(primary.port),
+                                              password: try XCTUnwrap(primary.password))
+        let admin = try PGConnection(connectionString: primaryURL, logger: logger)
+        try admin.query("SELECT pg_reload_conf()")
+        // The base backup is read by the server: it must be able to read the password file this process wrote.
+        if getuid() == 0 {
+            try FileManager.default.setAttributes([.ownerAccountName: "postgres"],
+                                                  ofItemAtPath: data.appendingPathComponent("embedded.secret").path)
+        }
+        let standby = try TestDatabase.makeDedicatedCluster(label: "standby")
+        let backup = Process()
+        backup.executableURL = try EmbeddedPostgres.findBinaries().appendingPathComponent("pg_basebackup")
+        backup.arguments = ["-d", primaryURL, "-D", standby.dataDirectory.path, "-R", "-X", "stream", "-c", "fast"]
+        try backup.run()
+        backup.waitUntilExit()
+        XCTAssertEqual(backup.terminationStatus, 0, "pg_basebackup")
+        return (standby, try standby.start())
+    }
+
+    func testReadsAreCountedByWhatTheNodeIsAndAnIdleStandbyStaysInUse() async throws {
+        let primary = try TestDatabase.makeDedicatedCluster(label: "primary")
+        let primaryURL = try primary.start()
+        defer { try? primary.stop() }
+        let migrated = try await migratedPool(primaryURL)
+        migrated.shutdown()
+        let (standby, standbyURL) = try makeStandby(of: primary)
+        defer { try? standby.stop() }
+        let app = try await TestApp.start(databaseURL: primaryURL) {
+            $0.databaseReadURLs = [standbyURL]
+            $0.replicaCheckInterval = .milliseconds(100)
+            $0.replicaMaxLag = .seconds(1)
+        }
+        defer { Task { await app.stop() } }
+        _ = try await app.insertQuotes(["Streamed to the standby"])
+        var use = app.application.context.readPool.replicaUse
+        for _ in 0..<150 where use?.healthy != [true] || use?.standby != [true] {  // at most ~15 s
+            try await Task.sleep(for: .milliseconds(100))
+            use = app.application.context.readPool.replicaUse
+        }
+        XCTAssertEqual(use?.standby, [true], "the read URL leads to a node in recovery")
+        XCTAssertEqual(use?.healthy, [true])
+
+        // An idle cluster: the standby stays in use, check after check (each 100 ms, against a bound of 1 s).
+        for _ in 0..<30 {
+            XCTAssertEqual(app.application.context.readPool.replicaUse?.healthy, [true], "an idle standby does not lag")
+            XCTAssertEqual(try app.client.get("/v1/quotes").status, 200)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let served = try XCTUnwrap(app.application.context.readPool.replicaUse)
+        XCTAssertGreaterThan(served.replicaReads, 0)
+        var metrics = try app.client.get("/metrics").text
+        XCTAssertTrue(metrics.contains("db_read_nodes_in_use{role=\"replica\"} 1"), metrics)
+        XCTAssertFalse(metrics.contains("db_reads_served{served_by=\"replica\"} 0"), metrics)
+
+        // A failover: the read URL now leads to a primary, and /metrics says so.
+        let promoted = try PGConnection(connectionString: standbyURL, logger: logger)
+        try promoted.query("SELECT pg_promote()")
+        use = app.application.context.readPool.replicaUse
+        for _ in 0..<150 where use?.standby != [false] {
+            try await Task.sleep(for: .milliseconds(100))
+            use = app.application.context.readPool.replicaUse
+        }
+        XCTAssertEqual(use?.standby, [false])
+        let before = try XCTUnwrap(app.application.context.readPool.replicaUse)
+        for _ in 0..<5 { XCTAssertEqual(try app.client.get("/v1/quotes").status, 200) }
+        let after = try XCTUnwrap(app.application.context.readPool.replicaUse)
+        XCTAssertEqual(after.replicaReads, before.replicaReads, "reads from the promoted node count as a primary's")
+        XCTAssertGreaterThanOrEqual(after.primaryReads, before.primaryReads + 5)
+        metrics = try app.client.get("/metrics").text
+        XCTAssertTrue(metrics.contains("db_read_nodes_in_use{role=\"primary\"} 1"), metrics)
+        XCTAssertTrue(metrics.contains("db_read_nodes_in_use{role=\"replica\"} 0"), metrics)
     }
 
     func testAReadOnlyRefusalIsAnsweredAs503() {

@@ -149,9 +149,17 @@ final class SupabaseAttackTests: XCTestCase {
         let counted4 = try await count("SELECT count(*)::int8 AS n FROM collections")
 
         XCTAssertEqual(counted4, 0)
-        let edge = try app.supabase("POST", "/rest/v1/collections", as: user, body: (0..<1000).map { ["name": "c\($0)"] })
-        XCTAssertEqual(edge.status, 201)
-        let counted5 = try await count("SELECT count(*)::int8 AS n FROM collections WHERE user_id = \(user.id)")
+        // The edge, 1,000 rows, as favorites: an account holds at most 200 collections (AccountQuotaTests).
+        let quotes: [UUID] = try await app.withConnection { connection in
+            try connection.query("""
+                INSERT INTO quotes (text, author, category)
+                SELECT 'Bulk ' || g, 'Author', 'wisdom' FROM generate_series(1, 1000) g RETURNING id
+                """).map { try $0.decode("id", as: UUID.self) }
+        }
+        let rows = quotes.map { ["user_id": user.id.uuidString, "quote_id": $0.uuidString] }
+        let edge = try app.supabase("POST", "/rest/v1/user_favorites", as: user, body: rows)
+        XCTAssertEqual(edge.status, 201, edge.text)
+        let counted5 = try await count("SELECT count(*)::int8 AS n FROM user_favorites WHERE user_id = \(user.id)")
 
         XCTAssertEqual(counted5, 1000)
     }

@@ -46,6 +46,7 @@ extension OpenAPIDocument {
             "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
         "/v1/auth/password-reset": {"post": {"operationId": "requestPasswordReset", "tags": ["Auth"],
           "summary": "Mail a single-use reset link (answered the same whether or not the account exists)",
+          "description": "An hour: 3 per email, 10 per address, both doors; past either 429 for any email, no mail",
           "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["email"],
             "properties": {"email": {"type": "string", "format": "email"}}}}}},
           "responses": {
@@ -111,7 +112,9 @@ extension OpenAPIDocument {
             {"name": "v", "in": "query", "description": "the avatar's version from avatar_url", "schema": {"type": "string"}},
             {"name": "If-None-Match", "in": "header", "schema": {"type": "string"}}],
           "responses": {
-            "200": {"description": "The image", "headers": {"ETag": {"schema": {"type": "string"}}, "Cache-Control": {"schema": {"type": "string"}}},
+            "200": {"description": "The image", "headers": {"ETag": {"schema": {"type": "string"}},
+              "Cache-Control": {"schema": {"type": "string"}},
+              "Content-Security-Policy": {"description": "default-src 'none'; sandbox", "schema": {"type": "string"}}},
               "content": {"image/png": {"schema": {"type": "string", "format": "binary"}}, "image/jpeg": {"schema": {"type": "string", "format": "binary"}}}},
             "304": {"description": "Not modified"},
             "404": {"$ref": "#/components/responses/NotFound"},

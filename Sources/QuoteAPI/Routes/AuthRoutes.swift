@@ -46,7 +46,7 @@ struct AuthRoutes {
 
     @Sendable private func requestReset(_ request: Request) async throws -> Response {
         let body = try request.decodeJSON(ResetBody.self)
-        try await accounts.requestPasswordReset(email: body.email)
+        try await accounts.requestPasswordReset(email: body.email, clientAddress: request.clientAddress)
         return .json(bytes: Array(#"{"status":"accepted"}"#.utf8), status: 202)
     }
 

@@ -74,7 +74,8 @@ struct MeRoutes {
         if matches {
             return Response(status: 304, headers: ["ETag": etag, "Cache-Control": cacheControl])
         }
-        return Response(status: 200, headers: ["Content-Type": avatar.contentType, "ETag": etag, "Cache-Control": cacheControl],
-                        body: avatar.bytes)
+        var headers: HTTPHeaders = ["Content-Type": avatar.contentType, "ETag": etag, "Cache-Control": cacheControl]
+        headers.markAsUserContent()
+        return Response(status: 200, headers: headers, body: avatar.bytes)
     }
 }

@@ -41,11 +41,12 @@ struct OperationsRoutes {
     /// Ready when PostgreSQL answers and every migration this build knows is applied. With read replicas, an
     /// unreachable primary alone does not make the instance unready: public reads go on from a replica, and a load
     /// balancer that took every instance out (they share the primary) would refuse those too; writes answer 503
-    /// meanwhile, and the body says `"primary":"unavailable"`.
+    /// meanwhile, and the body says `"primary":"unavailable"`. The check runs on the public reads' connections:
+    /// writes that all wait (for a synchronous standby) do not take the instance out while its reads still answer.
     @Sendable private func ready(_ request: Request) async throws -> Response {
         guard !context.drain.isDraining else { throw HTTPError.serviceUnavailable("The server is stopping") }
         do {
-            if try await context.migrator.isCurrent(using: context.pool) {
+            if try await context.migrator.isCurrent(using: context.publicPool) {
                 return Response.json(bytes: Array(#"{"status":"ready"}"#.utf8))
             }
             throw HTTPError.serviceUnavailable("Migrations are not current")

@@ -156,12 +156,15 @@ public struct AccountService: Sendable {
     }
 
     /// Writes a reset token and its mail (same transaction) when the account exists; answers the same either way.
-    public func requestPasswordReset(email: String) async throws {
+    /// Throttled per email and per `clientAddress` (`RateLimiter.resetsPerEmail`, `.resetsPerAddress`).
+    public func requestPasswordReset(email: String, clientAddress: String? = nil) async throws {
         let normalised = try Credentials.normaliseEmail(email)
         let limits = self.limits
         let linkBase = resetLinkBase
         try await pool.withTransaction { connection in
-            guard let (token, _) = try PasswordResetToken.issue(email: normalised, limits: limits, connection) else { return }
+            guard let (token, _) = try PasswordResetToken.issue(
+                email: normalised, clientAddress: clientAddress, limits: limits, connection)
+            else { return }
             try MailOutbox.enqueue(
                 to: normalised, subject: "Reset your QuoteVault password",
                 body: """

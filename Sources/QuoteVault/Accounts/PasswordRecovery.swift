@@ -43,14 +43,17 @@ public struct PasswordRecovery: Sendable {
 
     /// Writes a reset token, its PKCE flow when `codeChallenge` is given, and the mail carrying `link(token)`, in
     /// one transaction, when the account exists; the same answer either way (no account enumeration).
-    public func request(email: String, codeChallenge: String?, link: @escaping @Sendable (String) -> String) async throws {
+    public func request(email: String, codeChallenge: String?, clientAddress: String? = nil,
+                        link: @escaping @Sendable (String) -> String) async throws {
         let normalised = try Credentials.normaliseEmail(email)
         if let codeChallenge, !Self.isValidChallenge(codeChallenge) {
             throw QuoteVaultError.invalid("code_challenge", "must be 43 to 128 characters of base64url")
         }
         let limits = self.limits
         try await pool.withTransaction { connection in
-            guard let (token, userID) = try PasswordResetToken.issue(email: normalised, limits: limits, connection) else { return }
+            guard let (token, userID) = try PasswordResetToken.issue(
+                email: normalised, clientAddress: clientAddress, limits: limits, connection)
+            else { return }
             if let codeChallenge {
                 try connection.query("""
                     INSERT INTO recovery_flows (reset_token_hash, user_id, code_challenge)

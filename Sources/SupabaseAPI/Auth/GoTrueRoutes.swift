@@ -48,16 +48,17 @@ struct GoTrueRoutes {
         }
     }
 
+    // Answers carrying tokens or the user are never stored by a cache on the way.
     private static func session(_ session: Session) -> Response {
         var writer = JSONWriter(capacity: 1024)
         writer.goTrueSession(session)
-        return .json(bytes: writer.bytes)
+        return .json(bytes: writer.bytes, headers: ["Cache-Control": "no-store"])
     }
 
     private static func user(_ user: User) -> Response {
         var writer = JSONWriter(capacity: 512)
         writer.goTrueUser(user)
-        return .json(bytes: writer.bytes)
+        return .json(bytes: writer.bytes, headers: ["Cache-Control": "no-store"])
     }
 
     /// Accounts are confirmed at once, so sign-up answers a Session (as GoTrue with auto-confirm does).
@@ -130,7 +131,9 @@ struct GoTrueRoutes {
         }
         let verifyURL = context.publicURL + "/auth/v1/verify"
         let redirect = context.redirects.target(request.queryValue("redirect_to"))
-        try await context.recovery.request(email: body.email, codeChallenge: body.code_challenge) { token in
+        try await context.recovery.request(
+            email: body.email, codeChallenge: body.code_challenge, clientAddress: request.clientAddress
+        ) { token in
             "\(verifyURL)?token=\(token)&type=recovery&redirect_to=\(Self.queryEscaped(redirect))"
         }
         return .json(bytes: Array("{}".utf8))
@@ -141,7 +144,7 @@ struct GoTrueRoutes {
     private var followLink: Handler {
         let context = self.context
         return Handler { request in
-            let target = context.redirects.target(request.queryValue("redirect_to"))
+            let target = RedirectAllowList.percentEncoded(context.redirects.target(request.queryValue("redirect_to")))
             var location: String
             do {
                 guard request.queryValue("type") == "recovery" else { throw QuoteVaultError.resetTokenInvalid }

@@ -60,6 +60,10 @@ struct RestError: Error {
     /// The PostgREST answer for anything a handler throws; unexpected errors are logged, never shown.
     static func answer(for error: any Error, anonymous: Bool, logger: Logger) -> Response {
         if let outage = DatabaseUnavailable(error) { return unavailable(outage) }
+        if let quota = QuotaExceeded(error) {
+            return RestError(status: 403, code: "QV001", message: quota.message, details: quota.quota,
+                             hint: "Delete some rows first (README, Per-account quotas)").response
+        }
         switch error {
         case let error as RestError:
             return error.response
@@ -97,6 +101,8 @@ struct RestError: Error {
             return RestError(status: 401, code: "PGRST301", message: "JWT could not be verified").response
         case .notFound:
             return RestError(status: 404, code: "PGRST116", message: "The result contains 0 rows").response
+        case .unsupportedMediaType(let detail):
+            return RestError(status: 415, code: "PGRST107", message: detail).response
         case .rateLimited(let seconds): refusal = (429, seconds, "Too many requests; try again later")
         case .busy(let seconds): refusal = (503, seconds, "The server is busy; try again shortly")
         default:

@@ -147,6 +147,7 @@ struct StorageRoutes {
         do { avatar = try await context.profiles.avatar(of: owner) } catch QuoteVaultError.notFound { throw StorageError.notFound }
         guard avatar.storageName == name else { throw StorageError.notFound }
         var headers: HTTPHeaders = ["Content-Type": avatar.contentType, "ETag": "\"\(avatar.etag)\"", "Cache-Control": "max-age=\(avatar.cacheMaxAge ?? 3600)"]
+        headers.markAsUserContent()
         if let download {
             let filename = (download.isEmpty ? name : download).filter { $0.isLetter || $0.isNumber || ".-_".contains($0) }
             headers.set("Content-Disposition", "attachment; filename=\"\(filename.isEmpty ? "avatar" : filename)\"")
