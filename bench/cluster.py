@@ -86,6 +86,11 @@ def wait_for(condition, seconds, step=0.05):
     return None
 
 
+def by_haproxy(status, body):
+    """A 503 HAProxy gave itself (no instance in rotation) is told apart from an instance's 503."""
+    return "(haproxy)" if status == 503 and body.lstrip().startswith(b"<html") else ""
+
+
 class Load:
     """Steady mixed traffic through HAProxy: reads (pages, a quote, search, quote of the day), logins and favorite
     writes, each worker paced; records every answer and every acknowledged write."""
@@ -131,8 +136,8 @@ class Load:
                 kind, path = "read/search", "/v1/quotes/search?q=" + rng.choice(["life", "love", "time", "people", "world"])
             else:
                 kind, path = "read/qotd", f"/v1/qotd?date=2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-            status, _ = call(self.args.port, "GET", path)
-            self.record(kind, status)
+            status, body = call(self.args.port, "GET", path)
+            self.record(kind + by_haproxy(status, body), status)
             time.sleep(self.pace)
 
     def writer(self, user):
@@ -141,8 +146,8 @@ class Load:
             if self.stop_flag.is_set() or time.monotonic() > deadline:
                 return
             sent = time.monotonic() - self.started
-            status, _ = call(self.args.port, "PUT", f"/v1/favorites/{quote}", token=user["token"], timeout=35)
-            self.record("write", status)
+            status, body = call(self.args.port, "PUT", f"/v1/favorites/{quote}", token=user["token"], timeout=35)
+            self.record("write" + by_haproxy(status, body), status)
             with self.lock:
                 self.write_spans.append((sent, time.monotonic() - self.started, status))
             if 200 <= status < 300:
