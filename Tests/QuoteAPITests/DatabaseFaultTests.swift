@@ -93,6 +93,28 @@ final class DatabaseFaultTests: XCTestCase {
         await app.stop()
     }
 
+    func testACommitNoStandbyConfirmsAnswers503OnEverySurface() async throws {
+        // A primary whose synchronous standby is gone (named, never there): every commit waits for it until the
+        // statement timeout cuts the wait. The write committed here, but nothing says a standby has it.
+        let cluster = try TestDatabase.makeDedicatedCluster(label: "syncrep")
+        let url = try cluster.start()
+        defer { try? cluster.stop() }
+        let app = try await TestApp.start(databaseURL: url) { $0.statementTimeoutMilliseconds = 300 }
+        let user = try await app.makeUser()
+        let admin = try connection(app)
+        try admin.execute(unsafeSQL: "ALTER SYSTEM SET synchronous_commit = on")
+        try admin.execute(unsafeSQL: "ALTER SYSTEM SET synchronous_standby_names = 'gone_standby'")
+        try admin.query("SELECT pg_reload_conf()")
+        for surface in Surface.allCases {
+            try assertUnavailable(try Self.probe(surface, app, user), surface, "commit not confirmed by a standby")
+        }
+        XCTAssertEqual(try app.client.get("/v1/quotes").status, 200, "reads commit nothing and go on")
+        try admin.execute(unsafeSQL: "ALTER SYSTEM RESET synchronous_standby_names")
+        try admin.query("SELECT pg_reload_conf()")
+        XCTAssertEqual(try Self.probe(.v1, app, user).status, 201, "writes are acknowledged again")
+        await app.stop()
+    }
+
     func testAReadOnlyDatabaseAnswers503OnEverySurface() async throws {
         let app = try await TestApp.start()
         let user = try await app.makeUser()
