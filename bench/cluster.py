@@ -357,6 +357,20 @@ def healthy(args):
         and any(m["role"] == "sync_standby" for m in replicas)
 
 
+def back_as_replica(args, name):
+    """NAME's own Patroni answers as a running replica, and the primary streams to it (a dead node's member key
+    lingers in etcd for a TTL, so Patroni's /cluster alone could show it before it is back)."""
+    leader = role_of(args, "leader")
+    if leader in (None, name):
+        return False
+    status, data = call(args.rest_ports[int(name[2:]) - 1], "GET", "/patroni", timeout=2)
+    if status != 200 or json.loads(data).get("role") != "replica" or json.loads(data).get("state") != "running":
+        return False
+    status, data = call(args.rest_ports[int(leader[2:]) - 1], "GET", "/patroni", timeout=2)
+    return status == 200 and any(r.get("application_name") == name and r.get("state") == "streaming"
+                                 for r in json.loads(data).get("replication", []))
+
+
 def node_sql(args, name, sql):
     return psql(f"postgresql://quotevault@127.0.0.1:{args.pg_ports[name]}/postgres", sql)
 
@@ -396,8 +410,9 @@ def kill_primary(args):
     back as a streaming replica of it, on its own (its supervisor restarts Patroni, which rewinds it)."""
     def action():
         killed = cluster_out("kill", "primary")
+        rejoined_now = lambda: back_as_replica(args, killed) and healthy(args)
         promoted = wait_for(lambda: role_of(args, "leader") not in (None, killed), 60, step=0.2)
-        rejoined = wait_for(lambda: healthy(args) and members(args)[killed]["role"] != "leader", 90, step=0.5)
+        rejoined = wait_for(lambda: rejoined_now(), 90, step=0.5)
         new = role_of(args, "leader")
         ok = promoted is not None and rejoined is not None and rejoined <= 60
         return (f"killed {killed}; {new} primary after {promoted or -1:.1f} s; {killed} rejoined as a replica "
