@@ -413,6 +413,7 @@ def kill_primary(args):
         rejoined_now = lambda: back_as_replica(args, killed) and healthy(args)
         promoted = wait_for(lambda: role_of(args, "leader") not in (None, killed), 60, step=0.2)
         rejoined = wait_for(lambda: rejoined_now(), 90, step=0.5)
+        rejoined = None if rejoined is None else rejoined + (promoted or 0)  # from the kill, not the promotion
         new = role_of(args, "leader")
         ok = promoted is not None and rejoined is not None and rejoined <= 60
         return (f"killed {killed}; {new} primary after {promoted or -1:.1f} s; {killed} rejoined as a replica "
