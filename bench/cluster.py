@@ -133,7 +133,8 @@ class Load:
             elif choice < 0.7:
                 kind, path = "read/quote", f"/v1/quotes/{rng.choice(self.quote_ids)}"
             elif choice < 0.85:
-                kind, path = "read/search", "/v1/quotes/search?q=" + rng.choice(["life", "love", "time", "people", "world"])
+                word = rng.choice(["life", "love", "time", "people", "world"])
+                kind, path = "read/search", f"/v1/quotes/search?q={word}"
             else:
                 kind, path = "read/qotd", f"/v1/qotd?date=2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
             status, body = call(self.args.port, "GET", path)
@@ -431,7 +432,8 @@ def stop_sync(args, seconds):
         back = wait_for(lambda: healthy(args), 60, step=0.5)
         return (f"stopped {stopped} (the synchronous standby) for {seconds:.0f} s; "
                 f"{role_of(args, 'sync_standby')} synchronous {took_over or -1:.1f} s after the stop; "
-                f"{stopped} streaming again {back or -1:.1f} s after its start", back is not None and took_over is not None)
+                f"{stopped} streaming again {back or -1:.1f} s after its start",
+                back is not None and took_over is not None)
     return action
 
 
