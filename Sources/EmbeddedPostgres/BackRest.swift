@@ -45,14 +45,14 @@ public final class BackRest: Sendable {
         }
     }
 
-    /// Creates the work directories (and the repository directory) owned by PostgreSQL's user, and writes the
-    /// generated configuration.
-    public func prepare() throws {
+    /// Creates the work directories (and, when asked, the repository directory) owned by PostgreSQL's user, and
+    /// writes the generated configuration.
+    public func prepare(creatingRepository: Bool = false) throws {
         let tools = try Tools.prepare()
         var directories = [settings.workDirectory, confDirectory, scratchDirectory,
                            settings.workDirectory.appendingPathComponent("log"),
                            settings.workDirectory.appendingPathComponent("lock")]
-        if settings.configFile == nil { directories.append(settings.repository) }
+        if settings.configFile == nil, creatingRepository { directories.append(settings.repository) }
         for directory in directories {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o750])

@@ -23,7 +23,7 @@ struct Database {
         let directory = options.resolvedDataDirectory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let backups = try BackupSetup.make(options, logger: logger)
-        try backups?.prepare()
+        try backups?.prepare(creatingRepository: true)
         let embedded = EmbeddedPostgres(dataDirectory: BackupSetup.clusterDirectory(options),
                                         settings: try backups?.archiveSettings ?? [:], logger: logger)
         // A cluster another process runs (e.g. `seed` while `serve` is up) is used, and left running.

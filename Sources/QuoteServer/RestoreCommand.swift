@@ -37,6 +37,9 @@ struct RestoreCommand: AsyncParsableCommand {
             throw BackupCommandError("a server is running on \(data.path); stop it (quote-server serve) before restoring, "
                                      + "or restore elsewhere with --target DIR")
         }
+        // After a lost disk QUOTEVAULT_DATA may be gone entirely: the restore makes it again.
+        try FileManager.default.createDirectory(at: options.resolvedDataDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o755])
         let lock = try BackupLock(options.resolvedDataDirectory)
         defer { withExtendedLifetime(lock) {} }
         try backRest.prepare()

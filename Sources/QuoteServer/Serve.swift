@@ -13,11 +13,12 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let logger = try options.makeLogger()
         let signals = SignalWatcher(signals: [SIGINT, SIGTERM])
+        let schedule = try BackupSchedule.parse(options.value(options.backupSchedule, "BACKUP_SCHEDULE"))
         let database = try Database.open(options, logger: logger)
         defer { database.close(logger: logger) }
         let configuration = try AppConfigurationBuilder.build(options, database: database)
         let application = try Application.build(configuration: configuration, logger: logger)
-        let backups = try startBackups(database, application: application, logger: logger)
+        let backups = startBackups(database, schedule: schedule, application: application, logger: logger)
         if backups != nil, try await PreMigrationBackup.isDue(application) {
             _ = try await TakeBackup.run(.incr, database, dataDirectory: options.resolvedDataDirectory,
                                          reason: "before migrating", logger: logger)
@@ -35,10 +36,10 @@ struct Serve: AsyncParsableCommand {
 
     /// Embedded mode with backups: creates the stanza (first start), backs up an existing database that a
     /// migration is about to change, and returns the schedule to run.
-    private func startBackups(_ database: Database, application: Application, logger: Logger) throws -> BackupScheduler? {
+    private func startBackups(_ database: Database, schedule: BackupSchedule?, application: Application,
+                              logger: Logger) -> BackupScheduler? {
         guard let backRest = database.backups, let cluster = database.cluster, let port = cluster.port,
               let password = cluster.password else { return nil }
-        let schedule = try BackupSchedule.parse(options.value(options.backupSchedule, "BACKUP_SCHEDULE"))
         BackupSetup.warnIfSameFileSystem(backRest, logger: logger)
         do {
             try backRest.createStanza(port: port, password: password)
