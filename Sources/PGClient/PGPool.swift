@@ -79,11 +79,12 @@ public final class PGPool: Sendable {
         shutdown()
     }
 
-    /// For a read pool: reads served by replicas and by the primary so far, and which replicas are in use now.
-    public var replicaUse: (replicaReads: Int, primaryReads: Int, healthy: [Bool])? {
+    /// For a read pool: reads served by standbys and by a primary so far (by what the node is, not by the URL that
+    /// reached it), which read URLs are in use now, and which led to a standby at their last check.
+    public var replicaUse: (replicaReads: Int, primaryReads: Int, healthy: [Bool], standby: [Bool])? {
         guard case .replicas(let router) = backend else { return nil }
         let served = router.readsServed
-        return (served.replicas, served.primary, router.healthyReplicas)
+        return (served.replicas, served.primary, router.healthyReplicas, router.standbyReplicas)
     }
 
     /// Runs `body` on a worker thread with a leased connection and returns its result.

@@ -10,7 +10,10 @@ import Logging
 /// that failed on a replica for want of a connection, a free slot, or because recovery cancelled it is run again on
 /// the primary: reads have no effects, so running one twice is safe.
 ///
-/// `@unchecked Sendable`: `healthy`, `next` and the counters are touched only under `lock`.
+/// Reads are counted by what the node that served them is (`pg_is_in_recovery()`, learnt by each check), not by
+/// the URL it was reached through: after a failover a read URL may lead to the primary.
+///
+/// `@unchecked Sendable`: `healthy`, `isStandby`, `next` and the counters are touched only under `lock`.
 final class ReplicaRouter: @unchecked Sendable {
     struct Replica: Sendable {
         let pool: PGPool
@@ -25,6 +28,8 @@ final class ReplicaRouter: @unchecked Sendable {
 
     private let lock = NSLock()
     private var healthy: [Bool]
+    /// Whether each replica was in recovery at its last check.
+    private var isStandby: [Bool]
     private var next = 0
     private var isShutDown = false
     private var servedByReplicas = 0
@@ -38,6 +43,7 @@ final class ReplicaRouter: @unchecked Sendable {
         self.logger = logger
         // Unknown until the first check: start on the primary rather than send reads to a replica that lags.
         healthy = Array(repeating: false, count: replicas.count)
+        isStandby = Array(repeating: false, count: replicas.count)
     }
 
     /// Runs `work` on a healthy replica's pool, or on the primary's when none is healthy or the replica failed it.
@@ -45,7 +51,7 @@ final class ReplicaRouter: @unchecked Sendable {
         if let index = pickReplica() {
             do {
                 let result = try await work(replicas[index].pool)
-                count(replica: true)
+                count(replica: lock.withLock { isStandby[index] })
                 return result
             } catch let error as PGError where Self.shouldRetryOnPrimary(error) {
                 // A write sent to a read pool by mistake is refused by the replica, which is still fine for reads.
@@ -90,11 +96,14 @@ final class ReplicaRouter: @unchecked Sendable {
         if changed { logger.warning("read replica \(index) skipped: \(reason)") }
     }
 
-    /// Reads served by replicas and by the primary since the start.
+    /// Reads served by standbys and by a primary (the fallback, or a read URL that leads to one) since the start.
     var readsServed: (replicas: Int, primary: Int) { lock.withLock { (servedByReplicas, servedByPrimary) } }
 
     /// Which replicas are in use right now.
     var healthyReplicas: [Bool] { lock.withLock { healthy } }
+
+    /// Which replicas were in recovery (standbys) at their last check.
+    var standbyReplicas: [Bool] { lock.withLock { isStandby } }
 
     // MARK: Monitoring
 
@@ -102,7 +111,8 @@ final class ReplicaRouter: @unchecked Sendable {
     func startMonitor() {
         let thread = Thread { [weak self] in
             var connections = [PGConnection?](repeating: nil, count: self?.replicas.count ?? 0)
-            while let router = self, router.checkAll(&connections) {
+            var lags = [ReplayLag](repeating: ReplayLag(), count: connections.count)
+            while let router = self, router.checkAll(&connections, &lags) {
                 let interval = router.checkInterval
                 Thread.sleep(forTimeInterval: Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18)
             }
@@ -117,11 +127,14 @@ final class ReplicaRouter: @unchecked Sendable {
     }
 
     /// One round of checks; false once shut down.
-    private func checkAll(_ connections: inout [PGConnection?]) -> Bool {
+    private func checkAll(_ connections: inout [PGConnection?], _ lags: inout [ReplayLag]) -> Bool {
         for index in replicas.indices {
-            let verdict = check(index, &connections[index])
+            let (verdict, standby) = check(index, &connections[index], &lags[index])
             let previous = lock.withLock {
-                defer { healthy[index] = verdict == nil }
+                defer {
+                    healthy[index] = verdict == nil
+                    if let standby { isStandby[index] = standby }
+                }
                 return healthy[index]
             }
             if previous, let verdict {
@@ -133,44 +146,24 @@ final class ReplicaRouter: @unchecked Sendable {
         return lock.withLock { !isShutDown }
     }
 
-    /// Where the replica stands: WAL received but not yet replayed, if any, and the age of the last transaction it
-    /// replayed. A server not in recovery (or one that replayed all it received) lags by nothing.
-    static let positionQuery: PGQuery = """
-        SELECT CASE WHEN pg_is_in_recovery() AND pg_last_wal_receive_lsn() > pg_last_wal_replay_lsn()
-                    THEN pg_last_wal_receive_lsn()::text END AS unreplayed
-        """
-
-    /// Whether replay reached `received`, and the age in seconds of the last replayed transaction.
-    static func catchUpQuery(_ received: String) -> PGQuery {
-        """
-        SELECT pg_last_wal_replay_lsn() >= \(received)::pg_lsn AS caught_up,
-               coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 1e9)::float8 AS age
-        """
-    }
-
-    /// The replay lag in seconds. The age of the last replayed transaction alone would count an idle primary's
-    /// quiet time as lag whenever a check lands in the instant between a commit's arrival and its replay: so when
-    /// WAL waits, the check looks again 100 ms later, and replay that has reached what was waiting means no lag
-    /// worth the name.
-    private static func replayLag(_ connection: PGConnection) throws -> Double {
-        guard let received = try connection.query(positionQuery).first?.decode("unreplayed", as: String?.self) else { return 0 }
-        Thread.sleep(forTimeInterval: 0.1)
-        guard let row = try connection.query(catchUpQuery(received)).first else { return .infinity }
-        return try row.decode("caught_up", as: Bool.self) ? 0.1 : row.decode("age", as: Double.self)
-    }
-
-    /// nil when the replica is fit for reads, else why not.
-    private func check(_ index: Int, _ connection: inout PGConnection?) -> String? {
+    /// nil when the replica is fit for reads, else why not; and whether it is in recovery, when it answered.
+    private func check(_ index: Int, _ connection: inout PGConnection?, _ lag: inout ReplayLag) -> (String?, Bool?) {
         do {
             if connection == nil || connection?.isIdleAndHealthy == false {
                 connection = try PGConnection(connectionString: replicas[index].connectionString, logger: logger)
             }
-            let lag = try Self.replayLag(connection!)
-            let bound = Double(maxLag.components.seconds) + Double(maxLag.components.attoseconds) / 1e18
-            return lag <= bound ? nil : "replay lags \(lag) s (bound \(bound) s)"
+            let node = connection!
+            let read = { try ReplayLag.reading(node.query(ReplayLag.query)[0]) }
+            let reading = try read()
+            let seconds = try lag.update(reading, at: .now) {
+                Thread.sleep(forTimeInterval: 0.1)
+                return try read()
+            }
+            let bound = maxLag / .seconds(1)
+            return (seconds <= bound ? nil : "replay lags \(seconds) s (bound \(bound) s)", reading.inRecovery)
         } catch {
             connection = nil
-            return "\(error)"
+            return ("\(error)", nil)
         }
     }
 }

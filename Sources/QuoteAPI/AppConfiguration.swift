@@ -9,6 +9,11 @@ public struct AppConfiguration: Sendable {
     /// A libpq URI or keyword string; the command starts an embedded cluster when none is configured.
     public var databaseURL: String
     public var databasePoolSize: Int = 2 * ProcessInfo.processInfo.activeProcessorCount
+    /// Connections kept for public reads (`DB_PUBLIC_POOL_SIZE`): quote pages, search, categories and quotes of
+    /// the day never queue behind writes (e.g. writes waiting for a synchronous standby's acknowledgement).
+    public var databasePublicPoolSize: Int = max(2, ProcessInfo.processInfo.activeProcessorCount)
+    /// How long a request waits for a free pool connection before it answers 503 (`DB_ACQUIRE_TIMEOUT`).
+    public var databaseAcquireTimeout: Duration = .seconds(5)
     /// Read replicas for public reads (`DATABASE_READ_URL`); empty: everything runs on `databaseURL`.
     public var databaseReadURLs: [String] = []
     /// A replica whose replay lags more than this is skipped until it catches up (`REPLICA_MAX_LAG`).

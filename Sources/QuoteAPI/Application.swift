@@ -21,14 +21,20 @@ public final class Application: Sendable {
         let statementTimeout: Duration? = configuration.statementTimeoutMilliseconds > 0
             ? .milliseconds(configuration.statementTimeoutMilliseconds) : nil
         let pool = PGPool(connectionString: configuration.databaseURL, size: configuration.databasePoolSize,
-                          statementTimeout: statementTimeout,
+                          acquireTimeout: configuration.databaseAcquireTimeout, statementTimeout: statementTimeout,
                           preparedStatements: configuration.databasePreparedStatements, logger: logger)
+        // Public reads have connections of their own on the primary, so they never queue behind writes (which may
+        // all wait for a synchronous standby); with replicas it is where reads fall back to.
+        let publicPool = PGPool(
+            connectionString: configuration.databaseURL, size: configuration.databasePublicPoolSize,
+            acquireTimeout: configuration.databaseAcquireTimeout, statementTimeout: statementTimeout,
+            preparedStatements: configuration.databasePreparedStatements, logger: logger)
         // What a user writes or reads back about themselves stays on `pool` (read-your-writes); public data may
         // come from a replica a moment behind.
-        let readPool = configuration.databaseReadURLs.isEmpty ? pool : PGPool(
-            replicas: configuration.databaseReadURLs, primary: pool, size: configuration.databasePoolSize,
+        let readPool = configuration.databaseReadURLs.isEmpty ? publicPool : PGPool(
+            replicas: configuration.databaseReadURLs, primary: publicPool, size: configuration.databasePoolSize,
             maxLag: configuration.replicaMaxLag, checkInterval: configuration.replicaCheckInterval,
-            statementTimeout: statementTimeout,
+            acquireTimeout: configuration.databaseAcquireTimeout, statementTimeout: statementTimeout,
             preparedStatements: configuration.databasePreparedStatements, logger: logger)
         let migrator = Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), logger: logger)
         let signer = JWTSigner(secret: configuration.jwtSecret)
@@ -43,7 +49,8 @@ public final class Application: Sendable {
             resetLinkBase: configuration.passwordResetURL)
         let mail = MailDelivery(pool: pool, smtpURL: configuration.smtpURL, from: configuration.mailFrom, logger: logger)
         let context = AppContext(
-            configuration: configuration, pool: pool, readPool: readPool, migrator: migrator, signer: signer,
+            configuration: configuration, pool: pool, publicPool: publicPool, readPool: readPool, migrator: migrator,
+            signer: signer,
             authenticator: Authenticator(signer: signer, pool: pool),
             quotes: QuoteService(pool: readPool, cursorSecret: configuration.jwtSecret), search: QuoteSearch(pool: readPool),
             quoteOfTheDay: QuoteOfTheDay(pool: pool, readPool: readPool), accounts: accounts, profiles: ProfileService(pool: pool),
@@ -105,6 +112,7 @@ public final class Application: Sendable {
         context.sync.maintenance.stop()
         context.hashing.stop()
         context.readPool.shutdown()  // its replicas' pools; the primary's below
+        context.publicPool.shutdown()
         context.pool.shutdown()
         LogSink.standardError.flush()
     }

@@ -29,6 +29,16 @@ enum AppConfigurationBuilder {
         configuration.databasePoolSize = try options.intValue(
             options.dbPoolSize, "DB_POOL_SIZE", default: 2 * ProcessInfo.processInfo.activeProcessorCount)
         guard configuration.databasePoolSize >= 1 else { throw ValidationError("DB_POOL_SIZE must be at least 1") }
+        configuration.databasePublicPoolSize = try options.intValue(
+            options.dbPublicPoolSize, "DB_PUBLIC_POOL_SIZE", default: configuration.databasePublicPoolSize)
+        guard configuration.databasePublicPoolSize >= 1 else {
+            throw ValidationError("DB_PUBLIC_POOL_SIZE must be at least 1")
+        }
+        let acquireTimeout = try options.intValue(options.dbAcquireTimeout, "DB_ACQUIRE_TIMEOUT", default: 5000)
+        guard (1...60_000).contains(acquireTimeout) else {
+            throw ValidationError("DB_ACQUIRE_TIMEOUT must be 1...60000")
+        }
+        configuration.databaseAcquireTimeout = .milliseconds(acquireTimeout)
         if let readURLs = options.value(options.databaseReadURL, "DATABASE_READ_URL") {
             // ';' because a libpq URI may itself list several hosts with ','.
             configuration.databaseReadURLs = readURLs.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }

@@ -77,11 +77,16 @@ final class ReadReplicaTests: XCTestCase {
         XCTAssertTrue(fresh.text.contains("Served by the primary"), fresh.text)
         let use = try XCTUnwrap(app.application.context.readPool.replicaUse)
         XCTAssertEqual(use.healthy, [false, true])
-        XCTAssertGreaterThan(use.replicaReads, 0)
+        // The "replica" is a server not in recovery (as a read URL is after a failover): /metrics says what it is.
+        XCTAssertEqual(use.standby, [false, false])
+        XCTAssertEqual(use.replicaReads, 0)
+        XCTAssertGreaterThan(use.primaryReads, 0)
         let metrics = try app.client.get("/metrics").text
         XCTAssertTrue(metrics.contains("db_read_replicas_healthy 1"), metrics)
-        XCTAssertTrue(metrics.contains("db_reads_served{served_by=\"replica\"}"), metrics)
-        XCTAssertTrue(metrics.contains("db_reads_served{served_by=\"primary\"}"), metrics)
+        XCTAssertTrue(metrics.contains("db_reads_served{served_by=\"replica\"} 0"), metrics)
+        XCTAssertTrue(metrics.contains("db_read_nodes_in_use{role=\"primary\"} 1"), metrics)
+        XCTAssertTrue(metrics.contains("db_read_nodes_in_use{role=\"replica\"} 0"), metrics)
+        XCTAssertTrue(metrics.contains("db_public_pool_connections{state=\"size\"}"), metrics)
     }
 
     func testWithThePrimaryDownReadsGoOnTheInstanceStaysReadyAndWritesAnswer503() async throws {

@@ -213,7 +213,7 @@ final class SupabaseAttackTests: XCTestCase {
 final class SupabaseDatabaseErrorTests: XCTestCase {
     private struct StatementNotStopped: Error {}
 
-    func testAStatementTimeoutIsA504AndAnExhaustedPoolA503() async throws {
+    func testAStatementTimeoutAndAnExhaustedPoolAreBoth503() async throws {
         let app = try await TestApp.start()
         let timeout: PGError = try await app.withConnection { connection in
             try connection.query("SET statement_timeout = '10ms'")
@@ -227,7 +227,8 @@ final class SupabaseDatabaseErrorTests: XCTestCase {
         }
         XCTAssertEqual(timeout.sqlState?.rawValue, "57014")
         let answer = RestError.answer(for: timeout, anonymous: false, logger: app.application.context.logger)
-        XCTAssertEqual(answer.status, 504)
+        XCTAssertEqual(answer.status, 503, "the same status as on every other surface")
+        XCTAssertEqual(answer.headers["Retry-After"], "1")
         let body = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])
         XCTAssertEqual(body["code"] as? String, "57014")
         XCTAssertNotNil(body["message"] as? String)

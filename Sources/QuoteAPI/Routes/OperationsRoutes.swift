@@ -23,7 +23,8 @@ struct OperationsRoutes {
     /// Prometheus text; every gauge is read from memory, so this never waits for the database.
     private var metrics: Response {
         let body = context.metrics.render(
-            pool: context.pool.stats, hashingQueueDepth: context.hashing.queueDepth, mailBacklog: context.mail.backlog,
+            pool: context.pool.stats, publicPool: context.publicPool.stats, hashingQueueDepth: context.hashing.queueDepth,
+            mailBacklog: context.mail.backlog,
             replicaUse: context.readPool.replicaUse)
         return Response(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: body)
     }
@@ -50,7 +51,8 @@ struct OperationsRoutes {
             throw HTTPError.serviceUnavailable("Migrations are not current")
         } catch let error as PGError {
             context.logger.warning("not ready", metadata: ["error": .string(error.description)])
-            if context.readPool !== context.pool, (try? await context.migrator.isCurrent(using: context.readPool)) == true {
+            if !context.configuration.databaseReadURLs.isEmpty,
+               (try? await context.migrator.isCurrent(using: context.readPool)) == true {
                 return Response.json(bytes: Array(#"{"status":"ready","primary":"unavailable"}"#.utf8))
             }
             throw HTTPError.serviceUnavailable("The database is unavailable")
