@@ -118,7 +118,7 @@ public final class BackRest: Sendable {
 
     /// From the end of the oldest backup to the last commit archived; nil when no time can be reached yet.
     public func restorableRange(_ info: RepositoryInfo) throws -> RestorableRange? {
-        guard let oldest = info.backups.first?.stopped, let newest = try lastArchivedCommit(info), newest >= oldest else {
+        guard let oldest = info.backups.first?.restorableFrom, let newest = try lastArchivedCommit(info), newest >= oldest else {
             return nil
         }
         return RestorableRange(oldest: oldest, newest: newest)

@@ -14,6 +14,10 @@ public struct BackupRecord: Sendable, Equatable {
     /// Size of the database it restores, and what it added to the repository (compressed, this backup only).
     public let databaseBytes: Int64
     public let repositoryBytes: Int64
+
+    /// The first time a restore from this backup can reach: pgBackRest keeps the stop time in whole seconds and
+    /// picks a backup for a time target only when it stopped strictly before it.
+    public var restorableFrom: Date { stopped.addingTimeInterval(1) }
 }
 
 /// The times a restore can reach: from the end of the oldest backup to the last commit in the WAL archive.

@@ -48,7 +48,7 @@ struct BackupScheduler {
 
     private func publish(_ backups: [BackupRecord]) {
         status.update { snapshot in
-            snapshot.oldestRestorable = backups.first?.stopped
+            snapshot.oldestRestorable = backups.first?.restorableFrom
             if let last = backups.last {
                 snapshot.lastSuccess = last.stopped
                 snapshot.lastDatabaseBytes = last.databaseBytes
