@@ -2,13 +2,19 @@ import ArgumentParser
 import EmbeddedPostgres
 import Foundation
 import Logging
+import PGClient
 
 /// The database a command works on: the configured one, or an embedded cluster under QUOTEVAULT_DATA.
 struct Database {
     let url: String
+    /// The embedded cluster when this command started it (and stops it); nil when it was already running.
     let embedded: EmbeddedPostgres?
     /// Embedded mode keeps a generated JWT secret beside the cluster; configured mode requires JWT_SECRET.
     let isEmbedded: Bool
+    /// The embedded cluster, whoever started it.
+    var cluster: EmbeddedPostgres? = nil
+    /// WAL archiving and backups of the embedded cluster, when on.
+    var backups: BackRest? = nil
 
     static func open(_ options: ServerOptions, logger: Logger) throws -> Database {
         if let url = options.value(options.databaseURL, "DATABASE_URL") {
@@ -16,16 +22,27 @@ struct Database {
         }
         let directory = options.resolvedDataDirectory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let embedded = EmbeddedPostgres(dataDirectory: directory.appendingPathComponent("postgres"), logger: logger)
+        let backups = try BackupSetup.make(options, logger: logger)
+        try backups?.prepare(creatingRepository: true)
+        let embedded = EmbeddedPostgres(dataDirectory: BackupSetup.clusterDirectory(options),
+                                        settings: try backups?.archiveSettings ?? [:], logger: logger)
         // A cluster another process runs (e.g. `seed` while `serve` is up) is used, and left running.
         let alreadyRunning = embedded.isRunning
         let url = try embedded.start()
         logger.info("embedded PostgreSQL ready", metadata: ["data": .string(directory.path)])
-        return Database(url: url, embedded: alreadyRunning ? nil : embedded, isEmbedded: true)
+        return Database(url: url, embedded: alreadyRunning ? nil : embedded, isEmbedded: true, cluster: embedded,
+                        backups: backups)
     }
 
     func close(logger: Logger) {
         guard let embedded else { return }
+        if backups != nil {
+            // The segment being written is archived only when full: close it now, so the archive holds every
+            // commit made before this stop (pg_ctl stop waits for the archiver).
+            do { _ = try PGConnection(connectionString: url).query("SELECT pg_switch_wal()") } catch {
+                logger.warning("could not switch WAL before stopping", metadata: ["error": "\(error)"])
+            }
+        }
         do { try embedded.stop() } catch { logger.error("could not stop embedded PostgreSQL", metadata: ["error": "\(error)"]) }
     }
 

@@ -96,6 +96,14 @@ struct ServerOptions: ParsableArguments {
     var metricsToken: String?
     @Option(help: "Directory of NNNN_name.sql files (env MIGRATIONS_DIR; default: found beside the program).")
     var migrationsDir: String?
+    @Option(help: "Embedded mode: pgBackRest repository directory, or off (env BACKUP_REPO, default QUOTEVAULT_DATA-backups).")
+    var backupRepo: String?
+    @Option(help: "Embedded mode: a pgBackRest config file with the repository options, e.g. S3 (env BACKUP_CONFIG).")
+    var backupConfig: String?
+    @Option(help: "Embedded mode: e.g. full=1d,incr=1h, or off (env BACKUP_SCHEDULE, default full=1d,incr=1h).")
+    var backupSchedule: String?
+    @Option(help: "Embedded mode: full backups kept (env BACKUP_RETENTION, default 7).")
+    var backupRetention: Int?
 
     /// The flag if given, else the environment variable, else nil. Empty variables count as unset.
     func value(_ flag: String?, _ variable: String) -> String? {

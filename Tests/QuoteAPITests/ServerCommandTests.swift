@@ -184,6 +184,7 @@ final class ServerCommandTests: XCTestCase {
         let data = URL(fileURLWithPath: "/tmp/quotevault-command-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         defer { try? FileManager.default.removeItem(at: data) }
+        defer { try? FileManager.default.removeItem(atPath: data.path + "-backups") }  // the default BACKUP_REPO
         let server = try ServerProcess(["serve"], environment: ["QUOTEVAULT_DATA": data.path, "PORT": "0"])
         let port = try await server.waitForPort(timeout: .seconds(120))
         XCTAssertEqual(try HTTPTestClient(port: port).get("/ready").status, 200)

@@ -54,6 +54,18 @@ public final class ServerMetrics: Sendable {
     nonisolated(unsafe) private static let residentMemory = MetricNameDescriptor(
         metricName: "process_resident_memory", unitName: "bytes", helpText: "Resident memory of the server process.")
 
+    nonisolated(unsafe) private static let backupLastSuccess = MetricNameDescriptor(
+        metricName: "backup_last_success", unitName: "timestamp_seconds", helpText: "When the last successful backup of the embedded database ended (Unix time).")
+    nonisolated(unsafe) private static let backupLastSize = MetricNameDescriptor(
+        metricName: "backup_last_size", unitName: "bytes", helpText: "Size of the last successful backup: the database it restores, and what it added to the repository.")
+    nonisolated(unsafe) private static let walArchiveFailures = MetricNameDescriptor(
+        metricName: "wal_archive_failures", unitName: "total", helpText: "WAL segments PostgreSQL failed to archive since it started (pg_stat_archiver).")
+    nonisolated(unsafe) private static let oldestRestorable = MetricNameDescriptor(
+        metricName: "backup_oldest_restorable", unitName: "timestamp_seconds", helpText: "The oldest time a restore can reach (Unix time).")
+
+    /// Backups of the embedded database, set by the server's backup schedule.
+    public let backups = BackupStatus()
+
     public init() {}
 
     /// Counts one answered request; called by the HTTP server on the thread that answered it.
@@ -116,6 +128,18 @@ public final class ServerMetrics: Sendable {
         }
         if let mailBacklog { gauge(Self.mailBacklog, [], mailBacklog) }
         if let resident = ProcessMemory.residentBytes() { gauge(Self.residentMemory, [], resident) }
+        if let backup = backups.snapshot { renderBackups(backup) }
         return registry.emitToBuffer()
+    }
+
+    private func renderBackups(_ backup: BackupStatus.Snapshot) {
+        let gauge = { (descriptor: MetricNameDescriptor, labels: [(String, String)], value: Double?) in
+            if let value { self.registry.makeGauge(descriptor: descriptor, labels: labels).set(value) }
+        }
+        gauge(Self.backupLastSuccess, [], backup.lastSuccess?.timeIntervalSince1970)
+        gauge(Self.backupLastSize, [("of", "database")], backup.lastDatabaseBytes.map(Double.init))
+        gauge(Self.backupLastSize, [("of", "repository")], backup.lastRepositoryBytes.map(Double.init))
+        gauge(Self.walArchiveFailures, [], backup.archiveFailures.map(Double.init))
+        gauge(Self.oldestRestorable, [], backup.oldestRestorable?.timeIntervalSince1970)
     }
 }

@@ -99,6 +99,20 @@ extension OpenAPIDocument {
               "429": {"$ref": "#/components/responses/TooManyRequests"},
               "413": {"$ref": "#/components/responses/PayloadTooLarge"}, "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
               "422": {"$ref": "#/components/responses/ValidationFailed"}, "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
+        "/v1/me/export": {
+          "get": {"operationId": "exportMe", "tags": ["Me"], "security": [{"bearer": []}],
+            "summary": "Everything the caller keeps here in one JSON document: account, profile, preferences, favorites, collections",
+            "responses": {"200": {"description": "The export (Content-Disposition: attachment), favorites and collections oldest first",
+              "content": {"application/json": {"schema": {"type": "object", "required": ["exported_at", "user", "favorites", "collections"],
+                "properties": {
+                  "exported_at": {"type": "string", "format": "date-time"},
+                  "user": {"$ref": "#/components/schemas/User"},
+                  "favorites": {"type": "array", "items": {"$ref": "#/components/schemas/ExportedQuote"}},
+                  "collections": {"type": "array", "items": {"type": "object", "required": ["id", "name", "created_at", "updated_at", "quotes"],
+                    "properties": {"id": {"type": "string", "format": "uuid"}, "name": {"type": "string"},
+                      "created_at": {"type": "string", "format": "date-time"}, "updated_at": {"type": "string", "format": "date-time"},
+                      "quotes": {"type": "array", "items": {"$ref": "#/components/schemas/ExportedQuote"}}}}}}}}}},
+              "401": {"$ref": "#/components/responses/Unauthorized"}, "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
         "/v1/me/avatar": {
           "put": {"operationId": "putAvatar", "tags": ["Me"], "security": [{"bearer": []}],
             "summary": "Upload a PNG or JPEG (checked by its bytes), at most 2 MiB",
@@ -141,7 +155,11 @@ extension OpenAPIDocument {
         "Session": {"type": "object", "required": ["access_token", "token_type", "expires_in", "expires_at", "refresh_token", "user"],
           "properties": {"access_token": {"type": "string"}, "token_type": {"const": "bearer"},
             "expires_in": {"type": "integer"}, "expires_at": {"type": "integer"}, "refresh_token": {"type": "string"},
-            "user": {"$ref": "#/components/schemas/User"}}}
+            "user": {"$ref": "#/components/schemas/User"}}},
+        "ExportedQuote": {"type": "object", "required": ["quote_id", "added_at", "text", "author", "category"],
+          "properties": {"quote_id": {"type": "string", "format": "uuid"}, "added_at": {"type": "string", "format": "date-time"},
+            "text": {"type": "string"}, "author": {"type": "string"},
+            "category": {"enum": ["motivation", "love", "success", "wisdom", "humor"]}}}
       }
     }
     """#
