@@ -43,8 +43,12 @@ struct OperationsRoutes {
     /// balancer that took every instance out (they share the primary) would refuse those too; writes answer 503
     /// meanwhile, and the body says `"primary":"unavailable"`. The check runs on the public reads' connections:
     /// writes that all wait (for a synchronous standby) do not take the instance out while its reads still answer.
+    /// With read replicas their check runs alongside the primary's, so a primary slow to fail (a failover under way)
+    /// does not also delay the answer past the load balancer's check timeout; and it passes on any read node that
+    /// answers, even one the replica monitor took out a moment ago (see `ReplicaRouter`).
     @Sendable private func ready(_ request: Request) async throws -> Response {
         guard !context.drain.isDraining else { throw HTTPError.serviceUnavailable("The server is stopping") }
+        async let readNodesAnswer = readNodesAreCurrent()
         do {
             if try await context.migrator.isCurrent(using: context.publicPool) {
                 return Response.json(bytes: Array(#"{"status":"ready"}"#.utf8))
@@ -52,11 +56,17 @@ struct OperationsRoutes {
             throw HTTPError.serviceUnavailable("Migrations are not current")
         } catch let error as PGError {
             context.logger.warning("not ready", metadata: ["error": .string(error.description)])
-            if !context.configuration.databaseReadURLs.isEmpty,
-               (try? await context.migrator.isCurrent(using: context.readPool)) == true {
+            if await readNodesAnswer {
                 return Response.json(bytes: Array(#"{"status":"ready","primary":"unavailable"}"#.utf8))
             }
             throw HTTPError.serviceUnavailable("The database is unavailable")
         }
+    }
+
+    /// Whether a read node (a replica, else the primary, else any read URL once more) answers with every migration
+    /// applied; false without read replicas.
+    private func readNodesAreCurrent() async -> Bool {
+        guard !context.configuration.databaseReadURLs.isEmpty else { return false }
+        return (try? await context.migrator.isCurrent(using: context.readPool)) == true
     }
 }
