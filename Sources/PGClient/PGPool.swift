@@ -87,6 +87,12 @@ public final class PGPool: Sendable {
         return (served.replicas, served.primary, router.healthyReplicas, router.standbyReplicas)
     }
 
+    /// For a read pool: the pools of its read URLs, whatever their last check found (none for any other pool).
+    public var replicaPools: [PGPool] {
+        guard case .replicas(let router) = backend else { return [] }
+        return router.replicas.map(\.pool)
+    }
+
     /// Runs `body` on a worker thread with a leased connection and returns its result.
     ///
     /// Throws `PGError` `.poolExhausted` if no connection is free within `acquireTimeout`,

@@ -44,8 +44,7 @@ struct OperationsRoutes {
     /// meanwhile, and the body says `"primary":"unavailable"`. The check runs on the public reads' connections:
     /// writes that all wait (for a synchronous standby) do not take the instance out while its reads still answer.
     /// With read replicas their check runs alongside the primary's, so a primary slow to fail (a failover under way)
-    /// does not also delay the answer past the load balancer's check timeout; and it passes on any read node that
-    /// answers, even one the replica monitor took out a moment ago (see `ReplicaRouter`).
+    /// does not also delay the answer past the load balancer's check timeout.
     @Sendable private func ready(_ request: Request) async throws -> Response {
         guard !context.drain.isDraining else { throw HTTPError.serviceUnavailable("The server is stopping") }
         async let readNodesAnswer = readNodesAreCurrent()
@@ -63,10 +62,13 @@ struct OperationsRoutes {
         }
     }
 
-    /// Whether a read node (a replica, else the primary, else any read URL once more) answers with every migration
-    /// applied; false without read replicas.
+    /// Whether a read URL answers with every migration applied, even one the replica monitor took out a moment ago
+    /// (reads go there when the primary fails too; see `ReplicaRouter`). Never the primary: its public-reads pool
+    /// may be queued with reads waiting for it while it is handed over. False without read replicas.
     private func readNodesAreCurrent() async -> Bool {
-        guard !context.configuration.databaseReadURLs.isEmpty else { return false }
-        return (try? await context.migrator.isCurrent(using: context.readPool)) == true
+        for pool in context.readPool.replicaPools where (try? await context.migrator.isCurrent(using: pool)) == true {
+            return true
+        }
+        return false
     }
 }
