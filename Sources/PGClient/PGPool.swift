@@ -98,6 +98,12 @@ public final class PGPool: Sendable {
         return "SET statement_timeout = \(seconds * 1000 + attoseconds / 1_000_000_000_000_000)"
     }
 
+    /// For a read pool: the pools of its read URLs, whatever their last check found (none for any other pool).
+    public var replicaPools: [PGPool] {
+        guard case .replicas(let router) = backend else { return [] }
+        return router.replicas.map(\.pool)
+    }
+
     /// Runs `body` on a worker thread with a leased connection and returns its result.
     ///
     /// Throws `PGError` `.poolExhausted` if no connection is free within `acquireTimeout`,

@@ -8,7 +8,9 @@ import Logging
 /// thread checks every replica each `checkInterval` on a connection of its own; a replica whose job fails for lack
 /// of a connection is taken out at once, and every replica comes back by itself once a check passes again. A read
 /// that failed on a replica for want of a connection, a free slot, or because recovery cancelled it is run again on
-/// the primary: reads have no effects, so running one twice is safe.
+/// the next healthy replica, then on the primary; and when the primary fails it too (a failover under way), once
+/// more on every read URL, healthy or not, on a fresh connection: behind a load balancer's read port one URL leads
+/// to whichever standby is left. Reads have no effects, so running one twice is safe.
 ///
 /// Reads are counted by what the node that served them is (`pg_is_in_recovery()`, learnt by each check), not by
 /// the URL it was reached through: after a failover a read URL may lead to the primary.
@@ -46,34 +48,55 @@ final class ReplicaRouter: @unchecked Sendable {
         isStandby = Array(repeating: false, count: replicas.count)
     }
 
-    /// Runs `work` on a healthy replica's pool, or on the primary's when none is healthy or the replica failed it.
+    /// Runs `work` on a healthy replica's pool, or on another node when none is healthy or the node failed it:
+    /// the other healthy replicas, the primary, then every replica once more (see the type's comment).
     func run<T>(_ work: (PGPool) async throws -> T) async throws -> T {
-        if let index = pickReplica() {
+        var failed = Set<Int>()
+        while let index = pickReplica(excluding: failed) {
             do {
-                let result = try await work(replicas[index].pool)
-                count(replica: lock.withLock { isStandby[index] })
-                return result
-            } catch let error as PGError where Self.shouldRetryOnPrimary(error) {
+                return try await run(work, onReplica: index)
+            } catch let error as PGError where Self.shouldRetryElsewhere(error) {
+                failed.insert(index)
                 // A write sent to a read pool by mistake is refused by the replica, which is still fine for reads.
                 if error.isConnectionFailure, !error.isReadOnlyRefusal { markDown(index, reason: error.description) }
             }
         }
-        let result = try await work(primary)
-        count(replica: false)
+        do {
+            let result = try await work(primary)
+            count(replica: false)
+            return result
+        } catch let error as PGError where error.isConnectionFailure || error.kind == .poolExhausted {
+            // The primary is missing too, as while a failover or switchover hands it over. A replica taken out a
+            // moment ago (a connection cut as its node left the read port) may well answer on a new connection.
+            for index in replicas.indices {
+                do {
+                    return try await run(work, onReplica: index)
+                } catch let replicaError as PGError where Self.shouldRetryElsewhere(replicaError) {
+                    continue
+                }
+            }
+            throw error
+        }
+    }
+
+    private func run<T>(_ work: (PGPool) async throws -> T, onReplica index: Int) async throws -> T {
+        let result = try await work(replicas[index].pool)
+        count(replica: lock.withLock { isStandby[index] })
         return result
     }
 
-    /// A replica's failure that the primary may not share.
-    static func shouldRetryOnPrimary(_ error: PGError) -> Bool {
+    /// A failure on one node that another may not share.
+    static func shouldRetryElsewhere(_ error: PGError) -> Bool {
         // 40001 on a standby: "canceling statement due to conflict with recovery".
         error.isConnectionFailure || error.kind == .poolExhausted || error.sqlState == .serializationFailure
     }
 
-    private func pickReplica() -> Int? {
+    /// The next healthy replica in turn, apart from `excluded`.
+    private func pickReplica(excluding excluded: Set<Int>) -> Int? {
         lock.withLock {
             for offset in 0..<replicas.count {
                 let index = (next + offset) % replicas.count
-                if healthy[index] {
+                if healthy[index], !excluded.contains(index) {
                     next = index + 1
                     return index
                 }

@@ -27,17 +27,21 @@ final class ReadReplicaTests: XCTestCase {
         return pool
     }
 
+    /// A quote in the category "wisdom", chosen as the quote of 2020-02-02; its id.
+    private static func insertQuoteOfTheDay(_ text: String, author: String, _ connection: PGConnection) throws -> UUID {
+        let id = try connection.query("""
+            INSERT INTO quotes (text, author, category) VALUES (\(text), \(author), 'wisdom') RETURNING id
+            """).first!.decode("id", as: UUID.self)
+        try connection.query("INSERT INTO quote_of_day (date, quote_id) VALUES ('2020-02-02', \(id))")
+        return id
+    }
+
     func testPublicReadsComeFromTheReplicaAndUserDataFromThePrimary() async throws {
         let replicaURL = try TestDatabase.makeDatabase()
         let replicaPool = try await migratedPool(replicaURL)
         defer { replicaPool.shutdown() }
-        let replicaQuote = try await replicaPool.withConnection { connection in
-            let id = try connection.query("""
-                INSERT INTO quotes (text, author, category) VALUES ('Served by the replica', 'Replica Author', 'wisdom')
-                RETURNING id
-                """).first!.decode("id", as: UUID.self)
-            try connection.query("INSERT INTO quote_of_day (date, quote_id) VALUES ('2020-02-02', \(id))")
-            return id
+        let replicaQuote = try await replicaPool.withConnection {
+            try Self.insertQuoteOfTheDay("Served by the replica", author: "Replica Author", $0)
         }
         let dead = "postgresql://nobody@127.0.0.1:1/none"
         let app = try await TestApp.start {
@@ -201,6 +205,62 @@ final class ReadReplicaTests: XCTestCase {
         metrics = try app.client.get("/metrics").text
         XCTAssertTrue(metrics.contains("db_read_nodes_in_use{role=\"primary\"} 1"), metrics)
         XCTAssertTrue(metrics.contains("db_read_nodes_in_use{role=\"replica\"} 0"), metrics)
+    }
+
+    /// A failover under way: the replica monitor has taken the read node out (here: it was down at the monitor's one
+    /// check), and the primary is gone. Public reads go on from the standby, the instance stays in rotation, writes
+    /// answer 503.
+    func testWithThePrimaryGoneReadsAreRetriedOnAReadNodeTheMonitorTookOut() async throws {
+        let primary = try TestDatabase.makeDedicatedCluster(label: "primary")
+        let primaryURL = try primary.start()
+        defer { try? primary.stop() }
+        let migrated = try await migratedPool(primaryURL)
+        let quote = try await migrated.withConnection {
+            try Self.insertQuoteOfTheDay("Kept by the standby", author: "Standby Author", $0)
+        }
+        migrated.shutdown()
+        let (standby, standbyURL) = try makeStandby(of: primary)
+        defer { try? standby.stop() }
+        try standby.stop()
+        // One check, at start, while the standby is down: the monitor keeps it out for the whole test.
+        let app = try await TestApp.start(databaseURL: primaryURL) {
+            $0.databaseReadURLs = [standbyURL]
+            $0.replicaCheckInterval = .seconds(3600)
+        }
+        defer { Task { await app.stop() } }
+        let user = try await app.makeUser()
+        _ = try standby.start()
+        // The standby has replayed the quote (it was in the base backup) once it accepts connections.
+        let check = try PGConnection(connectionString: standbyURL, logger: logger)
+        let copies = try check.query("SELECT count(*) AS n FROM quotes WHERE id = \(quote)")[0].decode("n", as: Int.self)
+        XCTAssertEqual(copies, 1)
+        XCTAssertEqual(app.application.context.readPool.replicaUse?.healthy, [false], "the monitor took the node out")
+
+        try primary.stop()
+        let ready = try app.client.get("/ready")
+        XCTAssertEqual(ready.status, 200, "a load balancer keeps the instance for reads")
+        XCTAssertEqual(ready.text, #"{"status":"ready","primary":"unavailable"}"#)
+        let page = try app.client.get("/v1/quotes")
+        XCTAssertEqual(page.status, 200, page.text)
+        XCTAssertEqual(try page.items().compactMap { $0["text"] as? String }, ["Kept by the standby"])
+        XCTAssertEqual(try app.client.get("/v1/quotes/\(quote)").status, 200)
+        let search = try app.client.get("/v1/quotes/search?q=standby")
+        XCTAssertEqual(search.status, 200, search.text)
+        XCTAssertEqual(try search.items().compactMap { $0["text"] as? String }, ["Kept by the standby"])
+        let categories = try app.client.get("/v1/categories")
+        XCTAssertEqual(categories.status, 200, categories.text)
+        XCTAssertTrue(categories.text.contains("wisdom"), categories.text)
+        let stored = try app.client.get("/v1/qotd?date=2020-02-02")
+        XCTAssertEqual(stored.status, 200, stored.text)
+        XCTAssertTrue(stored.text.contains("Kept by the standby"), stored.text)
+        let write = try app.client.send("PUT", "/v1/favorites/\(quote)", headers: user.authorization)
+        XCTAssertEqual(write.status, 503, "writes wait for a primary")
+        XCTAssertNotNil(write.header("Retry-After"), "a 503 says when to retry")
+
+        // With every node gone, reads and readiness fail plainly.
+        try standby.stop()
+        XCTAssertEqual(try app.client.get("/v1/quotes").status, 503)
+        XCTAssertEqual(try app.client.get("/ready").status, 503)
     }
 
     func testAReadOnlyRefusalIsAnsweredAs503() {

@@ -45,8 +45,11 @@ struct OperationsRoutes {
     /// balancer that took every instance out (they share the primary) would refuse those too; writes answer 503
     /// meanwhile, and the body says `"primary":"unavailable"`. The check runs on the public reads' connections:
     /// writes that all wait (for a synchronous standby) do not take the instance out while its reads still answer.
+    /// With read replicas their check runs alongside the primary's, so a primary slow to fail (a failover under way)
+    /// does not also delay the answer past the load balancer's check timeout.
     @Sendable private func ready(_ request: Request) async throws -> Response {
         guard !context.drain.isDraining else { throw HTTPError.serviceUnavailable("The server is stopping") }
+        async let readNodesAnswer = readNodesAreCurrent()
         do {
             if try await context.migrator.isCurrent(using: context.publicPool) {
                 return Response.json(bytes: Array(#"{"status":"ready"}"#.utf8))
@@ -54,11 +57,20 @@ struct OperationsRoutes {
             throw HTTPError.serviceUnavailable("Migrations are not current")
         } catch let error as PGError {
             context.logger.warning("not ready", metadata: ["error": .string(error.description)])
-            if !context.configuration.databaseReadURLs.isEmpty,
-               (try? await context.migrator.isCurrent(using: context.readPool)) == true {
+            if await readNodesAnswer {
                 return Response.json(bytes: Array(#"{"status":"ready","primary":"unavailable"}"#.utf8))
             }
             throw HTTPError.serviceUnavailable("The database is unavailable")
         }
+    }
+
+    /// Whether a read URL answers with every migration applied, even one the replica monitor took out a moment ago
+    /// (reads go there when the primary fails too; see `ReplicaRouter`). Never the primary: its public-reads pool
+    /// may be queued with reads waiting for it while it is handed over. False without read replicas.
+    private func readNodesAreCurrent() async -> Bool {
+        for pool in context.readPool.replicaPools where (try? await context.migrator.isCurrent(using: pool)) == true {
+            return true
+        }
+        return false
     }
 }
