@@ -59,8 +59,10 @@ public final class Application: Sendable {
             hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
             collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger,
             sync: SyncContext(pool: pool, secret: configuration.jwtSecret, logger: logger))
-        let costs = CostAdmission(configuration, supabase: context.supabase)
-        let routes = RouteTable.bindingOrigin(RouteTable.routes(context), costs: costs)
+        // Built once: the Supabase routes, their admission and the cost refusals share one set of services.
+        let supabase = context.supabase
+        let costs = CostAdmission(configuration, supabase: supabase)
+        let routes = RouteTable.bindingOrigin(RouteTable.routes(context, supabase: supabase), costs: costs)
         let router = Router(routes: routes)
         let metrics = context.metrics
         let requestLog = logger.logLevel <= .info ? RequestLog(format: configuration.logFormat) : nil
@@ -85,7 +87,7 @@ public final class Application: Sendable {
                 metrics.observe(request)
                 requestLog?.record(request)
             },
-            admission: BodyAdmission.make(context: context), bodyOwner: BodyAdmission.owner(signer: signer))
+            admission: BodyAdmission.make(context: context, supabase: supabase), bodyOwner: BodyAdmission.owner(signer: signer))
         return Application(context: context, server: server)
     }
 

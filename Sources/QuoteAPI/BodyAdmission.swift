@@ -21,9 +21,8 @@ enum BodyAdmission {
     /// send one; a larger (or chunked) body needs a user's access token (on `/v1` every body route does).
     static let smallBodyLimit = 64 * 1024
 
-    static func make(context: AppContext) -> HTTPServer.Admission {
+    static func make(context: AppContext, supabase: SupabaseContext) -> HTTPServer.Admission {
         let signer = context.signer
-        let supabase = context.supabase
         return { route, request in
             let pattern = route.pattern
             if pattern.hasPrefix("/v1/auth/") || pattern.hasPrefix("/auth/v1/"),

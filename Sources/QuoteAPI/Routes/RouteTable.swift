@@ -4,11 +4,11 @@ import SupabaseAPI
 
 /// Every route of the server on one screen; each resource's handlers live in their own file.
 enum RouteTable {
-    static func routes(_ context: AppContext) -> [Route] {
-        IdempotentWrites(context: context).wrap(table(context))
+    static func routes(_ context: AppContext, supabase: SupabaseContext) -> [Route] {
+        IdempotentWrites(context: context).wrap(table(context, supabase: supabase))
     }
 
-    private static func table(_ context: AppContext) -> [Route] {
+    private static func table(_ context: AppContext, supabase: SupabaseContext) -> [Route] {
         OperationsRoutes(context: context).routes
             + QuoteRoutes(quotes: context.quotes, search: context.search,
                           answerCacheBytes: context.configuration.answerCacheBytes).routes
@@ -18,7 +18,7 @@ enum RouteTable {
             + FavoriteRoutes(context: context, favorites: context.favorites).routes
             + CollectionRoutes(context: context, collections: context.collections).routes
             + SyncRoutes(context: context).routes
-            + SupabaseRoutes.routes(context.supabase)
+            + SupabaseRoutes.routes(supabase)
     }
 
     /// Every route's async handler runs with `RequestOrigin.clientAddress` bound to its request's client, so the
