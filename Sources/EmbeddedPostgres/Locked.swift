@@ -1,18 +1,13 @@
-import Foundation
+import Synchronization
 
-/// A value guarded by a lock.
-///
-/// `@unchecked Sendable`: `value` is only reachable through `withLock`, which holds `lock`.
-/// (`Synchronization.Mutex` would do, but needs macOS 15 and the package supports macOS 14.)
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
+/// A value guarded by a lock, shareable by reference (a `Mutex` can't be captured by an escaping closure, e.g. a
+/// `Thread`'s body).
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
 
-    init(_ value: Value) { self.value = value }
+    init(_ value: Value) { mutex = Mutex(value) }
 
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
+    func withLock<R: Sendable, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+        try mutex.withLock { (value: inout Value) throws(E) -> R in try body(&value) }
     }
 }

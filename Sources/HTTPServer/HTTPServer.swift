@@ -114,7 +114,7 @@ public struct CompletedRequest: Sendable {
 /// await server.shutdown()
 /// ```
 public final class HTTPServer: @unchecked Sendable {
-    // @unchecked: `daemon` is written by start/shutdown only; the in-flight table is guarded by `lock`.
+    // @unchecked: `daemon` is written by start/shutdown only (the in-flight table is a `Mutex`).
     public let configuration: HTTPServerConfiguration
     public let router: Router
     private let logger: Logger
@@ -133,8 +133,7 @@ public final class HTTPServer: @unchecked Sendable {
     private let bodyOwner: BodyOwner?
 
     private var daemon: MicroHTTPDDaemon?
-    private let lock = NSLock()
-    private var suspended: [ObjectIdentifier: (RequestContext, ConnectionHandle)] = [:]
+    private let suspended = Mutex<[ObjectIdentifier: (RequestContext, ConnectionHandle)]>([:])
     private let draining = Atomic<Bool>(false)
 
     /// - Parameters:
@@ -195,7 +194,7 @@ public final class HTTPServer: @unchecked Sendable {
             try? await Task.sleep(for: .milliseconds(20))
         }
         // MHD requires every suspended connection to be resumed before it stops.
-        let leftovers = lock.withLock { Array(suspended.values) }
+        let leftovers = suspended.withLock { Array($0.values) }
         for (state, connection) in leftovers where state.finish(with: HTTPError.serviceUnavailable("The server is shutting down").response) {
             forget(state)
             connection.resume()
@@ -212,7 +211,7 @@ public final class HTTPServer: @unchecked Sendable {
     public var bufferedBodyBytes: Int { connectionGuard.bufferedBodyBytes }
 
     /// Requests whose handlers are running.
-    public var inFlightCount: Int { lock.withLock { suspended.count } }
+    public var inFlightCount: Int { suspended.withLock { $0.count } }
 
     // MARK: - Called by the MHD trampolines, on event threads.
 
@@ -388,7 +387,7 @@ public final class HTTPServer: @unchecked Sendable {
         _ state: RequestContext, on connection: ConnectionHandle, _ work: @escaping @Sendable () async -> Response
     ) {
         state.markRunning()
-        lock.withLock { suspended[ObjectIdentifier(state)] = (state, connection) }
+        suspended.withLock { $0[ObjectIdentifier(state)] = (state, connection) }
         // Suspend before the task starts, so its resume can never come first.
         connection.suspend()
         Task(executorPreference: InlineTaskExecutor.shared) {
@@ -419,7 +418,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func forget(_ state: RequestContext) {
-        _ = lock.withLock { suspended.removeValue(forKey: ObjectIdentifier(state)) }
+        _ = suspended.withLock { $0.removeValue(forKey: ObjectIdentifier(state)) }
     }
 
     /// Turns any error into its problem+json answer; the one place where that happens.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One HTTP request, fully read. Handlers get it after the body arrived within its route's size limit.
 public struct Request: Sendable {
@@ -106,15 +107,10 @@ public enum RequestID {
 }
 
 /// A thread-safe increasing counter.
-private final class RequestCounter: @unchecked Sendable {
-    // @unchecked: `value` is guarded by `lock`.
-    private let lock = NSLock()
-    private var value: UInt64 = 0
+private final class RequestCounter: Sendable {
+    private let value = Atomic<UInt64>(0)
 
     func next() -> UInt64 {
-        lock.withLock {
-            value &+= 1
-            return value
-        }
+        value.wrappingAdd(1, ordering: .relaxed).newValue
     }
 }

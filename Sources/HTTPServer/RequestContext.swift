@@ -1,13 +1,14 @@
 import Foundation
+import Synchronization
 
 /// The state of one request between libmicrohttpd's callbacks.
 ///
 /// Lifecycle: made on the access handler's first call (headers read) and kept in MHD's `req_cls`; the body
 /// accumulates on later calls (always on the connection's event thread); an async handler's response is handed
-/// over from its task under `lock`; released by the request-completed callback.
+/// over from its task through `completion`; released by the request-completed callback.
 final class RequestContext: @unchecked Sendable {
-    // @unchecked: fields other than `completion` are touched only on the connection's event thread;
-    // `completion` is guarded by `lock`.
+    // @unchecked: the fields other than `completion` (a `Mutex`) are touched only on the connection's event
+    // thread.
     let method: HTTPMethod
     let path: String
     let requestID: String
@@ -26,8 +27,7 @@ final class RequestContext: @unchecked Sendable {
     var tracked: TrackedConnection?
     var reservedBytes = 0
 
-    private let lock = NSLock()
-    private var completion: Completion = .notStarted
+    private let completion = Mutex(Completion.notStarted)
 
     private enum Completion {
         case notStarted
@@ -47,12 +47,12 @@ final class RequestContext: @unchecked Sendable {
 
     /// Marks the async handler as started (the connection is about to be suspended).
     func markRunning() {
-        lock.withLock { completion = .running }
+        completion.withLock { $0 = .running }
     }
 
     /// Hands over the handler's response. True for the first caller only: that caller must resume the connection.
     func finish(with response: Response) -> Bool {
-        lock.withLock {
+        completion.withLock { completion in
             guard case .running = completion else { return false }
             completion = .finished(response)
             return true
@@ -61,7 +61,7 @@ final class RequestContext: @unchecked Sendable {
 
     /// The response to send after a resume, once.
     func takeFinishedResponse() -> Response? {
-        lock.withLock {
+        completion.withLock { completion in
             guard case .finished(let response) = completion else { return nil }
             completion = .delivered
             return response
@@ -69,7 +69,7 @@ final class RequestContext: @unchecked Sendable {
     }
 
     var isRunning: Bool {
-        lock.withLock {
+        completion.withLock { completion in
             if case .running = completion { return true }
             return false
         }

@@ -257,7 +257,7 @@ public final class PGPool: Sendable {
 
 /// A one-shot result handed from a worker thread to a blocked caller.
 ///
-/// `@unchecked Sendable`: `result` is only touched while holding `condition`'s lock.
+/// `@unchecked Sendable`: `result` is only touched while holding `condition`'s lock (a `Mutex` can't wait).
 private final class OutcomeBox<T: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var result: Result<T, any Error>?

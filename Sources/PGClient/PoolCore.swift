@@ -45,7 +45,7 @@ struct PoolJob: Sendable {
 /// The pool's shared state and its worker threads' main loop.
 ///
 /// `@unchecked Sendable`: every mutable field is read and written only while holding
-/// `condition`'s lock; the configuration fields are immutable.
+/// `condition`'s lock; the configuration fields are immutable. (Not a `Mutex`: workers wait on the condition.)
 final class PoolCore: @unchecked Sendable {
     let connectionString: String
     let size: Int

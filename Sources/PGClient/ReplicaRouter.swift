@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Where a read pool (`PGPool(replicas:primary:…)`) sends its work: to a healthy replica in turn, else to the
 /// primary's pool.
@@ -14,9 +15,7 @@ import Logging
 ///
 /// Reads are counted by what the node that served them is (`pg_is_in_recovery()`, learnt by each check), not by
 /// the URL it was reached through: after a failover a read URL may lead to the primary.
-///
-/// `@unchecked Sendable`: `healthy`, `isStandby`, `next` and the counters are touched only under `lock`.
-final class ReplicaRouter: @unchecked Sendable {
+final class ReplicaRouter: Sendable {
     struct Replica: Sendable {
         let pool: PGPool
         let connectionString: String
@@ -28,14 +27,17 @@ final class ReplicaRouter: @unchecked Sendable {
     let checkInterval: Duration
     private let logger: Logger
 
-    private let lock = NSLock()
-    private var healthy: [Bool]
-    /// Whether each replica was in recovery at its last check.
-    private var isStandby: [Bool]
-    private var next = 0
-    private var isShutDown = false
-    private var servedByReplicas = 0
-    private var servedByPrimary = 0
+    private let state: Mutex<State>
+
+    private struct State {
+        var healthy: [Bool]
+        /// Whether each replica was in recovery at its last check.
+        var isStandby: [Bool]
+        var next = 0
+        var isShutDown = false
+        var servedByReplicas = 0
+        var servedByPrimary = 0
+    }
 
     init(replicas: [Replica], primary: PGPool, maxLag: Duration, checkInterval: Duration, logger: Logger) {
         self.replicas = replicas
@@ -44,8 +46,8 @@ final class ReplicaRouter: @unchecked Sendable {
         self.checkInterval = checkInterval
         self.logger = logger
         // Unknown until the first check: start on the primary rather than send reads to a replica that lags.
-        healthy = Array(repeating: false, count: replicas.count)
-        isStandby = Array(repeating: false, count: replicas.count)
+        state = Mutex(State(healthy: Array(repeating: false, count: replicas.count),
+                            isStandby: Array(repeating: false, count: replicas.count)))
     }
 
     /// Runs `work` on a healthy replica's pool, or on another node when none is healthy or the node failed it:
@@ -81,7 +83,7 @@ final class ReplicaRouter: @unchecked Sendable {
 
     private func run<T>(_ work: (PGPool) async throws -> T, onReplica index: Int) async throws -> T {
         let result = try await work(replicas[index].pool)
-        count(replica: lock.withLock { isStandby[index] })
+        count(replica: state.withLock { $0.isStandby[index] })
         return result
     }
 
@@ -93,11 +95,11 @@ final class ReplicaRouter: @unchecked Sendable {
 
     /// The next healthy replica in turn, apart from `excluded`.
     private func pickReplica(excluding excluded: Set<Int>) -> Int? {
-        lock.withLock {
+        state.withLock { state in
             for offset in 0..<replicas.count {
-                let index = (next + offset) % replicas.count
-                if healthy[index], !excluded.contains(index) {
-                    next = index + 1
+                let index = (state.next + offset) % replicas.count
+                if state.healthy[index], !excluded.contains(index) {
+                    state.next = index + 1
                     return index
                 }
             }
@@ -106,27 +108,27 @@ final class ReplicaRouter: @unchecked Sendable {
     }
 
     private func count(replica: Bool) {
-        lock.withLock {
-            if replica { servedByReplicas += 1 } else { servedByPrimary += 1 }
+        state.withLock { state in
+            if replica { state.servedByReplicas += 1 } else { state.servedByPrimary += 1 }
         }
     }
 
     private func markDown(_ index: Int, reason: String) {
-        let changed = lock.withLock {
-            defer { healthy[index] = false }
-            return healthy[index]
+        let changed = state.withLock { state in
+            defer { state.healthy[index] = false }
+            return state.healthy[index]
         }
         if changed { logger.warning("read replica \(index) skipped: \(reason)") }
     }
 
     /// Reads served by standbys and by a primary (the fallback, or a read URL that leads to one) since the start.
-    var readsServed: (replicas: Int, primary: Int) { lock.withLock { (servedByReplicas, servedByPrimary) } }
+    var readsServed: (replicas: Int, primary: Int) { state.withLock { ($0.servedByReplicas, $0.servedByPrimary) } }
 
     /// Which replicas are in use right now.
-    var healthyReplicas: [Bool] { lock.withLock { healthy } }
+    var healthyReplicas: [Bool] { state.withLock { $0.healthy } }
 
     /// Which replicas were in recovery (standbys) at their last check.
-    var standbyReplicas: [Bool] { lock.withLock { isStandby } }
+    var standbyReplicas: [Bool] { state.withLock { $0.isStandby } }
 
     // MARK: Monitoring
 
@@ -145,7 +147,7 @@ final class ReplicaRouter: @unchecked Sendable {
     }
 
     func shutdown() {
-        lock.withLock { isShutDown = true }
+        state.withLock { $0.isShutDown = true }
         for replica in replicas { replica.pool.shutdown() }
     }
 
@@ -153,12 +155,12 @@ final class ReplicaRouter: @unchecked Sendable {
     private func checkAll(_ connections: inout [PGConnection?], _ lags: inout [ReplayLag]) -> Bool {
         for index in replicas.indices {
             let (verdict, standby) = check(index, &connections[index], &lags[index])
-            let previous = lock.withLock {
+            let previous = state.withLock { state in
                 defer {
-                    healthy[index] = verdict == nil
-                    if let standby { isStandby[index] = standby }
+                    state.healthy[index] = verdict == nil
+                    if let standby { state.isStandby[index] = standby }
                 }
-                return healthy[index]
+                return state.healthy[index]
             }
             if previous, let verdict {
                 logger.warning("read replica \(index) skipped: \(verdict)")
@@ -166,7 +168,7 @@ final class ReplicaRouter: @unchecked Sendable {
                 logger.info("read replica \(index) in use")
             }
         }
-        return lock.withLock { !isShutDown }
+        return state.withLock { !$0.isShutDown }
     }
 
     /// nil when the replica is fit for reads, else why not; and whether it is in recovery, when it answered.

@@ -1,16 +1,14 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Progress of a long backup or restore: a line rewritten in place on a terminal, a log line every ten seconds
 /// otherwise.
-final class BackupProgress: @unchecked Sendable {
-    // @unchecked: `lastLogged` is guarded by `lock`.
+final class BackupProgress: Sendable {
     private let label: String
     private let logger: Logger
     private let onTerminal = isatty(STDERR_FILENO) != 0
-    private let lock = NSLock()
-    private var lastLogged = ContinuousClock.now
-    private var shown = false
+    private let state = Mutex((lastLogged: ContinuousClock.now, shown: false))
 
     init(_ label: String, logger: Logger) {
         self.label = label
@@ -20,12 +18,12 @@ final class BackupProgress: @unchecked Sendable {
     func report(share: Double, total: Int64) {
         let percent = Int((min(1, max(0, share)) * 100).rounded(.down))
         let text = "\(label): \(percent)% of \(Self.size(total))"
-        lock.withLock {
+        state.withLock { state in
             if onTerminal {
                 FileHandle.standardError.write(Data("\r\(text)\u{1B}[K".utf8))
-                shown = true
-            } else if ContinuousClock.now - lastLogged >= .seconds(10) {
-                lastLogged = .now
+                state.shown = true
+            } else if ContinuousClock.now - state.lastLogged >= .seconds(10) {
+                state.lastLogged = .now
                 logger.info("progress", metadata: ["task": .string(label), "percent": .stringConvertible(percent),
                                                    "bytes": .stringConvertible(total)])
             }
@@ -34,9 +32,9 @@ final class BackupProgress: @unchecked Sendable {
 
     /// Ends the terminal line.
     func finish() {
-        lock.withLock {
-            if shown { FileHandle.standardError.write(Data("\n".utf8)) }
-            shown = false
+        state.withLock { state in
+            if state.shown { FileHandle.standardError.write(Data("\n".utf8)) }
+            state.shown = false
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import AuthJWT
+import Synchronization
 
 /// RFC 4231 §4 test cases for HMAC-SHA-256 (case 5, a truncated tag, does not apply).
 final class HMACSHA256Tests: XCTestCase {
@@ -74,9 +75,8 @@ final class HMACSHA256Tests: XCTestCase {
     }
 }
 
-private final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func increment() { lock.lock(); count += 1; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+private final class LockedCounter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }

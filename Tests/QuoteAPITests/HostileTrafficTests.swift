@@ -3,6 +3,7 @@ import Foundation
 import PGClient
 import QuoteAPI
 import QuoteVault
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -176,11 +177,10 @@ final class HostileTrafficTests: XCTestCase {
         XCTAssertEqual(order.all, ["a", "a", "b", "a"], "served in turns, not behind the whole flood")
     }
 
-    private final class OrderLog: @unchecked Sendable {
-        private let lock = NSLock()
-        private var entries: [String] = []
-        func append(_ entry: String) { lock.withLock { entries.append(entry) } }
-        var all: [String] { lock.withLock { entries } }
+    private final class OrderLog: Sendable {
+        private let entries = Mutex<[String]>([])
+        func append(_ entry: String) { entries.withLock { $0.append(entry) } }
+        var all: [String] { entries.withLock { $0 } }
     }
 
     // MARK: refresh reuse window

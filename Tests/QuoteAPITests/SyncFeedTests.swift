@@ -1,6 +1,7 @@
 import Foundation
 import PGClient
 import QuoteVault
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -206,17 +207,15 @@ final class ThreadGroup: Sendable {
 }
 
 /// A value shared between test tasks.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `stored` is guarded by `lock`.
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
+final class Locked<Value: Sendable>: Sendable {
+    private let stored: Mutex<Value>
+    init(_ value: Value) { stored = Mutex(value) }
     var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
     }
     /// A read-modify-write in one hold of the lock (`value.append(…)` reads and writes in two).
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        try lock.withLock { try body(&stored) }
+    func withLock<R: Sendable, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+        try stored.withLock { (value: inout Value) throws(E) -> R in try body(&value) }
     }
 }

@@ -1,15 +1,14 @@
 import Foundation
+import Synchronization
 
 /// A minimal SMTP server on 127.0.0.1 that keeps every message it receives: enough protocol for libcurl
 /// (EHLO/HELO, MAIL, RCPT, DATA, RSET, NOOP, QUIT). Tests read reset tokens from it, as a user would
 /// from their inbox.
-public final class SMTPSink: @unchecked Sendable {
-    // @unchecked: `messages` is guarded by `lock`; the socket is owned by the accept thread.
+public final class SMTPSink: Sendable {
     public let port: Int
     private let listener: Int32
-    private let lock = NSLock()
-    private var messages: [String] = []
-    private var running = true
+    private let messages = Mutex<[String]>([])
+    private let running = Mutex(true)
 
     public init(port requested: Int = 0) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -40,11 +39,11 @@ public final class SMTPSink: @unchecked Sendable {
     public var url: String { "smtp://127.0.0.1:\(port)" }
 
     /// Everything received so far (headers and body of each message).
-    public var received: [String] { lock.withLock { messages } }
+    public var received: [String] { messages.withLock { $0 } }
 
     /// Stops listening (the port is closed: senders see connection refused).
     public func stop() {
-        lock.withLock { running = false }
+        running.withLock { $0 = false }
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
     }
@@ -61,7 +60,7 @@ public final class SMTPSink: @unchecked Sendable {
     }
 
     private func acceptLoop() {
-        while lock.withLock({ running }) {
+        while running.withLock({ $0 }) {
             let client = accept(listener, nil, nil)
             if client < 0 { return }
             let thread = Thread { [self] in serve(client) }
@@ -100,7 +99,7 @@ public final class SMTPSink: @unchecked Sendable {
                 while let dataLine = readLine(), dataLine != "." {
                     lines.append(dataLine.hasPrefix("..") ? String(dataLine.dropFirst()) : dataLine)
                 }
-                lock.withLock { messages.append(lines.joined(separator: "\n")) }
+                messages.withLock { $0.append(lines.joined(separator: "\n")) }
                 reply("250 OK queued")
             case "QUIT": reply("221 Bye"); return
             default: reply("502 Command not implemented")

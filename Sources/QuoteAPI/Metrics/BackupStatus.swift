@@ -1,9 +1,9 @@
 import Foundation
+import Synchronization
 
 /// What `/metrics` reports about backups of the embedded database, kept up to date by the server's backup
 /// schedule (the scrape reads memory only). Nil fields are not reported; nothing is reported while backups are off.
-public final class BackupStatus: @unchecked Sendable {
-    // @unchecked: `current` is guarded by `lock`.
+public final class BackupStatus: Sendable {
     public struct Snapshot: Sendable {
         /// When the last successful backup ended, and its size: the database it restores, and what it added to the
         /// repository.
@@ -18,15 +18,14 @@ public final class BackupStatus: @unchecked Sendable {
         public init() {}
     }
 
-    private let lock = NSLock()
-    private var current: Snapshot?
+    private let current = Mutex<Snapshot?>(nil)
 
     public init() {}
 
-    public var snapshot: Snapshot? { lock.withLock { current } }
+    public var snapshot: Snapshot? { current.withLock { $0 } }
 
     public func update(_ change: (inout Snapshot) -> Void) {
-        lock.withLock {
+        current.withLock { current in
             var snapshot = current ?? Snapshot()
             change(&snapshot)
             current = snapshot

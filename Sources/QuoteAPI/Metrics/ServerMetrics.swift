@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HTTPServer
 import PGClient
 import Prometheus
@@ -72,17 +73,17 @@ public final class ServerMetrics: Sendable {
     public func observe(_ request: CompletedRequest) {
         let method = Self.knownMethods.contains(request.method.rawValue) ? request.method.rawValue : "other"
         let key = SeriesKey(method: method, route: request.route, status: request.status)
-        // The registry's lookup builds the metric's name and checks its help text on every call (a tenth of
-        // /health's CPU when measured): remember each series' objects instead. The keys are bounded (methods,
-        // route patterns, statuses), so this table is too.
-        let series = seriesLock.withLock { knownSeries[key] } ?? {
+        // The registry's lookup builds the metric's name and checks its help text on every call, a cost the
+        // cheapest routes feel: remember each series' objects instead. The keys are bounded (methods, route
+        // patterns, statuses), so this table is too.
+        let series = knownSeries.withLock { $0[key] } ?? {
             let made = (
                 registry.makeCounter(
                     descriptor: Self.requests,
                     labels: [("method", method), ("route", request.route), ("status", String(request.status))]),
                 registry.makeDurationHistogram(
                     descriptor: Self.latency, labels: [("route", request.route)], buckets: Self.latencyBuckets))
-            seriesLock.withLock { knownSeries[key] = made }
+            knownSeries.withLock { $0[key] = made }
             return made
         }()
         series.0.increment()
@@ -95,9 +96,7 @@ public final class ServerMetrics: Sendable {
         let status: Int
     }
 
-    private let seriesLock = NSLock()
-    // nonisolated(unsafe): guarded by `seriesLock`.
-    nonisolated(unsafe) private var knownSeries: [SeriesKey: (Counter, DurationHistogram)] = [:]
+    private let knownSeries = Mutex<[SeriesKey: (Counter, DurationHistogram)]>([:])
 
     /// The exposition text of every metric, with the gauges read now.
     public func render(pool: PGPoolStats, publicPool: PGPoolStats? = nil, hashingQueueDepth: Int, mailBacklog: Int?,

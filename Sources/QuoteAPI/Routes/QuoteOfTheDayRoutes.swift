@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import PGClient
 import QuoteVault
+import Synchronization
 
 /// `/v1/qotd` and `/v1/qotd/range`. A date's quote never changes once chosen, so answers for recent dates
 /// come from memory on the event thread; only a first request for a date reaches the database.
@@ -123,35 +124,31 @@ struct QuoteOfTheDayRoutes {
 
 /// A time zone with its current date remembered until that date ends: calendar arithmetic is slow,
 /// and the quote of the day's hot path needs "today" for every request.
-private final class Zone: @unchecked Sendable {
-    // @unchecked: `current` is guarded by `lock`.
+private final class Zone: Sendable {
     let timeZone: TimeZone
-    private let lock = NSLock()
-    private var current: (date: PGDate, endsAt: Date)?
+    private let current = Mutex<(date: PGDate, endsAt: Date)?>(nil)
 
     init(_ timeZone: TimeZone) { self.timeZone = timeZone }
 
     func today() -> (date: PGDate, endsAt: Date) {
         let now = Date()
-        if let current = lock.withLock({ current }), now < current.endsAt { return current }
+        if let current = current.withLock({ $0 }), now < current.endsAt { return current }
         let date = QuoteOfTheDay.today(in: timeZone, now: now)
         let endsAt = now.addingTimeInterval(Double(QuoteOfTheDay.secondsUntilEnd(of: date, in: timeZone, now: now)))
-        lock.withLock { current = (date, endsAt) }
+        current.withLock { $0 = (date, endsAt) }
         return (date, endsAt)
     }
 }
 
 /// `TimeZone(identifier:)` reads the zone database; remember what was asked before.
-private final class TimeZoneCache: @unchecked Sendable {
-    // @unchecked: `zones` is guarded by `lock`.
-    private let lock = NSLock()
-    private var zones: [String: Zone?] = [:]
+private final class TimeZoneCache: Sendable {
+    private let zones = Mutex<[String: Zone?]>([:])
 
     func zone(named name: String) -> Zone? {
-        if let known = lock.withLock({ zones[name] }) { return known }
+        if let known = zones.withLock({ $0[name] }) { return known }
         guard name.utf8.count <= 64 else { return nil }
         let zone = TimeZone(identifier: name).map(Zone.init)
-        lock.withLock { if zones.count < 1000 { zones[name] = zone } }
+        zones.withLock { zones in if zones.count < 1000 { zones[name] = zone } }
         return zone
     }
 }

@@ -1,23 +1,21 @@
 import Foundation
 import HTTPServer
 import QuoteVault
+import Synchronization
 
 /// Public answers as sent (JSON, its gzip form and ETag), each for one version of the quotes
 /// (`QuoteService.version()`): an answer asked again while no quote changed costs one small read instead of its
 /// query, and is not written or compressed again. Used for offset pages and search pages. Bounded in bytes; when
 /// full it starts over (hot answers come back at once; a flood of distinct keys can only make it useless, never
 /// large).
-final class VersionedAnswerCache<Key: Hashable & Sendable>: @unchecked Sendable {
-    // @unchecked: `entries` and `bytes` are guarded by `lock`.
-    private let lock = NSLock()
-    private var entries: [Key: (version: Int64, body: PreparedBody)] = [:]
-    private var bytes = 0
+final class VersionedAnswerCache<Key: Hashable & Sendable>: Sendable {
+    private let state = Mutex<(entries: [Key: (version: Int64, body: PreparedBody)], bytes: Int)>(([:], 0))
     let capacityInBytes: Int
     /// Memory a key holds beyond the body (its own bytes and the table's overhead), for the bound.
-    private let keyCost: (Key) -> Int
+    private let keyCost: @Sendable (Key) -> Int
 
     /// - Parameter capacityInBytes: 0 turns the cache off.
-    init(capacityInBytes: Int = 4 << 20, keyCost: @escaping (Key) -> Int = { _ in 64 }) {
+    init(capacityInBytes: Int = 4 << 20, keyCost: @escaping @Sendable (Key) -> Int = { _ in 64 }) {
         self.capacityInBytes = capacityInBytes
         self.keyCost = keyCost
     }
@@ -27,8 +25,8 @@ final class VersionedAnswerCache<Key: Hashable & Sendable>: @unchecked Sendable 
 
     /// The answer if it was made at `version`.
     subscript(key: Key, version: Int64) -> PreparedBody? {
-        lock.withLock {
-            guard let entry = entries[key], entry.version == version else { return nil }
+        state.withLock { state in
+            guard let entry = state.entries[key], entry.version == version else { return nil }
             return entry.body
         }
     }
@@ -38,18 +36,18 @@ final class VersionedAnswerCache<Key: Hashable & Sendable>: @unchecked Sendable 
     func store(_ body: PreparedBody, for key: Key, version: Int64) {
         let cost = body.size + keyCost(key)
         guard cost <= capacityInBytes else { return }
-        lock.withLock {
-            if let old = entries[key] {
+        state.withLock { state in
+            if let old = state.entries[key] {
                 guard old.version <= version else { return }
-                bytes -= old.body.size + keyCost(key)
-                entries[key] = nil
+                state.bytes -= old.body.size + keyCost(key)
+                state.entries[key] = nil
             }
-            if bytes + cost > capacityInBytes {
-                entries.removeAll(keepingCapacity: true)
-                bytes = 0
+            if state.bytes + cost > capacityInBytes {
+                state.entries.removeAll(keepingCapacity: true)
+                state.bytes = 0
             }
-            entries[key] = (version, body)
-            bytes += cost
+            state.entries[key] = (version, body)
+            state.bytes += cost
         }
     }
 }

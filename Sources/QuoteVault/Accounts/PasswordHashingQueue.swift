@@ -14,7 +14,7 @@ import Foundation
 /// run at a lower scheduling priority than request handling (`niceness`, 10 by default), so a login burst slows
 /// reads less.
 public final class PasswordHashingQueue: @unchecked Sendable {
-    // @unchecked: the queue state below is guarded by `condition`.
+    // @unchecked: the queue state below is guarded by `condition` (not a `Mutex`: hashing threads wait on it).
     public let hasher: PasswordHasher
     public let queueLimit: Int
     public let perAddressLimit: Int

@@ -1,11 +1,10 @@
 import Foundation
+import Synchronization
 
 /// A background loop's task, cancellable from any thread.
-final class BackgroundTask: @unchecked Sendable {
-    // @unchecked: `task` is guarded by `lock`.
-    private let lock = NSLock()
-    private var task: Task<Void, Never>?
+final class BackgroundTask: Sendable {
+    private let task = Mutex<Task<Void, Never>?>(nil)
 
-    func set(_ new: Task<Void, Never>) { lock.withLock { task = new } }
-    func cancel() { lock.withLock { task?.cancel() } }
+    func set(_ new: Task<Void, Never>) { task.withLock { $0 = new } }
+    func cancel() { task.withLock { $0?.cancel() } }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PGClient
+import Synchronization
 
 /// Delivers the outbox: over SMTP when configured, else into the server log (the contract's channel for
 /// development). Failed deliveries are retried with exponential backoff; a mail is marked sent right after
@@ -113,13 +114,11 @@ public final class MailDelivery: Sendable {
 }
 
 /// The last counted backlog, read from any thread.
-private final class LockedBacklog: @unchecked Sendable {
-    // @unchecked: `count` is guarded by `lock`.
-    private let lock = NSLock()
-    private var count: Int?
+private final class LockedBacklog: Sendable {
+    private let count = Mutex<Int?>(nil)
 
     var value: Int? {
-        get { lock.withLock { count } }
-        set { lock.withLock { count = newValue } }
+        get { count.withLock { $0 } }
+        set { count.withLock { $0 = newValue } }
     }
 }
