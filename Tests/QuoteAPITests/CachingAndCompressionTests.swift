@@ -7,7 +7,7 @@ final class CachingAndCompressionTests: XCTestCase {
     private let appClientEncodings = ["Accept-Encoding": "deflate, gzip, br, zstd"]
 
     func testPublicAnswersCarryETagsAnd304WithoutABody() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let ids = try await app.insertQuotes((0..<30).map { "Quote number \($0) about patience" })
         let paths = [
             "/v1/quotes", "/v1/quotes?page=2&page_size=10", "/v1/quotes?category=love", "/v1/quotes/search?q=patience",
@@ -31,11 +31,10 @@ final class CachingAndCompressionTests: XCTestCase {
                                           headers: ["If-None-Match": try XCTUnwrap(byCursor.header("ETag"))]).status, 304)
         // Errors and the private routes carry none.
         XCTAssertNil(try app.client.get("/v1/quotes?page=0").header("ETag"))
-        await app.stop()
     }
 
     func testANewQuoteChangesTheETagsOfTheListsItAppearsIn() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.insertQuotes((0..<5).map { "Steady quote \($0)" }, category: "wisdom")
         let paths = ["/v1/quotes", "/v1/quotes?category=humor", "/v1/quotes/search?q=quote", "/v1/categories"]
         var before: [String: String] = [:]
@@ -71,11 +70,10 @@ final class CachingAndCompressionTests: XCTestCase {
         let searched = try app.client.get("/v1/quotes/search?q=sql", headers: ["If-None-Match": searchTag])
         XCTAssertEqual(searched.status, 200)
         XCTAssertTrue(searched.text.contains("Edited again by SQL"))
-        await app.stop()
     }
 
     func testASearchAskedAgainGetsTheSameAnswerWhateverItsSpacing() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.insertQuotes((0..<25).map { "Patience number \($0)" }, category: "wisdom")
         let first = try app.client.get("/v1/quotes/search?q=patience&page=2&page_size=10")
         XCTAssertEqual(first.status, 200)
@@ -87,11 +85,10 @@ final class CachingAndCompressionTests: XCTestCase {
         XCTAssertNotEqual(try app.client.get("/v1/quotes/search?q=patience&page=1&page_size=10").text, first.text)
         XCTAssertEqual(try app.client.get("/v1/quotes/search?q=patience&type=author&page=2&page_size=10").jsonObject()["total"] as? Int, 0)
         XCTAssertEqual(try app.client.get("/v1/quotes/search?q=patience&category=love").jsonObject()["total"] as? Int, 0)
-        await app.stop()
     }
 
     func testAPageOfTwentyIsGzippedForTheAppsClientAndReadsBackTheSame() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.insertQuotes((0..<40).map { "A reasonably long quote, number \($0), about courage and patience in hard times" })
         for path in ["/v1/quotes?page_size=20", "/v1/quotes?page=2&page_size=20", "/v1/quotes/search?q=courage&page_size=20"] {
             let plain = try app.client.get(path)
@@ -111,6 +108,5 @@ final class CachingAndCompressionTests: XCTestCase {
         let one = try app.client.get("/v1/quotes?page_size=1", headers: appClientEncodings)
         XCTAssertNil(one.header("Content-Encoding"))
         XCTAssertEqual(one.header("Vary"), "Accept-Encoding")
-        await app.stop()
     }
 }

@@ -11,7 +11,7 @@ final class CollectionsTests: XCTestCase {
     }
 
     func testCreateTrimsUnicodeWhitespaceAndAllowsDuplicates() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let collection = try create(app, user, "\u{00A0}\u{2003} Favourites \u{2003}\n")
         XCTAssertEqual(collection["name"] as? String, "Favourites")
@@ -22,11 +22,10 @@ final class CollectionsTests: XCTestCase {
         XCTAssertNotEqual(duplicate["id"] as? String, collection["id"] as? String)
         let all = try app.client.get("/v1/collections", headers: user.authorization).items()
         XCTAssertEqual(all.map { $0["id"] as? String }, [duplicate["id"] as? String, collection["id"] as? String], "newest first")
-        await app.stop()
     }
 
     func testInvalidNamesAre422AndCreateNothing() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         for body: [String: Any] in [["name": ""], ["name": " \u{00A0}\u{2003}\t"], ["name": String(repeating: "n", count: 101)],
                                     ["name": 42], [:]] {
@@ -39,11 +38,10 @@ final class CollectionsTests: XCTestCase {
                                           body: Array("{name".utf8))
         XCTAssertEqual(badJSON.status, 400)
         XCTAssertEqual(try app.client.get("/v1/collections", headers: user.authorization).items().count, 1)
-        await app.stop()
     }
 
     func testRenameAddListRemoveAndCounts() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let id = try create(app, user, "Draft")["id"] as! String
         let renamed = try app.client.send("PATCH", "/v1/collections/\(id)", json: ["name": "  Final  "], headers: user.authorization)
@@ -64,11 +62,10 @@ final class CollectionsTests: XCTestCase {
         XCTAssertEqual(try app.client.send("DELETE", "/v1/collections/\(id)/quotes/\(quotes[1].uuidString)", headers: user.authorization).status, 204)
         XCTAssertEqual(try app.client.send("DELETE", "/v1/collections/\(id)/quotes/\(quotes[1].uuidString)", headers: user.authorization).status, 204)
         XCTAssertEqual(try app.client.get("/v1/collections", headers: user.authorization).items().first?["quote_count"] as? Int, 2)
-        await app.stop()
     }
 
     func testDeletingACollectionLeavesNoAssociationButKeepsTheQuotes() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let id = try create(app, user, "Doomed")["id"] as! String
         let quotes = try await app.insertQuotes(["Stays", "Stays too"])
@@ -81,11 +78,10 @@ final class CollectionsTests: XCTestCase {
         }
         XCTAssertEqual(try left.decode("links", as: Int.self), 0)
         XCTAssertEqual(try left.decode("quotes", as: Int.self), 2)
-        await app.stop()
     }
 
     func testAnotherUsersCollectionIsIndistinguishableFromAMissingOne() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let alice = try await app.makeUser(), bob = try await app.makeUser()
         let aliceID = try create(app, alice, "Alice only")["id"] as! String
         let quote = try await app.insertQuotes(["Q"])[0].uuidString
@@ -111,11 +107,10 @@ final class CollectionsTests: XCTestCase {
         let aliceView = try app.client.get("/v1/collections", headers: alice.authorization).items()
         XCTAssertEqual(aliceView.first?["name"] as? String, "Alice only")
         XCTAssertEqual(aliceView.first?["quote_count"] as? Int, 1)
-        await app.stop()
     }
 
     func testConcurrentAddsOfOneQuoteMakeOneAssociation() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let id = try create(app, user, "Race")["id"] as! String
         let quote = try await app.insertQuotes(["Raced"])[0].uuidString
@@ -128,13 +123,11 @@ final class CollectionsTests: XCTestCase {
         }
         XCTAssertEqual(statuses.filter { $0 == 201 }.count, 1)
         XCTAssertEqual(statuses.filter { $0 == 200 }.count, 49)
-        await app.stop()
     }
 
     func testCollectionsNeedAToken() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         XCTAssertEqual(try app.client.get("/v1/collections").status, 401)
         XCTAssertEqual(try app.client.send("POST", "/v1/collections", json: ["name": "x"]).status, 401)
-        await app.stop()
     }
 }

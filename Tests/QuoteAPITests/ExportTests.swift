@@ -5,7 +5,7 @@ import XCTest
 /// `GET /v1/me/export`: a person's own data, whole, and nobody else's.
 final class ExportTests: XCTestCase {
     func testExportHoldsProfilePreferencesFavoritesAndCollectionsOfTheCallerOnly() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let quotes = try await app.insertQuotes(["Export one", "Export two", "Export three"])
         let owner = try await app.makeUser()
         let other = try await app.makeUser()
@@ -57,7 +57,6 @@ final class ExportTests: XCTestCase {
         let anonymous = try app.client.get("/v1/me/export")
         XCTAssertEqual(anonymous.status, 401)
         XCTAssertTrue(anonymous.header("Content-Type")?.hasPrefix("application/problem+json") == true)
-        await app.stop()
     }
 }
 

@@ -5,7 +5,7 @@ import XCTest
 /// `/v1/favorites…`: each user's own favorites, idempotent and safe under concurrency.
 final class FavoritesTests: XCTestCase {
     func testAddListIdsAndRemove() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let quotes = try await app.insertQuotes(["First", "Second", "Third"])
         for id in quotes {
@@ -31,11 +31,10 @@ final class FavoritesTests: XCTestCase {
         XCTAssertEqual(try app.client.send("DELETE", "/v1/favorites/\(quotes[1].uuidString.lowercased())", headers: user.authorization).status, 204,
                        "removing again is still 204")
         XCTAssertEqual(try app.client.get("/v1/favorites", headers: user.authorization).jsonObject()["total"] as? Int, 2)
-        await app.stop()
     }
 
     func testTogglingTwiceReturnsToTheStart() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let id = try await app.insertQuotes(["Toggle"])[0].uuidString.lowercased()
         let before = try app.client.get("/v1/favorites/ids", headers: user.authorization).text
@@ -44,21 +43,19 @@ final class FavoritesTests: XCTestCase {
             XCTAssertEqual(try app.client.send("DELETE", "/v1/favorites/\(id)", headers: user.authorization).status, 204)
         }
         XCTAssertEqual(try app.client.get("/v1/favorites/ids", headers: user.authorization).text, before)
-        await app.stop()
     }
 
     func testUnknownQuoteIs404AndChangesNothing() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         XCTAssertEqual(try app.client.send("PUT", "/v1/favorites/\(UUID().uuidString)", headers: user.authorization).status, 404)
         XCTAssertEqual(try app.client.send("PUT", "/v1/favorites/not-a-uuid", headers: user.authorization).status, 404)
         XCTAssertEqual(try app.client.send("DELETE", "/v1/favorites/not-a-uuid", headers: user.authorization).status, 204)
         XCTAssertEqual(try app.client.get("/v1/favorites", headers: user.authorization).jsonObject()["total"] as? Int, 0)
-        await app.stop()
     }
 
     func testFiftyConcurrentAddsMakeOneRowAndOne201() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let id = try await app.insertQuotes(["Popular"])[0].uuidString.lowercased()
         let port = app.application.port
@@ -74,11 +71,10 @@ final class FavoritesTests: XCTestCase {
             try $0.query("SELECT count(*)::int8 AS n FROM user_favorites WHERE user_id = \(user.id)")[0].decode("n", as: Int.self)
         }
         XCTAssertEqual(rows, 1)
-        await app.stop()
     }
 
     func testUsersNeverSeeOrTouchEachOthersFavorites() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let alice = try await app.makeUser(), bob = try await app.makeUser()
         let quotes = try await app.insertQuotes(["Alice's", "Bob's"])
         _ = try app.client.send("PUT", "/v1/favorites/\(quotes[0].uuidString)", headers: alice.authorization)
@@ -91,11 +87,10 @@ final class FavoritesTests: XCTestCase {
         XCTAssertEqual(try app.client.get("/v1/favorites", headers: bob.authorization).items().map {
             ($0["quote"] as! [String: Any])["text"] as? String
         }, ["Bob's"])
-        await app.stop()
     }
 
     func testEveryFavoritesRouteNeedsAValidToken() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let id = try await app.insertQuotes(["x"])[0].uuidString
         let forged = ["Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"]
         for (method, path) in [("GET", "/v1/favorites"), ("GET", "/v1/favorites/ids"), ("PUT", "/v1/favorites/\(id)"), ("DELETE", "/v1/favorites/\(id)")] {
@@ -105,15 +100,13 @@ final class FavoritesTests: XCTestCase {
                 XCTAssertEqual(try response.jsonObject()["code"] as? String, "unauthorized")
             }
         }
-        await app.stop()
     }
 
     func testARevokedSessionsTokenIsRefused() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         XCTAssertEqual(try app.client.get("/v1/favorites", headers: user.authorization).status, 200)
         try await app.withConnection { try $0.query("UPDATE sessions SET revoked_at = now() WHERE id = \(user.sessionID)") }
         XCTAssertEqual(try app.client.get("/v1/favorites", headers: user.authorization).status, 401)
-        await app.stop()
     }
 }

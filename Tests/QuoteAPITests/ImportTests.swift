@@ -14,7 +14,7 @@ final class ImportTests: XCTestCase {
     }
 
     func testCSVRowsAreValidatedWithTheirLineNumbers() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let csv = #"""
             text,author,category
             "Hello, ""world""",Ada Lovelace,wisdom
@@ -36,11 +36,10 @@ final class ImportTests: XCTestCase {
             }
         }
         XCTAssertEqual(rows, ["Hello, \"world\"|Ada Lovelace|wisdom", "Spans two lines|Someone|success", "Valid two|Grace Hopper|humor"])
-        await app.stop()
     }
 
     func testJSONArrayReportsLinesAndSecondImportAddsNothing() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let json = """
             [
               {"text": "First", "author": "A", "category": "love"},
@@ -59,7 +58,6 @@ final class ImportTests: XCTestCase {
         let again = try await QuoteImporter(pool: app.pool).importRecords(try QuoteFileReader.read(file))
         XCTAssertEqual(again.inserted, 0)
         XCTAssertEqual(try app.client.get("/v1/quotes").jsonObject()["total"] as? Int, 2)
-        await app.stop()
     }
 
     func testTheBundledCorpusSeedsThousandsOfRealQuotesOnce() async throws {
@@ -73,7 +71,7 @@ final class ImportTests: XCTestCase {
         let secondStatus = try await second.waitForExit(timeout: .seconds(120))
         XCTAssertEqual(secondStatus, 0, second.output)
         XCTAssertTrue(second.output.contains("\"inserted\":0"), second.output)
-        let app = try await TestApp.start(databaseURL: url)
+        let app = try await startTestApp(databaseURL: url)
         let counts = try app.client.get("/v1/categories").items()
         for entry in counts {
             XCTAssertGreaterThanOrEqual(entry["count"] as? Int ?? 0, 300, "\(entry)")
@@ -85,7 +83,6 @@ final class ImportTests: XCTestCase {
         }
         XCTAssertLessThanOrEqual(try lengths.decode("longest", as: Int.self), 300)
         XCTAssertEqual(try lengths.decode("anonymous", as: Int.self), 0)
-        await app.stop()
     }
 
     func testImportCommandReportsInvalidRowsAndKeepsValidOnes() async throws {

@@ -21,13 +21,12 @@ final class QuoteOfTheDayTests: XCTestCase {
         XCTAssertEqual(try quoteID(again), try quoteID(first))
         let url = app.databaseURL
         await app.stop()
-        let restarted = try await TestApp.start(databaseURL: url)
+        let restarted = try await startTestApp(databaseURL: url)
         XCTAssertEqual(try quoteID(restarted.client.get("/v1/qotd?date=2026-03-01")), try quoteID(first))
-        await restarted.stop()
     }
 
     func testFiftyConcurrentFirstRequestsAgree() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.insertQuotes((0..<100).map { "Concurrent \($0)" })
         let port = app.application.port
         let ids = try await withThrowingTaskGroup(of: String.self) { group in
@@ -42,11 +41,10 @@ final class QuoteOfTheDayTests: XCTestCase {
         XCTAssertEqual(ids.count, 1)
         let stored = try await app.withConnection { try $0.query("SELECT count(*)::int8 AS n FROM quote_of_day")[0].decode("n", as: Int.self) }
         XCTAssertEqual(stored, 1)
-        await app.stop()
     }
 
     func testNoRepeatWithinAYear() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.insertQuotes((0..<400).map { "Year quote \($0)" })
         var chosen: [String] = []
         let start = PGDate(string: "2025-01-01")!
@@ -67,11 +65,10 @@ final class QuoteOfTheDayTests: XCTestCase {
         XCTAssertEqual(Set(chosen).count, 365, "no quote twice within 365 consecutive days")
         let single = try app.client.get("/v1/qotd?date=2025-06-15")
         XCTAssertEqual(try quoteID(single), chosen[165])
-        await app.stop()
     }
 
     func testDefaultDateIsTodayInTheZoneAndCachedUntilMidnight() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.insertQuotes(["Only quote"])
         for zone in ["UTC", "Pacific/Kiritimati", "Pacific/Pago_Pago"] {
             var calendar = Calendar(identifier: .gregorian)
@@ -85,11 +82,10 @@ final class QuoteOfTheDayTests: XCTestCase {
             let maxAge = Int(cacheControl.replacingOccurrences(of: "public, max-age=", with: "")) ?? -1
             XCTAssertTrue((1...86_400).contains(maxAge), cacheControl)
         }
-        await app.stop()
     }
 
     func testInvalidDatesZonesAndRangesAre422() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.insertQuotes(["q"])
         let tooFar = PGDate(Date().addingTimeInterval(400 * 86_400))
         for query in ["date=1999-12-31", "date=2026-13-01", "date=26-01-01", "date=\(tooFar)", "tz=Mars/Olympus", "date=2026-02-30"] {
@@ -102,6 +98,5 @@ final class QuoteOfTheDayTests: XCTestCase {
             XCTAssertEqual(try app.client.get("/v1/qotd/range?\(query)").status, 422, query)
         }
         XCTAssertEqual(try app.client.get("/v1/qotd/range?from=2026-01-01&to=2026-01-31").items().count, 31)
-        await app.stop()
     }
 }

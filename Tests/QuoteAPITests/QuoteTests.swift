@@ -6,7 +6,7 @@ import XCTest
 /// `GET /v1/quotes`, `/v1/quotes/{id}` and `/v1/categories`.
 final class QuoteTests: XCTestCase {
     func testPagesAreNewestFirstAndNeverOverlap() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let ids = try await app.insertQuotes((0..<45).map { "Quote number \($0)" })
         var seen: [String] = []
         for page in 1...3 {
@@ -21,11 +21,10 @@ final class QuoteTests: XCTestCase {
             seen += try response.items().map { $0["id"] as! String }
         }
         XCTAssertEqual(seen, ids.reversed().map { $0.uuidString.lowercased() }, "all quotes, newest first, once each")
-        await app.stop()
     }
 
     func testQuoteShape() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let id = try await app.insertQuotes(["Shape \"quoted\" \\ text"], category: "love")[0]
         let response = try app.client.get("/v1/quotes/\(id.uuidString.lowercased())")
         XCTAssertEqual(response.status, 200)
@@ -36,20 +35,18 @@ final class QuoteTests: XCTestCase {
         XCTAssertEqual(quote["category"] as? String, "love")
         let created = try XCTUnwrap(quote["created_at"] as? String)
         XCTAssertNotNil(created.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"#, options: .regularExpression), created)
-        await app.stop()
     }
 
     func testUnknownAndMalformedIdsAre404() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         XCTAssertEqual(try app.client.get("/v1/quotes/\(UUID().uuidString.lowercased())").status, 404)
         let malformed = try app.client.get("/v1/quotes/not-a-uuid")
         XCTAssertEqual(malformed.status, 404)
         XCTAssertEqual(try malformed.jsonObject()["code"] as? String, "not_found")
-        await app.stop()
     }
 
     func testCategoryFiltersExactlyAndUnknownCategoryIs422() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.insertQuotes(["a", "b", "c"], category: "humor")
         try await app.insertQuotes(["d"], category: "love")
         let humor = try app.client.get("/v1/quotes?category=humor")
@@ -58,22 +55,20 @@ final class QuoteTests: XCTestCase {
         let unknown = try app.client.get("/v1/quotes?category=Humor")
         XCTAssertEqual(unknown.status, 422)
         XCTAssertEqual(try unknown.errorFields(), ["category"])
-        await app.stop()
     }
 
     func testPaginationParametersAreValidated() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         for query in ["page=0", "page=-1", "page=abc", "page_size=0", "page_size=101", "page_size=x"] {
             let response = try app.client.get("/v1/quotes?\(query)")
             XCTAssertEqual(response.status, 422, query)
             XCTAssertEqual(try response.jsonObject()["code"] as? String, "validation_failed", query)
         }
         XCTAssertEqual(try app.client.get("/v1/quotes?page_size=100").status, 200)
-        await app.stop()
     }
 
     func testCursorPagesNeverRepeatOrSkipWhileQuotesAreInserted() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let original = try await app.insertQuotes((0..<50).map { "Original \($0)" })
         var seen: [String] = []
         var response = try app.client.get("/v1/quotes?page_size=7")
@@ -91,11 +86,10 @@ final class QuoteTests: XCTestCase {
             XCTAssertEqual(body["total"] as? Int, 50 + pages)
         }
         XCTAssertEqual(seen, original.reversed().map { $0.uuidString.lowercased() })
-        await app.stop()
     }
 
     func testCursorWalksTiesAndMicrosecondGapsExactly() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         // Ten quotes at one moment (a seed inserts thousands so: the id breaks the tie), and ten a microsecond apart
         // (a position rounded to the millisecond, as a Date would keep it, would skip or repeat them).
         let ids = try await app.withConnection { connection in
@@ -121,11 +115,10 @@ final class QuoteTests: XCTestCase {
             response = try app.client.get("/v1/quotes?page_size=3&cursor=\(cursor)")
         }
         XCTAssertEqual(seen, expected)
-        await app.stop()
     }
 
     func testOffsetPagesOverTiesMatchTheFullOrderOverallAndByCategory() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         // 40 quotes on 8 timestamps (5 per moment: the id breaks the tie), categories alternating.
         try await app.withConnection { connection in
             _ = try connection.query("""
@@ -156,11 +149,10 @@ final class QuoteTests: XCTestCase {
             XCTAssertEqual(try past.items().count, 0, "past the end")
             XCTAssertEqual(try past.jsonObject()["total"] as? Int, expected.count)
         }
-        await app.stop()
     }
 
     func testCursorWithinACategory() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let wisdom = try await app.insertQuotes((0..<5).map { "W\($0)" }, category: "wisdom")
         try await app.insertQuotes(["L"], category: "love")
         let first = try app.client.get("/v1/quotes?category=wisdom&page_size=3")
@@ -169,11 +161,10 @@ final class QuoteTests: XCTestCase {
         let ids = try first.items().map { $0["id"] as! String } + second.items().map { $0["id"] as! String }
         XCTAssertEqual(ids, wisdom.reversed().map { $0.uuidString.lowercased() })
         XCTAssertTrue(try second.jsonObject()["next_cursor"] is NSNull)
-        await app.stop()
     }
 
     func testMalformedOrTamperedCursorIs422() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.insertQuotes((0..<3).map { "Q\($0)" })
         let cursor = try XCTUnwrap(try app.client.get("/v1/quotes?page_size=1").jsonObject()["next_cursor"] as? String)
         var tampered = Array(cursor)
@@ -184,20 +175,18 @@ final class QuoteTests: XCTestCase {
             XCTAssertEqual(try response.errorFields(), ["cursor"], bad)
         }
         XCTAssertEqual(try app.client.get("/v1/quotes?cursor=\(cursor)&page=2").status, 422, "cursor and page together")
-        await app.stop()
     }
 
     func testCategoriesListsAllFiveEvenWhenEmpty() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.insertQuotes(["x", "y"], category: "love")
         let items = try app.client.get("/v1/categories").items()
         XCTAssertEqual(items.map { $0["category"] as? String }, ["motivation", "love", "success", "wisdom", "humor"])
         XCTAssertEqual(items.map { $0["count"] as? Int }, [0, 2, 0, 0, 0])
-        await app.stop()
     }
 
     func testTotalsStayExactThroughInsertsUpdatesAndDeletes() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let ids = try await app.insertQuotes(["one", "two", "three"], category: "success")
         try await app.withConnection { connection in
             try connection.query("UPDATE quotes SET category = 'humor' WHERE id = \(ids[0])")
@@ -207,6 +196,5 @@ final class QuoteTests: XCTestCase {
         XCTAssertEqual(items.first { $0["category"] as? String == "success" }?["count"] as? Int, 1)
         XCTAssertEqual(items.first { $0["category"] as? String == "humor" }?["count"] as? Int, 1)
         XCTAssertEqual(try app.client.get("/v1/quotes").jsonObject()["total"] as? Int, 2)
-        await app.stop()
     }
 }

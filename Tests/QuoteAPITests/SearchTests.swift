@@ -10,7 +10,7 @@ final class SearchTests: XCTestCase {
     }
 
     func testEveryResultContainsTheQueryOverManyQueries() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let corpus = [
             "Love is patient", "Lovely weather today", "Glove box", "Success is a journey", "WISDOM begins in wonder",
             "An École in Paris", "ÉCOLE normale", "100% sure", "snake_case and kebab-case", "a \\ backslash",
@@ -26,20 +26,18 @@ final class SearchTests: XCTestCase {
             XCTAssertEqual(Set(texts), Set(expected), "query \(query)")
             XCTAssertEqual(try response.jsonObject()["total"] as? Int, expected.count, query)
         }
-        await app.stop()
     }
 
     func testWildcardsAreLiteral() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.insertQuotes(["50% off", "fifty percent", "a_b", "axb"])
         XCTAssertEqual(try search(app, "%").items().map { $0["text"] as! String }, ["50% off"])
         XCTAssertEqual(try search(app, "_").items().map { $0["text"] as! String }, ["a_b"])
         XCTAssertEqual(try search(app, "a_b").items().map { $0["text"] as! String }, ["a_b"])
-        await app.stop()
     }
 
     func testRankingWholeWordThenPrefixThenAnywhereThenNewest() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let ids = try await app.insertQuotes([
             "Gloves on",       // anywhere (oldest)
             "Lovely day",      // word prefix
@@ -50,11 +48,10 @@ final class SearchTests: XCTestCase {
         let order = try search(app, "love").items().map { $0["id"] as! String }
         let expected = [ids[4], ids[2], ids[1], ids[3], ids[0]].map { $0.uuidString.lowercased() }
         XCTAssertEqual(order, expected)
-        await app.stop()
     }
 
     func testRankingWithPunctuationAtTheQuerysEdges() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         // Oldest first: the whole word, then the start of a word, then inside a word (newest).
         let ids = try await app.insertQuotes(["I love C++ a lot", "C++11 rocks", "ObjC++ too", "Say (hi) there", "(hi)s and"])
         let cpp = try search(app, "c++").items().map { $0["id"] as! String }
@@ -62,11 +59,10 @@ final class SearchTests: XCTestCase {
         // A query that starts and ends with punctuation: "(hi)" followed by a letter is the start of a word.
         let hi = try search(app, "(hi)").items().map { $0["id"] as! String }
         XCTAssertEqual(hi, [ids[3], ids[4]].map { $0.uuidString.lowercased() })
-        await app.stop()
     }
 
     func testAuthorSearchAndCategoryFilter() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.insertQuotes(["One"], author: "Mark Twain", category: "humor")
         try await app.insertQuotes(["Two"], author: "Mark Twain", category: "wisdom")
         try await app.insertQuotes(["Twain in the text"], author: "Someone Else", category: "humor")
@@ -76,11 +72,10 @@ final class SearchTests: XCTestCase {
         XCTAssertEqual(try filtered.items().map { $0["text"] as! String }, ["One"])
         let keyword = try search(app, "twain")
         XCTAssertEqual(try keyword.items().map { $0["text"] as! String }, ["Twain in the text"])
-        await app.stop()
     }
 
     func testInvalidQueriesAre422() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         XCTAssertEqual(try app.client.get("/v1/quotes/search").status, 422)
         XCTAssertEqual(try search(app, "   ").status, 422)
         XCTAssertEqual(try search(app, String(repeating: "a", count: 201)).status, 422)
@@ -94,11 +89,10 @@ final class SearchTests: XCTestCase {
         XCTAssertEqual(try badType.errorFields(), ["type"])
         XCTAssertEqual(try search(app, "x", extra: "&category=nope").status, 422)
         XCTAssertEqual(try search(app, "x", extra: "&page_size=101").status, 422)
-        await app.stop()
     }
 
     func testUnicodeWhitespaceAroundTheQueryIsTrimmed() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.insertQuotes(["Love is patient", "Lovely weather", "Nothing here"])
         // Tab, newline, no-break space, em space, ideographic space, line separator: all Unicode White_Space.
         for padded in ["\tlove\n", "\u{00A0}love\u{2003}", "\u{3000}love\u{2028}"] {
@@ -110,11 +104,10 @@ final class SearchTests: XCTestCase {
         XCTAssertEqual(try search(app, "\u{00A0}\u{2003}\u{3000}\t").status, 422, "only whitespace")
         // Inside the query, whitespace is kept: this matches nothing.
         XCTAssertEqual(try search(app, "love\u{00A0}is").items().count, 0)
-        await app.stop()
     }
 
     func testRegexMetacharactersAndCombiningMarksAreLiteralInTheRanking() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let texts = ["C++ (and C) cost $5.00 [sale]", "a|b or c*d? ^x", "Cafe\u{301} de\u{301}ja\u{300} vu", "plain text"]
         try await app.insertQuotes(texts)
         // Each query is a literal substring; the ranking's regexes must neither fail nor match anything else.
@@ -125,11 +118,10 @@ final class SearchTests: XCTestCase {
             let expected = texts.filter { $0.lowercased().contains(query.lowercased()) }
             XCTAssertEqual(Set(try response.items().map { $0["text"] as! String }), Set(expected), query)
         }
-        await app.stop()
     }
 
     func testSearchPagesDoNotOverlap() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.insertQuotes((0..<25).map { "needle \($0)" })
         let first = try search(app, "needle", extra: "&page_size=10&page=1").items().map { $0["id"] as! String }
         let second = try search(app, "needle", extra: "&page_size=10&page=2").items().map { $0["id"] as! String }
@@ -138,11 +130,10 @@ final class SearchTests: XCTestCase {
         XCTAssertEqual(try third.items().count, 5)
         XCTAssertEqual(try third.jsonObject()["has_more"] as? Bool, false)
         XCTAssertEqual(try search(app, "needle", extra: "&page=9").jsonObject()["total"] as? Int, 25, "total past the end")
-        await app.stop()
     }
 
     func testSearchUsesTheTrigramIndex() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.insertQuotes((0..<200).map { "filler quote number \($0)" })
         let plan = try await app.withConnection { connection in
             try connection.execute(unsafeSQL: "ANALYZE quotes; SET enable_seqscan = off")
@@ -150,7 +141,6 @@ final class SearchTests: XCTestCase {
                 .map { try $0.decode(at: 0, as: String.self) }.joined(separator: "\n")
         }
         XCTAssertTrue(plan.contains("quotes_text_trgm_idx"), plan)
-        await app.stop()
     }
 
     // MARK: - Many matches: bounded total, tier-by-tier walk
@@ -174,7 +164,7 @@ final class SearchTests: XCTestCase {
     }
 
     func testTotalIsExactUpToOneThousandMatchesThenStops() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await insertMany(app, count: 1_000, text: "a needle number #")
         try await app.insertQuotes(["no match here"])
         var response = try search(app, "needle")
@@ -206,11 +196,10 @@ final class SearchTests: XCTestCase {
         XCTAssertEqual(try totals(try search(app, "absent-term")).exact, true)
         XCTAssertEqual(try totals(try search(app, "absent-term")).total, 0)
         XCTAssertNil(try app.client.get("/v1/quotes").jsonObject()["total_is_exact"])
-        await app.stop()
     }
 
     func testWalkingEveryPageOfACommonTermReturnsEachMatchOnceInRankOrder() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         // 1,200 matches in three tiers whose dates interleave, 3 quotes per timestamp; few quotes have longer
         // words starting with "needle" (400: that tier is read from the index of words).
         try await insertMany(app, count: 400, text: "haystackneedle anywhere #", start: "2021-01-01")
@@ -225,11 +214,10 @@ final class SearchTests: XCTestCase {
         let past = try search(app, "needle", extra: "&page_size=100&page=13")
         XCTAssertEqual(try past.items().count, 0)
         XCTAssertEqual(try past.jsonObject()["has_more"] as? Bool, false)
-        await app.stop()
     }
 
     func testAWordInsideManyWordsOfEachQuoteIsStillCountedExactly() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         // 900 quotes, each with six distinct words containing "ab": 5,400 entries in the index of words, more
         // than it is read for, yet 900 matches: counted through the trigram index instead, exactly.
         try await insertMany(app, count: 900, text: "ab abc xab xabx abd abe #")
@@ -238,11 +226,10 @@ final class SearchTests: XCTestCase {
         XCTAssertEqual(try totals(response).exact, true)
         XCTAssertEqual(try response.items().count, 50)
         XCTAssertEqual(try response.jsonObject()["has_more"] as? Bool, false)
-        await app.stop()
     }
 
     func testWalkingWhenManyQuotesHaveLongerWordsAndWithinACategory() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         // 2,100 quotes with longer words starting with "needle" (more than the 2,000 the index of words is read
         // for: that tier is walked), some also holding the word itself (tier 0 wins), in two categories.
         try await app.withConnection { connection in
@@ -280,11 +267,10 @@ final class SearchTests: XCTestCase {
             }
             try await assertWalk(app, query, expectedCount: 1_100, tier: "2", pageSizes: [100])
         }
-        await app.stop()
     }
 
     func testTheIndexOfWordsFollowsEveryChangeToQuotes() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         // quote_words must always equal the words recomputed from quotes' texts and authors, whoever changes them
         // and how; the vocabulary holds each of their words.
         func assertInStep(_ step: String, file: StaticString = #filePath, line: UInt = #line) async throws {
@@ -330,7 +316,6 @@ final class SearchTests: XCTestCase {
             _ = try connection.query("TRUNCATE quotes CASCADE")
         }
         try await assertInStep("truncated")
-        await app.stop()
     }
 
     /// Walks every page of `query` (more than 1,000 matches: the walk answers) and checks it against the
@@ -377,7 +362,7 @@ final class SearchTests: XCTestCase {
     }
 
     func testAuthorSearchWithManyMatchesRanksAndFiltersByCategory() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         try await app.withConnection { connection in
             _ = try connection.query("""
                 INSERT INTO quotes (text, author, category, created_at)
@@ -394,6 +379,5 @@ final class SearchTests: XCTestCase {
         let humor = try search(app, "lee", type: "author", extra: "&category=humor&page_size=100")
         XCTAssertEqual(Set(try humor.items().map { $0["category"] as! String }), ["humor"])
         XCTAssertEqual(try totals(humor).exact, false, "1,500 humor matches")
-        await app.stop()
     }
 }
