@@ -20,8 +20,8 @@ extension HMACSHA256 {
     /// HMAC is `H(K ⊕ opad ‖ H(K ⊕ ipad ‖ m))`: the two padded keys are one SHA-256 block each, so the key
     /// hashes them once and keeps the two resulting states. A tag then copies each state (a plain struct, on the
     /// stack) and hashes only the message and the inner digest. OpenSSL's `EVP_MAC` offers no allocation-free copy
-    /// in 3.0 (duplicating a keyed context allocates and copies three digest contexts): measured, each cursor tag
-    /// cost ~2% of a page's server time that way. The hashing is OpenSSL's own `SHA256_*` (wrapped in the C shim);
+    /// in 3.0 (duplicating a keyed context allocates and copies three digest contexts), a cost every page with a
+    /// cursor paid (bench/README.md). The hashing is OpenSSL's own `SHA256_*` (wrapped in the C shim);
     /// the construction is checked against RFC 4231's vectors.
     ///
     /// Immutable after `init`, so any number of threads may use one key at once.

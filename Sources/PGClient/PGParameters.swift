@@ -82,8 +82,8 @@ struct PGParameters {
     }
 }
 
-/// Whether `text` has a NUL byte, searched over its contiguous UTF-8 (iterating `utf8` generically cost a page of
-/// quotes 1–2% of its server time).
+/// Whether `text` has a NUL byte, searched over its contiguous UTF-8 (iterating `utf8` generically showed in a page
+/// of quotes' profile).
 func containsNUL(_ text: String) -> Bool {
     var text = text
     return text.withUTF8 { bytes in bytes.withMemoryRebound(to: UInt8.self) { $0.contains(0) } }

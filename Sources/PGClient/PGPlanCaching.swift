@@ -5,7 +5,7 @@ public enum PGPlanCaching: Sendable, Hashable {
     case automatic
     /// One generic plan per connection, kept for every run. For index-ordered pages: PostgreSQL's default plans a
     /// `LIMIT $n` statement anew on every run, because it cannot tell how many rows a generic plan would fetch,
-    /// although the plan is always the same index scan. Measured with pgbench on a page of quotes: 13,100 tps
-    /// planned per run, 28,600 with the generic plan. Wrong for statements whose best plan depends on the values.
+    /// although the plan is always the same index scan; planning then costs a page of quotes more than running it
+    /// (pgbench, bench/README.md). Wrong for statements whose best plan depends on the values.
     case generic
 }

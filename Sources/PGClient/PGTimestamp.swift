@@ -3,10 +3,10 @@ import Foundation
 /// A `timestamptz` to the exact microsecond PostgreSQL stores: for values that must round-trip without the rounding
 /// of `Date` (a `Double` of seconds), such as a keyset cursor's position.
 ///
-/// Reading it costs the database nothing: asking PostgreSQL for `extract(epoch …) * 1000000` instead cost a page of
-/// quotes a tenth of its database time (numeric arithmetic on every row). Sent as a parameter it is a plain
-/// `timestamptz`, not `timestamptz 'epoch' + $1 * interval '1 microsecond'`, which PostgreSQL evaluated on every
-/// run (a page after a cursor ran ~4% slower that way, pgbench with prepared statements).
+/// Reading it costs the database nothing: asking PostgreSQL for `extract(epoch …) * 1000000` instead made a page of
+/// quotes do numeric arithmetic on every row. Sent as a parameter it is a plain `timestamptz`, not
+/// `timestamptz 'epoch' + $1 * interval '1 microsecond'`, which PostgreSQL evaluated on every run (a page after a
+/// cursor was slower that way under pgbench).
 public struct PGTimestamp: Sendable, Hashable, Comparable {
     /// Microseconds since 1970-01-01 00:00:00 UTC.
     public let microsecondsSince1970: Int64

@@ -204,8 +204,8 @@ final class PoolCore: @unchecked Sendable {
     /// (and so on) opens only when at least half a pipeline's worth is queued behind the running ones. Short
     /// statements then gather into long pipelines on one connection, which the database answers for far less
     /// work than as many round trips on several connections, while slow statements still spread over several
-    /// connections. Measured on 2 cores (bench/foundation.sh, one-row route as a share of pgbench): one lane
-    /// 64–88%, two lanes always 57–69%, no pipelining 50%; bench/quotes.sh's first page needs more than one lane.
+    /// connections. Measured on 2 cores (bench/README.md, "Statement pipelining"): one lane beat two lanes always,
+    /// and both beat no pipelining, on the one-row route; bench/quotes.sh's first page needs more than one lane.
     private var mayStartPipeline: Bool {
         pipelinesRunning == 0
             || (pipelinesRunning < maxPipelineLanes && queue.count >= Self.maxPipelineLength / 2)

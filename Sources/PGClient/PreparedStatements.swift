@@ -4,9 +4,8 @@ internal import CLibPQ
 ///
 /// A pooled connection runs the same few statements again and again. Prepared once, each later run skips the
 /// database's parsing and analysis, and after a few runs PostgreSQL may keep a generic plan and skip planning too:
-/// on this machine pgbench runs a one-row read twice as fast with `-M prepared` as with `-M extended`, and a keyset
-/// page deep in the list as fast as the first page (with `-M extended` it pays ~25% more for planning the row
-/// comparison).
+/// pgbench runs a one-row read much faster with `-M prepared` than with `-M extended`, and a keyset page deep in the
+/// list as fast as the first page (with `-M extended` it pays for planning the row comparison; bench/README.md).
 ///
 /// Bounded: past `capacity` distinct statements, new ones run unnamed (PQsendQueryParams), so a caller building
 /// many different SQL texts cannot grow the server's memory without limit. Names are never reused, so a

@@ -60,7 +60,7 @@ public struct AppConfiguration: Sendable {
     /// libmicrohttpd event threads; measured best on 2 cores with 2 (see bench/README.md).
     public var eventThreads: Int = 2
     public var migrationsDirectory: URL
-    /// scrypt cost for new password hashes (`SCRYPT_LN`, `SCRYPT_R`, `SCRYPT_P`); about 60 ms per hash here.
+    /// scrypt cost for new password hashes (`SCRYPT_LN`, `SCRYPT_R`, `SCRYPT_P`); see `ScryptParameters.default`.
     public var scrypt = ScryptParameters.default
     /// Concurrent password hashes; the rest wait in a queue of `hashingQueueLimit`, then get 503.
     public var hashingThreads = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Where log lines go: standard error, through a small buffer.
 ///
-/// One `write(2)` per request line roughly halved the throughput of the fastest routes, so lines are
+/// One `write(2)` per request line cost the fastest routes much of their throughput, so lines are
 /// gathered and written at most every 50 ms or every 32 KiB, whichever comes first. Warnings and errors
 /// flush at once, and `flush()` runs on shutdown, so what matters is never left in the buffer.
 public final class LogSink: Sendable {

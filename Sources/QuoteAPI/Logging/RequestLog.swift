@@ -6,8 +6,8 @@ import Logging
 /// request id (never a header, query or body, so never a token or password).
 ///
 /// It writes the line that `logger.info("request", metadata: …)` would, straight into the log buffer: going
-/// through swift-log's metadata dictionary (five boxed values, hashed, sorted, cast back) cost an eighth of
-/// the server's CPU on the quote of the day (bench/README.md), and this runs for every request.
+/// through swift-log's metadata dictionary (five boxed values, hashed, sorted, cast back) was one of the largest
+/// costs of the quote of the day in profiles (bench/README.md), and this runs for every request.
 public struct RequestLog: Sendable {
     private let format: LogFormat
     private let sink: LogSink
