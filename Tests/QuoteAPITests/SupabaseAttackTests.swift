@@ -222,7 +222,7 @@ final class SupabaseDatabaseErrorTests: XCTestCase {
     private struct StatementNotStopped: Error {}
 
     func testAStatementTimeoutAndAnExhaustedPoolAreBoth503() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let timeout: PGError = try await app.withConnection { connection in
             try connection.query("SET statement_timeout = '10ms'")
             defer { _ = try? connection.query("RESET statement_timeout") }
@@ -245,6 +245,5 @@ final class SupabaseDatabaseErrorTests: XCTestCase {
                                          logger: app.application.context.logger)
         XCTAssertEqual(exhausted.status, 503)
         XCTAssertEqual(exhausted.headers["Retry-After"], "1")
-        await app.stop()
     }
 }

@@ -12,7 +12,7 @@ final class SupabaseAuthTests: XCTestCase {
     }
 
     func testSignUpAnswersASessionThatWorksOnBothAPIs() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let response = try signUp(app, "Alice@Example.com", data: ["display_name": "Alice", "theme": "dark"])
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.header("X-Supabase-Api-Version"), "2024-01-01")
@@ -40,11 +40,10 @@ final class SupabaseAuthTests: XCTestCase {
         let me = try app.client.get("/v1/me", headers: ["Authorization": "Bearer \(token)"])
         XCTAssertEqual(me.status, 200)
         XCTAssertEqual(try me.jsonObject()["display_name"] as? String, "Alice", "display_name in user_metadata is the profile's")
-        await app.stop()
     }
 
     func testErrorsInGoTrueFormat() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         XCTAssertEqual(try signUp(app, "bob@example.com").status, 200)
         let duplicate = try signUp(app, "BOB@example.com")
         XCTAssertEqual(duplicate.status, 422)
@@ -70,11 +69,10 @@ final class SupabaseAuthTests: XCTestCase {
         XCTAssertEqual(try forged.jsonObject()["code"] as? String, "bad_jwt")
         let noKey = try app.client.send("POST", "/auth/v1/signup", json: ["email": "c@example.com", "password": password])
         XCTAssertEqual(noKey.status, 401)
-        await app.stop()
     }
 
     func testUserMetadataRefreshAndLogoutScopes() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let first = try signUp(app, "carol@example.com").jsonObject()
         let second = try app.supabase("POST", "/auth/v1/token?grant_type=password",
                                       body: ["email": "carol@example.com", "password": password]).jsonObject()
@@ -116,11 +114,10 @@ final class SupabaseAuthTests: XCTestCase {
         let badScope = try app.client.send("POST", "/auth/v1/logout?scope=everyone", headers: headers(try XCTUnwrap(sixth)))
         XCTAssertEqual(badScope.status, 400)
         XCTAssertEqual(try app.client.get("/auth/v1/user", headers: headers(try XCTUnwrap(sixth))).status, 200)
-        await app.stop()
     }
 
     func testRecoverQueuesTheSameResetMail() async throws {
-        let app = try await TestApp.start { $0.smtpURL = "smtp://127.0.0.1:1" }
+        let app = try await startTestApp { $0.smtpURL = "smtp://127.0.0.1:1" }
         XCTAssertEqual(try signUp(app, "dave@example.com").status, 200)
         for email in ["dave@example.com", "nobody@example.com"] {
             let response = try app.supabase("POST", "/auth/v1/recover", body: ["email": email])
@@ -129,6 +126,5 @@ final class SupabaseAuthTests: XCTestCase {
         }
         let queued = try await app.withConnection { try $0.query("SELECT recipient FROM mail_outbox").map { try $0.decode("recipient", as: String.self) } }
         XCTAssertEqual(queued, ["dave@example.com"])
-        await app.stop()
     }
 }

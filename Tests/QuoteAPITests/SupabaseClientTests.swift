@@ -44,7 +44,7 @@ final class SupabaseClientTests: XCTestCase {
     func testOfficialPythonClientAgainstTheServer() async throws {
         let python = try pythonWithSupabase()
         // verify.py presents a rotated refresh token again at once and expects theft detection: no reuse window.
-        let app = try await TestApp.start { $0.refreshTokenReuseInterval = 0 }
+        let app = try await startTestApp { $0.refreshTokenReuseInterval = 0 }
         _ = try await app.insertQuotes((0..<25).map { "Love and life, quote number \($0)" }, author: "Mark Twain")
         let configuration = app.application.context.configuration
         let result = try run(python.path, [TestApp.repositoryRoot.appendingPathComponent("Tests/supabase/verify.py").path], environment: [
@@ -55,6 +55,5 @@ final class SupabaseClientTests: XCTestCase {
         ])
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertTrue(result.output.contains("ALL OK"), result.output)
-        await app.stop()
     }
 }

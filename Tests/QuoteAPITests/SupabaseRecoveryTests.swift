@@ -190,7 +190,7 @@ final class SupabaseRecoveryTests: XCTestCase {
     }
 
     func testAConfiguredAllowListMatchesWholeHosts() async throws {
-        let custom = try await TestApp.start {
+        let custom = try await startTestApp {
             $0.smtpURL = "smtp://127.0.0.1:1"
             $0.supabaseRedirectAllowList = ["https://app.example.com", "quotevault://"]
         }
@@ -203,6 +203,5 @@ final class SupabaseRecoveryTests: XCTestCase {
             XCTAssertEqual(location.hasPrefix(requested + "#error="), followed, requested)
             if !followed { XCTAssertTrue(location.hasPrefix(custom.application.context.configuration.passwordResetURL + "#")) }
         }
-        await custom.stop()
     }
 }

@@ -24,7 +24,7 @@ final class SupabaseRestFuzzTests: XCTestCase {
                                  "!inner", "::text", "fts(", "wfts.", "(count)", "is.true", "%00", "%27", ";", "--", "select", "order=", "limit=-1", "offset=99999999999999999999"]
 
     func testMutatedQueriesNeverFailTheServer() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         _ = try await app.insertQuotes((0..<5).map { "Fuzz quote \($0)" })
         let user = try await app.makeUser()
         let seed = UInt64.random(in: 0...UInt64.max)
@@ -49,6 +49,5 @@ final class SupabaseRestFuzzTests: XCTestCase {
         }
         let quotes = try await app.withConnection { try $0.query("SELECT count(*)::int8 AS n FROM quotes")[0].decode("n", as: Int.self) }
         XCTAssertEqual(quotes, 5, "seed \(seed)")
-        await app.stop()
     }
 }

@@ -26,7 +26,7 @@ final class SupabaseStorageTests: XCTestCase {
     }
 
     func testUploadDownloadAndTheSameAvatarAsV1() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let alice = try await app.makeUser()
         let id = alice.id.uuidString.lowercased()
         let stored = try upload(app, alice, path: "\(id)/avatar.png", Self.png)
@@ -60,11 +60,10 @@ final class SupabaseStorageTests: XCTestCase {
                                           body: Array(#"{"prefixes":["\#(id)/avatar"]}"#.utf8))
         XCTAssertEqual(removed.jsonArray.first?["name"] as? String, "\(id)/avatar")
         XCTAssertTrue(try app.client.get("/v1/me", headers: alice.authorization).jsonObject()["avatar_url"] is NSNull)
-        await app.stop()
     }
 
     func testOnlyTheOwnerWritesAndOnlyImagesAreStored() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let alice = try await app.makeUser(), bob = try await app.makeUser()
         let aliceID = alice.id.uuidString.lowercased()
         let intrusion = try upload(app, bob, path: "\(aliceID)/avatar.png", Self.png, upsert: true)
@@ -89,6 +88,5 @@ final class SupabaseStorageTests: XCTestCase {
         XCTAssertEqual(truncated.status, 400)
         XCTAssertEqual(try app.client.get("/storage/v1/object/avatars/\(aliceID)/../x", headers: app.supabaseHeaders(alice)).status, 404)
         XCTAssertEqual(try app.client.get("/storage/v1/object/other/\(aliceID)/raw.png", headers: app.supabaseHeaders(alice)).status, 400)
-        await app.stop()
     }
 }
