@@ -19,7 +19,7 @@ final class AccountQuotaTests: XCTestCase {
     }
 
     func testAnAccountHoldsAtMost200CollectionsThroughEveryDoor() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         try await app.withConnection { connection in
             try connection.query("""
@@ -58,11 +58,10 @@ final class AccountQuotaTests: XCTestCase {
         let other = try await app.makeUser()
         XCTAssertEqual(try app.client.send("POST", "/v1/collections", json: ["name": "Mine"],
                                            headers: other.authorization).status, 201)
-        await app.stop()
     }
 
     func testACollectionHoldsAtMost1000QuotesThroughEveryDoor() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let created = try app.client.send("POST", "/v1/collections", json: ["name": "Full"],
                                           headers: user.authorization)
@@ -99,11 +98,10 @@ final class AccountQuotaTests: XCTestCase {
         XCTAssertEqual(synced["code"] as? String, "quota_exceeded")
         let total = try await count(app, "collection_quotes WHERE collection_id", collection)
         XCTAssertEqual(total, 1000, "nothing written past the quota")
-        await app.stop()
     }
 
     func testAnAccountKeepsAtMost50000SyncResults() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         try await app.withConnection { connection in
             try connection.query("""
@@ -124,6 +122,5 @@ final class AccountQuotaTests: XCTestCase {
         XCTAssertEqual(total, 50_000)
         let replayed = try app.client.push(user, [edge])
         XCTAssertEqual(replayed.status, 200, "an operation already applied still answers its result")
-        await app.stop()
     }
 }

@@ -16,7 +16,7 @@ final class AuthTests: XCTestCase {
     }
 
     func testSignUpAnswersASessionAndStoresALowerCasedEmail() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let session = try signUp(app, "  Ada@Example.COM ")
         XCTAssertEqual(session["token_type"] as? String, "bearer")
         XCTAssertEqual(session["expires_in"] as? Int, 900)
@@ -43,11 +43,10 @@ final class AuthTests: XCTestCase {
         let stored = try await app.withConnection { try $0.query("SELECT password_hash FROM users")[0].decode("password_hash", as: String.self) }
         XCTAssertTrue(stored.hasPrefix("$scrypt$"), "only a PHC hash is stored")
         XCTAssertFalse(stored.contains("correct horse"))
-        await app.stop()
     }
 
     func testSignUpValidation() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let cases: [([String: Any], String)] = [
             (["email": "not-an-email", "password": "long enough"], "email"),
             (["email": "a@b.co", "password": "short"], "password"),
@@ -68,11 +67,10 @@ final class AuthTests: XCTestCase {
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/signup", json: ["email": "c@d.co", "password": String(repeating: "e\u{301}", count: 4)]).status, 201)
         let users = try await app.withConnection { try $0.query("SELECT count(*)::int8 AS n FROM users")[0].decode("n", as: Int.self) }
         XCTAssertEqual(users, 2, "refused sign-ups created nothing")
-        await app.stop()
     }
 
     func testTwentyConcurrentSignUpsOfOneEmailGiveExactlyOne201() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let port = app.application.port
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<20 {
@@ -86,11 +84,10 @@ final class AuthTests: XCTestCase {
         XCTAssertEqual(statuses.filter { $0 == 409 }.count, 19)
         let conflict = try app.client.send("POST", "/v1/auth/signup", json: ["email": "race@x.io", "password": "another one"])
         XCTAssertEqual(try conflict.jsonObject()["code"] as? String, "email_exists")
-        await app.stop()
     }
 
     func testLoginAnswersTheSame401ForUnknownEmailAndWrongPassword() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         _ = try signUp(app, "known@x.io")
         let ok = try app.client.send("POST", "/v1/auth/login", json: ["email": "KNOWN@x.io ", "password": "correct horse"])
         XCTAssertEqual(ok.status, 200)
@@ -101,11 +98,10 @@ final class AuthTests: XCTestCase {
         XCTAssertEqual(unknown.status, 401)
         XCTAssertEqual(try wrong.jsonObject()["code"] as? String, "invalid_credentials")
         XCTAssertEqual(wrong.text, unknown.text, "the same body, so an attacker learns nothing")
-        await app.stop()
     }
 
     func testRefreshRotatesAndReuseRevokesTheSession() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let session = try signUp(app, "rotate@x.io")
         let first = session["refresh_token"] as! String
         let refreshed = try app.client.send("POST", "/v1/auth/refresh", json: ["refresh_token": first])
@@ -130,11 +126,10 @@ final class AuthTests: XCTestCase {
             XCTAssertEqual(response.status, 401)
             XCTAssertEqual(try response.jsonObject()["code"] as? String, "refresh_token_invalid")
         }
-        await app.stop()
     }
 
     func testLogoutKillsTheAccessAndRefreshTokensAtOnce() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let session = try signUp(app, "bye@x.io")
         let other = try app.client.send("POST", "/v1/auth/login", json: ["email": "bye@x.io", "password": "correct horse"]).jsonObject()
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/logout", headers: bearer(session)).status, 204)
@@ -142,11 +137,10 @@ final class AuthTests: XCTestCase {
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/refresh", json: ["refresh_token": session["refresh_token"] as! String]).status, 401)
         XCTAssertEqual(try app.client.get("/v1/me", headers: bearer(other)).status, 200, "only that session ends")
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/logout").status, 401)
-        await app.stop()
     }
 
     func testForgedExpiredAndAlgNoneTokensAreRefused() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let session = try signUp(app, "forge@x.io")
         let user = session["user"] as! [String: Any]
         let now = Int(Date().timeIntervalSince1970)
@@ -166,13 +160,12 @@ final class AuthTests: XCTestCase {
             XCTAssertEqual(try response.jsonObject()["code"] as? String, "unauthorized")
         }
         XCTAssertEqual(try app.client.get("/v1/me", headers: ["Authorization": "Basic abc"]).status, 401)
-        await app.stop()
     }
 
     func testPasswordResetByMailIsSingleUseAndRevokesOtherSessions() async throws {
         let sink = try SMTPSink()
         defer { sink.stop() }
-        let app = try await TestApp.start { $0.smtpURL = sink.url; $0.passwordResetURL = "https://app.example/reset" }
+        let app = try await startTestApp { $0.smtpURL = sink.url; $0.passwordResetURL = "https://app.example/reset" }
         let session = try signUp(app, "forgetful@x.io")
         let accepted = try app.client.send("POST", "/v1/auth/password-reset", json: ["email": "Forgetful@x.io"])
         XCTAssertEqual(accepted.status, 202)
@@ -193,13 +186,12 @@ final class AuthTests: XCTestCase {
         XCTAssertEqual(try reused.jsonObject()["code"] as? String, "reset_token_invalid")
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/login", json: ["email": "forgetful@x.io", "password": "brand new pass"]).status, 200)
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/login", json: ["email": "forgetful@x.io", "password": "correct horse"]).status, 401)
-        await app.stop()
     }
 
     func testResetTokensExpireAfterAnHour() async throws {
         let sink = try SMTPSink()
         defer { sink.stop() }
-        let app = try await TestApp.start { $0.smtpURL = sink.url }
+        let app = try await startTestApp { $0.smtpURL = sink.url }
         _ = try signUp(app, "late@x.io")
         _ = try app.client.send("POST", "/v1/auth/password-reset", json: ["email": "late@x.io"])
         let mail = try await sink.waitForMessages(1)[0]
@@ -209,14 +201,13 @@ final class AuthTests: XCTestCase {
         XCTAssertEqual(response.status, 400)
         XCTAssertEqual(try response.jsonObject()["code"] as? String, "reset_token_invalid")
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": token, "password": "short"]).status, 422)
-        await app.stop()
     }
 
     func testMailIsDeliveredOnceTheSMTPServerComesBack() async throws {
         let sink = try SMTPSink()
         let port = sink.port
         sink.stop()
-        let app = try await TestApp.start { $0.smtpURL = "smtp://127.0.0.1:\(port)" }
+        let app = try await startTestApp { $0.smtpURL = "smtp://127.0.0.1:\(port)" }
         _ = try signUp(app, "patient@x.io")
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/password-reset", json: ["email": "patient@x.io"]).status, 202)
         // The first attempt fails while nothing listens; the mail stays in the outbox with a retry time.
@@ -233,11 +224,10 @@ final class AuthTests: XCTestCase {
         XCTAssertNotNil(Self.token(in: mails[0]))
         try await Task.sleep(for: .seconds(1))
         XCTAssertEqual(back.received.count, 1, "delivered once")
-        await app.stop()
     }
 
     func testResetRequestsAreThrottledPerEmail() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         for _ in 0..<3 {
             XCTAssertEqual(try app.client.send("POST", "/v1/auth/password-reset", json: ["email": "spam@x.io"]).status, 202)
         }
@@ -247,7 +237,6 @@ final class AuthTests: XCTestCase {
         XCTAssertGreaterThan(Int(throttled.header("Retry-After") ?? "") ?? 0, 0)
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/password-reset", json: ["email": "other@x.io"]).status, 202)
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/password-reset", json: ["email": "nope"]).status, 422)
-        await app.stop()
     }
 
     func testFailedLoginsAreThrottledPerEmailAndCanBeSwitchedOff() async throws {
@@ -261,9 +250,8 @@ final class AuthTests: XCTestCase {
         XCTAssertNotNil(throttled.header("Retry-After"))
         let url = app.databaseURL
         await app.stop()
-        let unlimited = try await TestApp.start(databaseURL: url) { $0.rateLimitsEnabled = false }
+        let unlimited = try await startTestApp(databaseURL: url) { $0.rateLimitsEnabled = false }
         XCTAssertEqual(try unlimited.client.send("POST", "/v1/auth/login", json: ["email": "target@x.io", "password": "correct horse"]).status, 200)
-        await unlimited.stop()
     }
 
     func testABurstOfLoginsIsQueuedAndBeyondTheQueueIs503() async throws {
@@ -280,14 +268,13 @@ final class AuthTests: XCTestCase {
         await app.stop()
 
         // A queue with no room at all makes "past the limit" deterministic, whatever the machine's speed.
-        let full = try await TestApp.start { $0.hashingThreads = 1; $0.hashingQueueLimit = 0 }
+        let full = try await startTestApp { $0.hashingThreads = 1; $0.hashingQueueLimit = 0 }
         let busy = try full.client.send("POST", "/v1/auth/signup", json: ["email": "late@x.io", "password": "password!"])
         XCTAssertEqual(busy.status, 503, "past the queue limit the server says so")
         XCTAssertEqual(try busy.jsonObject()["code"] as? String, "service_unavailable")
         XCTAssertNotNil(busy.header("Retry-After"))
         let users = try await full.withConnection { try $0.query("SELECT count(*)::int8 AS n FROM users")[0].decode("n", as: Int.self) }
         XCTAssertEqual(users, 0, "a refused sign-up changes nothing")
-        await full.stop()
     }
 
     /// The token from the mail's `…?token=<token>` link.

@@ -14,10 +14,10 @@ final class AvatarURLTests: XCTestCase {
     private func startOnAFixedPort(
         databaseURL: String? = nil, _ configure: @escaping (inout AppConfiguration, Int) -> Void = { _, _ in }
     ) async throws -> TestApp {
-        let probe = try await TestApp.start(databaseURL: databaseURL)
-        let port = probe.application.port
-        await probe.stop()
-        return try await TestApp.start(databaseURL: probe.databaseURL) {
+        let (port, databaseURL) = try await withTestApp(databaseURL: databaseURL) {
+            ($0.application.port, $0.databaseURL)
+        }
+        return try await TestApp.start(databaseURL: databaseURL) {
             $0.port = port
             configure(&$0, port)
         }

@@ -13,7 +13,7 @@ final class MeTests: XCTestCase {
     }
 
     func testPatchMergesFieldByField() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let auth = try signUp(app, "me@x.io")
         let first = try app.client.send("PATCH", "/v1/me", json: [
             "display_name": "Grace", "preferences": ["color_scheme": "dark", "accent_color": "pink", "unknown_key": 1],
@@ -38,11 +38,10 @@ final class MeTests: XCTestCase {
         let stored = try await app.withConnection { try $0.query("SELECT preferences::text FROM profiles")[0].decode(at: 0, as: String.self) }
         XCTAssertFalse(stored.contains("unknown_key"), "unknown keys are not stored")
         XCTAssertEqual(try app.client.get("/v1/me", headers: auth).jsonObject()["email"] as? String, "me@x.io")
-        await app.stop()
     }
 
     func testInvalidPatchesAre422AndChangeNothing() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let auth = try signUp(app, "strict@x.io")
         let before = try app.client.get("/v1/me", headers: auth).text
         let cases: [([String: Any], String)] = [
@@ -63,11 +62,10 @@ final class MeTests: XCTestCase {
             XCTAssertTrue(try response.errorFields().contains(field), "\(body): \(response.text)")
         }
         XCTAssertEqual(try app.client.get("/v1/me", headers: auth).text, before, "nothing changed")
-        await app.stop()
     }
 
     func testAvatarUploadServeAndConditionalGet() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let auth = try signUp(app, "face@x.io")
         let uploaded = try app.client.send("PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/png"]) { $1 }, body: Self.png)
         XCTAssertEqual(uploaded.status, 200, uploaded.text)
@@ -96,11 +94,10 @@ final class MeTests: XCTestCase {
         XCTAssertTrue(try removed.jsonObject()["avatar_url"] is NSNull)
         XCTAssertEqual(try app.client.get("/v1/avatars/\(id)").status, 404)
         XCTAssertEqual(try app.client.get("/v1/avatars/not-a-uuid").status, 404)
-        await app.stop()
     }
 
     func testFakeImagesWrongTypesAndHugeAvatarsAreRefused() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let auth = try signUp(app, "fake@x.io")
         let fakePNG = try app.client.send("PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/png"]) { $1 },
                                           body: Array("<svg>not a png</svg>".utf8))
@@ -112,11 +109,10 @@ final class MeTests: XCTestCase {
         XCTAssertEqual(huge.status, 413)
         let exactly = Self.png + Array(repeating: 0, count: 2 * 1024 * 1024 - Self.png.count)
         XCTAssertEqual(try app.client.send("PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/png"]) { $1 }, body: exactly).status, 200)
-        await app.stop()
     }
 
     func testDeletingTheAccountRemovesEverythingAndKillsItsTokens() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let auth = try signUp(app, "leaving@x.io")
         let quote = try await app.insertQuotes(["Kept quote"])[0].uuidString
         _ = try app.client.send("PUT", "/v1/favorites/\(quote)", headers: auth)
@@ -141,16 +137,14 @@ final class MeTests: XCTestCase {
         XCTAssertEqual(try left.decode("rows", as: Int.self), 0)
         XCTAssertEqual(try left.decode("quotes", as: Int.self), 1, "quotes are not the user's to delete")
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/login", json: ["email": "leaving@x.io", "password": "correct horse"]).status, 401)
-        await app.stop()
     }
 
     func testRealHashingParametersWorkEndToEnd() async throws {
-        let app = try await TestApp.start { $0.scrypt = .default }
+        let app = try await startTestApp { $0.scrypt = .default }
         _ = try signUp(app, "real@x.io")
         let stored = try await app.withConnection { try $0.query("SELECT password_hash FROM users")[0].decode("password_hash", as: String.self) }
         XCTAssertTrue(stored.hasPrefix("$scrypt$ln=14,r=12,p=1$"), stored)
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/login", json: ["email": "real@x.io", "password": "correct horse"]).status, 200)
-        await app.stop()
     }
 
     func testWeakStoredHashesAreUpgradedAtLogin() async throws {
@@ -158,10 +152,9 @@ final class MeTests: XCTestCase {
         _ = try signUp(weak, "upgrade@x.io")
         let url = weak.databaseURL
         await weak.stop()
-        let strong = try await TestApp.start(databaseURL: url) { $0.scrypt = .default }
+        let strong = try await startTestApp(databaseURL: url) { $0.scrypt = .default }
         XCTAssertEqual(try strong.client.send("POST", "/v1/auth/login", json: ["email": "upgrade@x.io", "password": "correct horse"]).status, 200)
         let stored = try await strong.withConnection { try $0.query("SELECT password_hash FROM users")[0].decode("password_hash", as: String.self) }
         XCTAssertTrue(stored.hasPrefix("$scrypt$ln=14,r=12,p=1$"), stored)
-        await strong.stop()
     }
 }

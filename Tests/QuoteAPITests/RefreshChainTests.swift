@@ -60,9 +60,9 @@ final class RefreshChainTests: XCTestCase {
     }
 
     func testParallelRefreshesOfOneTokenAnswerOneRefreshToken() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         // A second instance on the same database: the refreshes are split between the two.
-        let peer = try await TestApp.start(databaseURL: app.databaseURL)
+        let peer = try await startTestApp(databaseURL: app.databaseURL)
         let ports = [app.application.port, peer.application.port]
         for door in doors {
             for parallel in [10, 50] {
@@ -93,12 +93,10 @@ final class RefreshChainTests: XCTestCase {
                 XCTAssertNotEqual(try next.jsonObject()["refresh_token"] as? String, child)
             }
         }
-        await peer.stop()
-        await app.stop()
     }
 
     func testReuseWithinTheIntervalAnswersTheChainsLiveToken() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         for door in doors {
             let port = app.application.port
             let headers = door.headers(app)
@@ -123,11 +121,10 @@ final class RefreshChainTests: XCTestCase {
             }
             XCTAssertEqual(try door.refresh(third, port: port, headers: headers).status, 200)
         }
-        await app.stop()
     }
 
     func testReuseAfterTheIntervalRevokesThatSessionOnly() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         for door in doors {
             let port = app.application.port
             let headers = door.headers(app)
@@ -160,6 +157,5 @@ final class RefreshChainTests: XCTestCase {
                 XCTAssertEqual(refreshed.status, 200, door.name)
             }
         }
-        await app.stop()
     }
 }
