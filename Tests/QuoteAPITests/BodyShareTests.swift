@@ -27,7 +27,7 @@ final class BodyShareTests: XCTestCase {
     }
 
     func testUploadsFillingTheirShareLeaveLoginsAndSmallWritesAlone() async throws {
-        let app = try await TestApp.start {
+        let app = try await startTestApp {
             $0.httpBodyBudget = 2 << 20
             $0.httpSmallBodyReserve = 1 << 20
             $0.httpBodyMinRate = 0
@@ -61,11 +61,10 @@ final class BodyShareTests: XCTestCase {
                                           body: Array(("{\"display_name\":\"" + name + "\"}").utf8))
         XCTAssertNotEqual(atLimit.status, 503, atLimit.text)
         for upload in uploads { upload.close() }
-        await app.stop()
     }
 
     func testOneAccountsLargeBodiesHoldAtMostItsShare() async throws {
-        let app = try await TestApp.start {
+        let app = try await startTestApp {
             $0.httpBodyMinRate = 0
             $0.httpRefusalDelay = 0
         }
@@ -85,11 +84,10 @@ final class BodyShareTests: XCTestCase {
         try await awaitBuffered(app) { $0 > 8 << 20 }
         XCTAssertEqual(app.application.server.bufferedBodyBytes, (8 << 20) + (64 << 10) + 1)
         for upload in uploads + [another] { upload.close() }
-        await app.stop()
     }
 
     func testTheAnonKeyAloneCannotSendALargeBody() async throws {
-        let app = try await TestApp.start { $0.httpRefusalDelay = 0 }
+        let app = try await startTestApp { $0.httpRefusalDelay = 0 }
         let user = try await app.makeUser()
         let large = [UInt8](repeating: 0x41, count: (64 << 10) + 1)
         let object = "/storage/v1/object/avatars/\(user.id.uuidString.lowercased())/a.png"
@@ -111,11 +109,10 @@ final class BodyShareTests: XCTestCase {
                                         headers: app.supabaseHeaders(user, ["Content-Type": "image/png"]), body: png)
         XCTAssertNotEqual(owned.status, 403, owned.text)
         XCTAssertFalse(owned.text.contains("access token"), owned.text)
-        await app.stop()
     }
 
     func testAStalledUploadIsCutOffAndItsShareFreed() async throws {
-        let app = try await TestApp.start {
+        let app = try await startTestApp {
             $0.httpBodyMinRate = 4096
             $0.httpBodyGrace = 1
         }
@@ -129,7 +126,6 @@ final class BodyShareTests: XCTestCase {
         XCTAssertEqual(app.application.server.bufferedBodyBytes, 0)
         let rest = upload.readToEnd()
         XCTAssertFalse(String(decoding: rest, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
-        await app.stop()
     }
 }
 

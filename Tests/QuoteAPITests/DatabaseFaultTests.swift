@@ -84,13 +84,12 @@ final class DatabaseFaultTests: XCTestCase {
     func testAnUnreachableDatabaseAnswers503OnEverySurface() async throws {
         let cluster = try TestDatabase.makeDedicatedCluster(label: "faults")
         let url = try cluster.start()
-        let app = try await TestApp.start(databaseURL: url)
+        let app = try await startTestApp(databaseURL: url)
         let user = try await app.makeUser()
         try cluster.stop()
         for surface in Surface.allCases {
             try assertUnavailable(try Self.probe(surface, app, user), surface, "database stopped")
         }
-        await app.stop()
     }
 
     func testACommitNoStandbyConfirmsAnswers503OnEverySurface() async throws {
@@ -99,7 +98,7 @@ final class DatabaseFaultTests: XCTestCase {
         let cluster = try TestDatabase.makeDedicatedCluster(label: "syncrep")
         let url = try cluster.start()
         defer { try? cluster.stop() }
-        let app = try await TestApp.start(databaseURL: url) { $0.statementTimeoutMilliseconds = 300 }
+        let app = try await startTestApp(databaseURL: url) { $0.statementTimeoutMilliseconds = 300 }
         let user = try await app.makeUser()
         let admin = try connection(app)
         try admin.execute(unsafeSQL: "ALTER SYSTEM SET synchronous_commit = on")
@@ -112,11 +111,10 @@ final class DatabaseFaultTests: XCTestCase {
         try admin.execute(unsafeSQL: "ALTER SYSTEM RESET synchronous_standby_names")
         try admin.query("SELECT pg_reload_conf()")
         XCTAssertEqual(try Self.probe(.v1, app, user).status, 201, "writes are acknowledged again")
-        await app.stop()
     }
 
     func testAReadOnlyDatabaseAnswers503OnEverySurface() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let admin = try connection(app)
         // New sessions are read-only (as on a demoted primary); the app's sessions are ended so it reconnects.
@@ -130,11 +128,10 @@ final class DatabaseFaultTests: XCTestCase {
             try assertUnavailable(try Self.probe(surface, app, user), surface, "read-only database")
         }
         try admin.execute(unsafeSQL: "ALTER DATABASE \"\(database)\" RESET default_transaction_read_only")
-        await app.stop()
     }
 
     func testAStatementPastTheTimeoutAnswers503OnEverySurface() async throws {
-        let app = try await TestApp.start { $0.statementTimeoutMilliseconds = 200 }
+        let app = try await startTestApp { $0.statementTimeoutMilliseconds = 200 }
         let user = try await app.makeUser()
         let admin = try lockingTheProbedTables(app)
         for surface in Surface.allCases {
@@ -142,11 +139,10 @@ final class DatabaseFaultTests: XCTestCase {
         }
         try admin.execute(unsafeSQL: "ROLLBACK")
         XCTAssertEqual(try Self.probe(.v1, app, user).status, 201, "writes go on once the lock is gone")
-        await app.stop()
     }
 
     func testAConnectionLostMidRequestAnswers503OnEverySurface() async throws {
-        let app = try await TestApp.start { $0.statementTimeoutMilliseconds = 0 }
+        let app = try await startTestApp { $0.statementTimeoutMilliseconds = 0 }
         let user = try await app.makeUser()
         let admin = try lockingTheProbedTables(app)
         let watcher = try connection(app)
@@ -165,11 +161,10 @@ final class DatabaseFaultTests: XCTestCase {
             try assertUnavailable(try answer.value(), surface, "connection lost")
         }
         try admin.execute(unsafeSQL: "ROLLBACK")
-        await app.stop()
     }
 
     func testAnExhaustedPoolAnswers503OnEverySurfaceWhilePublicReadsGoOn() async throws {
-        let app = try await TestApp.start {
+        let app = try await startTestApp {
             $0.databasePoolSize = 1
             $0.databasePublicPoolSize = 1
             $0.databaseAcquireTimeout = .milliseconds(200)
@@ -195,18 +190,16 @@ final class DatabaseFaultTests: XCTestCase {
         await reads.release()
         await writes.release()
         XCTAssertEqual(try Self.probe(.v1, app, user).status, 201, "writes go on once connections are free")
-        await app.stop()
     }
 
     func testTheQuoteOfTheDayOfAnEmptyCorpusIsNotFoundOnBothDoors() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let v1 = try app.client.get("/v1/qotd")
         XCTAssertEqual(v1.status, 404, v1.text)
         let rest = try app.supabase("POST", "/rest/v1/rpc/get_quote_of_the_day", body: [String: Any]())
         XCTAssertEqual(rest.status, 404, rest.text)
         XCTAssertNotNil(try rest.jsonObject()["message"] as? String)
         XCTAssertTrue(try rest.jsonObject().keys.contains("details"))
-        await app.stop()
     }
 }
 

@@ -63,7 +63,7 @@ final class FairUseTests: XCTestCase {
     }
 
     func testExpensiveRequestsAreCappedPerAddressThenInAll() async throws {
-        let app = try await TestApp.start {
+        let app = try await startTestApp {
             $0.expensiveConcurrency = 3
             $0.databasePoolSize = 8  // the pool has room for every held request: the caps refuse, not the pool
             $0.expensiveStatementTimeoutMilliseconds = 60_000
@@ -89,11 +89,10 @@ final class FairUseTests: XCTestCase {
         lock.release()
         for request in held + [third, cheap] { XCTAssertEqual(request.status(), 200) }
         XCTAssertEqual(try Self.rest(app, patternQuery, from: "127.0.0.2").status, 200, "the caps are given back")
-        await app.stop()
     }
 
     func testSearchIsAnExpensiveRoute() async throws {
-        let app = try await TestApp.start {
+        let app = try await startTestApp {
             $0.expensiveConcurrency = 1
             $0.expensiveStatementTimeoutMilliseconds = 60_000
             $0.httpRefusalDelay = 0
@@ -108,11 +107,10 @@ final class FairUseTests: XCTestCase {
         XCTAssertNotNil(search.header("Retry-After"))
         lock.release()
         XCTAssertEqual(held.status(), 200)
-        await app.stop()
     }
 
     func testExpensiveRequestsHaveTheirOwnStatementTimeout() async throws {
-        let app = try await TestApp.start {
+        let app = try await startTestApp {
             $0.expensiveStatementTimeoutMilliseconds = 200
             $0.statementTimeoutMilliseconds = 60_000
         }
@@ -123,6 +121,5 @@ final class FairUseTests: XCTestCase {
         XCTAssertEqual(expensive.status, 503, "cancelled by the expensive class's timeout: \(expensive.text)")
         lock.release()
         XCTAssertEqual(cheap.status(), 200, "the cheap read's timeout is the pool's")
-        await app.stop()
     }
 }

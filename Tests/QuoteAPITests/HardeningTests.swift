@@ -9,7 +9,7 @@ final class HardeningTests: XCTestCase {
     private static let policy = "default-src 'none'; sandbox"
 
     func testAuthAnswersCarryingTokensOrTheUserAreNotStored() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let email = "no-store-\(UUID().uuidString.prefix(8).lowercased())@example.com"
         let credentials = ["email": email, "password": "correct horse"]
         let signUp = try app.supabase("POST", "/auth/v1/signup", body: credentials)
@@ -27,11 +27,10 @@ final class HardeningTests: XCTestCase {
             XCTAssertEqual(response.status, 200, "\(name): \(response.text)")
             XCTAssertEqual(response.header("Cache-Control"), "no-store", name)
         }
-        await app.stop()
     }
 
     func testAvatarURLIsHTTPOrHTTPSOnPatchAndUpsert() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let row = "/rest/v1/profiles?id=eq.\(user.id.uuidString)"
         func stored() async throws -> String? {
@@ -59,11 +58,10 @@ final class HardeningTests: XCTestCase {
             let kept = try await stored()
             XCTAssertEqual(kept, "HTTPS://cdn.example/b.png", "nothing written for \(refused)")
         }
-        await app.stop()
     }
 
     func testStoredAvatarsAreServedSandboxedOnBothDoors() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let id = user.id.uuidString.lowercased()
         let upload = try app.client.send("POST", "/storage/v1/object/avatars/\(id)/me.png",
@@ -82,7 +80,6 @@ final class HardeningTests: XCTestCase {
             XCTAssertEqual(response.header("Content-Security-Policy"), Self.policy, name)
             XCTAssertEqual(response.header("X-Content-Type-Options"), "nosniff", name)
         }
-        await app.stop()
     }
 
     func testAWeakJWTSecretIsRefusedAtStartWithHowToMakeOne() async throws {

@@ -32,7 +32,7 @@ final class HostileTrafficTests: XCTestCase {
     // MARK: throttles
 
     func testThirtyConcurrentWrongPasswordsAreEvaluatedExactlyUpToTheLimit() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         _ = try signUp(app, "raced@x.io")
         let port = app.application.port
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -47,11 +47,10 @@ final class HostileTrafficTests: XCTestCase {
         XCTAssertEqual(statuses.filter { $0 == 429 }.count, 20)
         let failures = try await count(app, "SELECT count(*)::int8 FROM auth_events WHERE kind = 'login_failed'")
         XCTAssertEqual(failures, 10)
-        await app.stop()
     }
 
     func testASuccessfulLoginDoesNotCountAgainstTheLimit() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         _ = try signUp(app, "careful@x.io")
         func login(_ password: String) throws -> Int {
             try app.client.send("POST", "/v1/auth/login", json: ["email": "careful@x.io", "password": password]).status
@@ -60,11 +59,10 @@ final class HostileTrafficTests: XCTestCase {
         XCTAssertEqual(try login("correct horse"), 200)
         XCTAssertEqual(try login("wrong guess"), 401, "the tenth failure is still evaluated")
         XCTAssertEqual(try login("correct horse"), 429, "past ten failures, even the right password waits")
-        await app.stop()
     }
 
     func testSignUpsAreThrottledPerAddress() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         for index in 0..<30 {
             XCTAssertEqual(try app.client.send("POST", "/v1/auth/signup", json: ["email": "u\(index)@x.io", "password": "password!"]).status, 201)
         }
@@ -75,11 +73,10 @@ final class HostileTrafficTests: XCTestCase {
                        "another address has its own allowance")
         let users = try await count(app, "SELECT count(*)::int8 FROM users")
         XCTAssertEqual(users, 31, "the throttled sign-up created nothing")
-        await app.stop()
     }
 
     func testResetConfirmationsAreThrottledPerAddress() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         for _ in 0..<20 {
             let response = try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": try OpaqueToken.generate(), "password": "new password"])
             XCTAssertEqual(response.status, 400)
@@ -94,11 +91,10 @@ final class HostileTrafficTests: XCTestCase {
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": "made up", "password": "new password"]).status, 429)
         XCTAssertEqual(try post(app, "/v1/auth/password-reset/confirm", ["token": try OpaqueToken.generate(), "password": "new password"],
                                 from: "127.0.0.2").status, 400)
-        await app.stop()
     }
 
     func testAFloodPastALimitIsAnsweredFromMemoryWithoutTheDatabase() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         for _ in 0..<20 {
             _ = try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": try OpaqueToken.generate(), "password": "new password"])
         }
@@ -110,22 +106,20 @@ final class HostileTrafficTests: XCTestCase {
         XCTAssertGreaterThan(Int(remembered.header("Retry-After") ?? "") ?? 0, 0)
         let attempts = try await count(app, "SELECT count(*)::int8 FROM auth_events")
         XCTAssertEqual(attempts, 0, "a remembered refusal costs no database work")
-        await app.stop()
     }
 
     func testUnknownResetTokensAreRefusedWithoutHashing() async throws {
         // No room at all in the hashing queue: anything that hashes would be 503.
-        let app = try await TestApp.start { $0.hashingQueueLimit = 0 }
+        let app = try await startTestApp { $0.hashingQueueLimit = 0 }
         let response = try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": try OpaqueToken.generate(), "password": "new password"])
         XCTAssertEqual(response.status, 400)
         XCTAssertEqual(try response.jsonObject()["code"] as? String, "reset_token_invalid")
-        await app.stop()
     }
 
     func testAPasswordResetInvalidatesEveryOtherResetTokenOfTheUser() async throws {
         let sink = try SMTPSink()
         defer { sink.stop() }
-        let app = try await TestApp.start { $0.smtpURL = sink.url }
+        let app = try await startTestApp { $0.smtpURL = sink.url }
         _ = try signUp(app, "twice@x.io")
         for _ in 0..<2 { XCTAssertEqual(try app.client.send("POST", "/v1/auth/password-reset", json: ["email": "twice@x.io"]).status, 202) }
         let tokens = try await sink.waitForMessages(2).compactMap(AuthTests.token(in:))
@@ -135,7 +129,6 @@ final class HostileTrafficTests: XCTestCase {
         XCTAssertEqual(stale.status, 400, "the older mail cannot change the password again")
         XCTAssertEqual(try stale.jsonObject()["code"] as? String, "reset_token_invalid")
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/login", json: ["email": "twice@x.io", "password": "first reset"]).status, 200)
-        await app.stop()
     }
 
     // MARK: the hashing queue
@@ -186,7 +179,7 @@ final class HostileTrafficTests: XCTestCase {
     // MARK: refresh reuse window
 
     func testParallelRefreshesWithinTheReuseWindowKeepTheSession() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let session = try signUp(app, "parallel@x.io")
         let token = session["refresh_token"] as! String
         let port = app.application.port
@@ -204,13 +197,12 @@ final class HostileTrafficTests: XCTestCase {
         let late = try app.client.send("POST", "/v1/auth/refresh", json: ["refresh_token": token])
         XCTAssertEqual(late.status, 401)
         XCTAssertEqual(try late.jsonObject()["code"] as? String, "refresh_token_reused")
-        await app.stop()
     }
 
     // MARK: bodies refused from their headers
 
     func testAuthenticatedRoutesRefuseABodyBeforeReadingIt() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let cases: [(head: String, status: Int)] = [
             ("POST /v1/collections HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500000\r\n\r\n", 401),
             ("PUT /v1/me/avatar HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer not.a.token\r\nContent-Type: image/png\r\nContent-Length: 2000000\r\n\r\n", 401),
@@ -238,7 +230,6 @@ final class HostileTrafficTests: XCTestCase {
         let user = try await app.makeUser()
         let created = try app.client.send("POST", "/v1/collections", json: ["name": "kept"], headers: user.authorization)
         XCTAssertEqual(created.status, 201, "a valid token's body is read")
-        await app.stop()
     }
 
     // MARK: operations
@@ -252,13 +243,12 @@ final class HostileTrafficTests: XCTestCase {
         XCTAssertTrue(scraped.text.contains("http_requests_total") || scraped.text.contains("# TYPE"))
         XCTAssertEqual(scraped.header("X-Content-Type-Options"), "nosniff")
         await app.stop()
-        let open = try await TestApp.start()
+        let open = try await startTestApp()
         XCTAssertEqual(try open.client.get("/metrics").status, 200, "without a token: loopback clients only, as here")
-        await open.stop()
     }
 
     func testAStatementPastTheTimeoutIsA503ProblemAndTheServerCarriesOn() async throws {
-        let app = try await TestApp.start { $0.statementTimeoutMilliseconds = 200 }
+        let app = try await startTestApp { $0.statementTimeoutMilliseconds = 200 }
         do {
             _ = try await app.pool.read("SELECT pg_sleep(1) IS NULL AS slept")
             XCTFail("the statement should have been cancelled")
@@ -269,6 +259,5 @@ final class HostileTrafficTests: XCTestCase {
             XCTAssertEqual(error.httpError.headers["Retry-After"], "1")
         }
         XCTAssertEqual(try app.client.get("/v1/quotes").status, 200, "the pool's connections keep working")
-        await app.stop()
     }
 }

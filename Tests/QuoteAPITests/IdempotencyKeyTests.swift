@@ -10,7 +10,7 @@ final class IdempotencyKeyTests: XCTestCase {
     }
 
     func testARetryGetsTheFirstAnswerAndChangesNothing() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let headers = user.authorization.merging(["Idempotency-Key": "create-1"]) { $1 }
         let first = try app.client.send("POST", "/v1/collections", json: ["name": "Once"], headers: headers)
@@ -40,11 +40,10 @@ final class IdempotencyKeyTests: XCTestCase {
                                          headers: other.authorization.merging(["Idempotency-Key": "create-1"]) { $1 })
         XCTAssertEqual(theirs.status, 201)
         XCTAssertNil(theirs.header("Idempotent-Replayed"))
-        await app.stop()
     }
 
     func testTheSameKeyWithAnotherRequestIs422() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let headers = user.authorization.merging(["Idempotency-Key": "k"]) { $1 }
         XCTAssertEqual(try app.client.send("POST", "/v1/collections", json: ["name": "A"], headers: headers).status, 201)
@@ -56,11 +55,10 @@ final class IdempotencyKeyTests: XCTestCase {
         }
         XCTAssertEqual(try collections(app, user).map { $0["name"] as? String }, ["A"])
         XCTAssertNil(try app.client.get("/v1/me", headers: user.authorization).jsonObject()["display_name"] as? String)
-        await app.stop()
     }
 
     func testKeyLengthAndCharacters() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         for (key, status) in [(String(repeating: "k", count: 255), 201), (String(repeating: "k", count: 256), 422), ("has space", 422),
                               ("tab\tkey", 422), ("é", 422), ("~!x", 201)] {
@@ -72,11 +70,10 @@ final class IdempotencyKeyTests: XCTestCase {
         XCTAssertEqual(try collections(app, user).count, 2)
         // Without a valid token the key changes nothing: 401.
         XCTAssertEqual(try app.client.send("POST", "/v1/collections", json: ["name": "K"], headers: ["Idempotency-Key": "x"]).status, 401)
-        await app.stop()
     }
 
     func testConcurrentRequestsWithOneKeyRunOnce() async throws {
-        let app = try await TestApp.start { $0.databasePoolSize = 8 }
+        let app = try await startTestApp { $0.databasePoolSize = 8 }
         let user = try await app.makeUser()
         let port = app.application.port
         let headers = user.authorization.merging(["Idempotency-Key": "burst"]) { $1 }
@@ -91,11 +88,10 @@ final class IdempotencyKeyTests: XCTestCase {
         XCTAssertEqual(Set(answers.map(\.body)).count, 1)
         XCTAssertEqual(answers.filter { $0.header("Idempotent-Replayed") == nil }.count, 1, "exactly one ran")
         XCTAssertEqual(try collections(app, user).count, 1)
-        await app.stop()
     }
 
     func testAKeyExpiresAfter24HoursAndIsPruned() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let headers = user.authorization.merging(["Idempotency-Key": "daily"]) { $1 }
         XCTAssertEqual(try app.client.send("POST", "/v1/collections", json: ["name": "Day 1"], headers: headers).status, 201)
@@ -114,11 +110,10 @@ final class IdempotencyKeyTests: XCTestCase {
             try $0.query("SELECT count(*)::int8 AS n FROM idempotency_keys")[0].decode("n", as: Int.self)
         }
         XCTAssertEqual(left, 0)
-        await app.stop()
     }
 
     func testAUserHoldsAtMostTenThousandLiveKeys() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         try await app.withConnection {
             try $0.query("""
@@ -146,11 +141,10 @@ final class IdempotencyKeyTests: XCTestCase {
         }
         XCTAssertEqual(try send("number-10001").status, 201)
         XCTAssertEqual(try collections(app, user).count, 3)
-        await app.stop()
     }
 
     func testAUsersLiveKeysHoldAtMost16MiBOfAnswers() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         // One stored answer a byte short of the quota: room for one more key, whose answer passes it.
         let stored = IdempotencyStore.maximumAnswerBytesPerUser - 1
@@ -177,11 +171,10 @@ final class IdempotencyKeyTests: XCTestCase {
             try $0.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'big'")
         }
         XCTAssertEqual(try send("past").status, 201)
-        await app.stop()
     }
 
     func testEveryV1WriteIsCoveredAndSignInRoutesIgnoreTheKey() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let quote = lower(try await app.insertQuotes(["Covered"])[0])
         let key = user.authorization.merging(["Idempotency-Key": "fav"]) { $1 }
@@ -209,6 +202,5 @@ final class IdempotencyKeyTests: XCTestCase {
             let takesKey = write && (!route.pattern.hasPrefix("/v1/auth/") || route.pattern == "/v1/auth/logout")
             XCTAssertEqual(documented, takesKey, "\(route.method) \(route.pattern)")
         }
-        await app.stop()
     }
 }

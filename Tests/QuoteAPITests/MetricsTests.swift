@@ -17,7 +17,7 @@ final class MetricsTests: XCTestCase {
     }
 
     func testRequestCountsAndLatencyFollowTraffic() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         for _ in 0..<2 { XCTAssertEqual(try app.client.get("/health").status, 200) }
         let series = #"http_requests_total{method="GET",route="/health",status="200"}"#
         let before = try XCTUnwrap(sample(series, in: try scrape(app)))
@@ -29,11 +29,10 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(sample(#"http_requests_total{method="GET",route="/v1/quotes/{id}",status="404"}"#, in: text), 1)
         XCTAssertEqual(sample(#"http_request_duration_seconds_count{route="/health"}"#, in: text), before + 3)
         XCTAssertNotNil(sample(#"http_request_duration_seconds_bucket{route="/health",le="+Inf"}"#, in: text))
-        await app.stop()
     }
 
     func testUnknownPathsAndMethodsDoNotCreateLabels() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         for index in 0..<5 { XCTAssertEqual(try app.client.get("/no-such-route/\(index)").status, 404) }
         XCTAssertEqual(try app.client.send("BREW", "/health").status, 405)
         let text = try scrape(app)
@@ -41,12 +40,11 @@ final class MetricsTests: XCTestCase {
         XCTAssertFalse(text.contains("BREW"))
         XCTAssertEqual(sample(#"http_requests_total{method="GET",route="unmatched",status="404"}"#, in: text), 5)
         XCTAssertEqual(sample(#"http_requests_total{method="other",route="unmatched",status="405"}"#, in: text), 1)
-        await app.stop()
     }
 
     func testPoolHashingMemoryAndMailGauges() async throws {
         // Mail to an SMTP port where nobody listens stays in the outbox.
-        let app = try await TestApp.start { $0.smtpURL = "smtp://127.0.0.1:1" }
+        let app = try await startTestApp { $0.smtpURL = "smtp://127.0.0.1:1" }
         let user = try await app.makeUser()
         XCTAssertEqual(try app.client.send("POST", "/v1/auth/password-reset", json: ["email": user.email]).status, 202)
         try await app.application.context.mail.countBacklog()
@@ -57,6 +55,5 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(sample("password_hashing_queue_depth", in: text), 0)
         XCTAssertEqual(sample("mail_outbox_backlog", in: text), 1)
         XCTAssertGreaterThan(try XCTUnwrap(sample("process_resident_memory_bytes", in: text)), 1_000_000)
-        await app.stop()
     }
 }

@@ -5,23 +5,21 @@ import XCTest
 /// `/health`, `/ready`, `/openapi.json` and the conventions every route shares.
 final class OperationsTests: XCTestCase {
     func testHealthAnswersOK() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let response = try app.client.get("/health")
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(try response.jsonObject()["status"] as? String, "ok")
         XCTAssertNotNil(response.header("X-Request-Id"))
-        await app.stop()
     }
 
     func testReadyWhenMigrated() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         XCTAssertEqual(try app.client.get("/ready").status, 200)
         // A migration this build knows but the database lacks makes the server not ready.
         try await app.withConnection { try $0.query("DELETE FROM schema_migrations WHERE version = '0001'") }
         let response = try app.client.get("/ready")
         XCTAssertEqual(response.status, 503)
         XCTAssertEqual(try response.jsonObject()["code"] as? String, "service_unavailable")
-        await app.stop()
     }
 
     func testReadyFollowsTheDatabaseDownAndBackWithoutRestart() async throws {
@@ -50,7 +48,7 @@ final class OperationsTests: XCTestCase {
     }
 
     func testOpenAPIDocumentIsOpenAPI31AndListsOperations() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let response = try app.client.get("/openapi.json")
         XCTAssertEqual(response.status, 200)
         let document = try response.jsonObject()
@@ -59,13 +57,12 @@ final class OperationsTests: XCTestCase {
         for path in ["/health", "/ready", "/openapi.json"] {
             XCTAssertNotNil(paths[path], "\(path) is documented")
         }
-        await app.stop()
     }
 
     /// Every route of the contract; the Supabase-compatible surface speaks Supabase's own protocol (GoTrue,
     /// PostgREST, Storage), whose documents are Supabase's, and is left out on purpose.
     func testEveryRouteIsDocumentedInOpenAPI() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let document = try app.client.get("/openapi.json").jsonObject()
         let paths = try XCTUnwrap(document["paths"] as? [String: [String: Any]])
         let supabase = ["/auth/v1/", "/rest/v1/", "/storage/v1/"]
@@ -73,6 +70,5 @@ final class OperationsTests: XCTestCase {
             let operations = paths[route.pattern]
             XCTAssertNotNil(operations?[route.method.rawValue.lowercased()], "\(route.method) \(route.pattern) is documented")
         }
-        await app.stop()
     }
 }

@@ -12,7 +12,7 @@ final class SyncBatchTests: XCTestCase {
     }
 
     func testOperationsAnswerAsTheirRoutesAndACollectionCreatedOfflineCanBeNamed() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser(), other = try await app.makeUser()
         let quotes = try await app.insertQuotes(["One", "Two"])
         let theirs = try app.client.send("POST", "/v1/collections", json: ["name": "Theirs"], headers: other.authorization).jsonObject()["id"] as! String
@@ -57,11 +57,10 @@ final class SyncBatchTests: XCTestCase {
         let me = try app.client.get("/v1/me", headers: user.authorization).jsonObject()
         XCTAssertEqual((me["preferences"] as? [String: Any])?["accent_color"] as? String, "green")
         XCTAssertEqual((me["preferences"] as? [String: Any])?["font_size"] as? String, "medium", "the failed update changed nothing")
-        await app.stop()
     }
 
     func testARepeatedOperationIdReturnsItsFirstResultAndAppliesNothingAgain() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let collection = lower(UUID())
         let create: [String: Any] = ["id": lower(UUID()), "op": "collection.create", "collection_id": collection, "name": "First"]
@@ -78,11 +77,10 @@ final class SyncBatchTests: XCTestCase {
         // Another user's operation with the same id is theirs alone.
         let other = try await app.makeUser()
         XCTAssertEqual(try results(try app.client.push(other, [rename])).first?["status"] as? Int, 404)
-        await app.stop()
     }
 
     func testBatchOfFiveHundredIsAppliedAndFiveHundredAndOneIsRefusedWhole() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let quotes = try await app.insertQuotes((0..<250).map { "Batch \($0)" })
         var operations = quotes.map { ["id": lower(UUID()), "op": "favorite.add", "quote_id": lower($0)] as [String: Any] }
@@ -98,11 +96,10 @@ final class SyncBatchTests: XCTestCase {
         XCTAssertEqual(Set(answered[250..<499].map { $0["status"] as? Int }), [204])
         XCTAssertEqual(answered[499]["status"] as? Int, 201, "the repeated first operation: its first result")
         XCTAssertEqual(try app.client.get("/v1/favorites/ids", headers: user.authorization).jsonObject()["ids"] as? [String], [lower(quotes[249])])
-        await app.stop()
     }
 
     func testAMalformedBatchIs422AndAppliesNothing() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let quote = lower(try await app.insertQuotes(["Kept out"])[0])
         let good: [String: Any] = ["id": lower(UUID()), "op": "favorite.add", "quote_id": quote]
@@ -129,11 +126,10 @@ final class SyncBatchTests: XCTestCase {
         XCTAssertEqual(try results(try app.client.push(user, [good])).first?["status"] as? Int, 201)
         XCTAssertEqual(try app.client.push(user, []).status, 200, "an empty batch is fine")
         XCTAssertEqual(try app.client.send("POST", "/v1/sync", json: ["operations": []]).status, 401)
-        await app.stop()
     }
 
     func testPostCollectionsAcceptsAClientId() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser(), other = try await app.makeUser()
         let id = lower(UUID())
         let created = try app.client.send("POST", "/v1/collections", json: ["name": "Mine", "id": id], headers: user.authorization)
@@ -149,14 +145,13 @@ final class SyncBatchTests: XCTestCase {
         XCTAssertEqual(try malformed.errorFields(), ["id"])
         XCTAssertEqual(try app.client.get("/v1/collections", headers: user.authorization).items().count, 1)
         XCTAssertEqual(try app.client.get("/v1/collections", headers: other.authorization).items().count, 0)
-        await app.stop()
     }
 
     /// Two server instances on one database, a batch and an idempotent POST retried at once through both:
     /// each operation runs once, every answer is the first one.
     func testTwoInstancesRetryingAtOnceApplyEachOperationOnce() async throws {
-        let first = try await TestApp.start { $0.databasePoolSize = 6 }
-        let second = try await TestApp.start(databaseURL: first.databaseURL) { $0.databasePoolSize = 6 }
+        let first = try await startTestApp { $0.databasePoolSize = 6 }
+        let second = try await startTestApp(databaseURL: first.databaseURL) { $0.databasePoolSize = 6 }
         let user = try await first.makeUser()
         let collection = lower(UUID())
         let batch: [[String: Any]] = [
@@ -187,7 +182,5 @@ final class SyncBatchTests: XCTestCase {
         for statuses in answers where statuses.count == 1 { XCTAssertEqual(statuses, [201]) }
         let names = try first.client.get("/v1/collections", headers: user.authorization).items().compactMap { $0["name"] as? String }
         XCTAssertEqual(names.sorted(), ["Keyed", "Renamed once"])
-        await second.stop()
-        await first.stop()
     }
 }

@@ -8,7 +8,7 @@ import XCTest
 /// `GET /v1/sync`: the whole library from scratch, then every change after a token, deletions included.
 final class SyncFeedTests: XCTestCase {
     func testFullSyncListsTheLibraryInPagesAndTheTokenContinuesWithDeletions() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let quotes = try await app.insertQuotes((0..<7).map { "Quote \($0)" })
         for quote in quotes.prefix(5) { XCTAssertEqual(try app.client.send("PUT", "/v1/favorites/\(lower(quote))", headers: user.authorization).status, 201) }
@@ -61,11 +61,10 @@ final class SyncFeedTests: XCTestCase {
         XCTAssertNil(deleted.first?["collection"])
         try app.client.pull(user, since: token, into: &library)
         XCTAssertEqual(library, try SyncedLibrary.onServer(app.client, user))
-        await app.stop()
     }
 
     func testChangesThroughTheSupabaseSurfaceAreInTheFeed() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let quote = try await app.insertQuotes(["Via REST"])[0]
         var library = SyncedLibrary()
@@ -74,11 +73,10 @@ final class SyncFeedTests: XCTestCase {
         try await app.withConnection { try $0.query("INSERT INTO user_favorites (user_id, quote_id) VALUES (\(user.id), \(quote))") }
         try app.client.pull(user, since: token, into: &library)
         XCTAssertEqual(library.favorites, [lower(quote)])
-        await app.stop()
     }
 
     func testLimitAndTokenEdges() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser(), other = try await app.makeUser()
         for limit in ["0", "1001", "-1", "x", ""] {
             let response = try app.client.get("/v1/sync?limit=\(limit)", headers: user.authorization)
@@ -98,11 +96,10 @@ final class SyncFeedTests: XCTestCase {
         }
         XCTAssertEqual(try app.client.get("/v1/sync?since=\(token)", headers: other.authorization).status, 422, "another user's token")
         XCTAssertEqual(try app.client.get("/v1/sync").status, 401)
-        await app.stop()
     }
 
     func testATokenOlderThanTheKeptHistoryIs410() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         let user = try await app.makeUser()
         let quotes = try await app.insertQuotes(["Old", "New"])
         var library = SyncedLibrary()
@@ -133,14 +130,13 @@ final class SyncFeedTests: XCTestCase {
         // Recent history is kept.
         let prunedAgain = try await maintenance.pruneOnce()
         XCTAssertEqual(prunedAgain, 0)
-        await app.stop()
     }
 
     /// The classic bug: positions from a sequence commit out of order, a reader moves past a number whose
     /// transaction has not committed yet, and never sees it. Writers here hold their transactions open for
     /// random short times while readers sync continuously; every reader must end with every favorite.
     func testConcurrentWritersNeverMakeASyncingReaderSkipAChange() async throws {
-        let app = try await TestApp.start { $0.databasePoolSize = 8 }
+        let app = try await startTestApp { $0.databasePoolSize = 8 }
         let user = try await app.makeUser()
         let quotes = try await app.insertQuotes((0..<120).map { "Concurrent \($0)" })
         let writers = 4, perWriter = quotes.count / writers
@@ -179,7 +175,6 @@ final class SyncFeedTests: XCTestCase {
         let readers = readerLibraries.value
         XCTAssertEqual(readers.count, 3)
         for library in readers { XCTAssertEqual(library.favorites, Set(quotes.map(lower))) }
-        await app.stop()
     }
 }
 

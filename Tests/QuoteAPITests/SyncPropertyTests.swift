@@ -15,7 +15,7 @@ final class SyncPropertyTests: XCTestCase {
         let seed = environment["SYNC_PROPERTY_SEED"].flatMap(UInt64.init) ?? 0x5EED_2026
         let runs = environment["SYNC_PROPERTY_RUNS"].flatMap(Int.init) ?? 300
         let budget = Duration.seconds(environment["SYNC_PROPERTY_SECONDS"].flatMap(Int.init) ?? 45)
-        let app = try await TestApp.start { $0.rateLimitsEnabled = false }
+        let app = try await startTestApp { $0.rateLimitsEnabled = false }
         let quotes = try await app.insertQuotes((0..<5).map { "Property quote \($0)" }).map(lower)
         let started = ContinuousClock.now
         var completed = 0
@@ -36,7 +36,6 @@ final class SyncPropertyTests: XCTestCase {
         }
         XCTAssertGreaterThanOrEqual(completed, min(runs, 50), "too few runs finished within the time budget")
         print("sync property: \(completed) seeded runs from seed \(seed)")
-        await app.stop()
     }
 }
 

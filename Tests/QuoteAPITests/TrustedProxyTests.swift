@@ -16,21 +16,19 @@ final class TrustedProxyTests: XCTestCase {
     }
 
     func testBehindATrustedProxyEachForwardedClientHasItsOwnAllowance() async throws {
-        let app = try await TestApp.start { $0.trustedProxies = ["127.0.0.1"] }
+        let app = try await startTestApp { $0.trustedProxies = ["127.0.0.1"] }
         for _ in 0..<20 { XCTAssertEqual(try confirm(app, forwardedFor: "127.0.0.7"), 400) }
         XCTAssertEqual(try confirm(app, forwardedFor: "127.0.0.7"), 429, "the client past its limit")
         XCTAssertEqual(try confirm(app, forwardedFor: "127.0.0.8, 127.0.0.7"), 429,
                        "what the client wrote before the proxy's entry does not change who it is")
         XCTAssertEqual(try confirm(app, forwardedFor: "127.0.0.7, 127.0.0.8"), 400, "another client has its own allowance")
         XCTAssertEqual(try confirm(app, forwardedFor: nil), 400, "the proxy's own requests are its own")
-        await app.stop()
     }
 
     func testAnUntrustedPeersForwardedForIsIgnored() async throws {
-        let app = try await TestApp.start()
+        let app = try await startTestApp()
         for index in 0..<20 { XCTAssertEqual(try confirm(app, forwardedFor: "127.0.0.\(10 + index)"), 400) }
         XCTAssertEqual(try confirm(app, forwardedFor: "127.0.0.99"), 429, "a made-up header does not buy a new allowance")
-        await app.stop()
     }
 
     func testTheClientIsTheRightMostAddressNoProxyWrote() {
