@@ -43,7 +43,8 @@ let package = Package(
         .target(name: "QuoteVault", dependencies: [
             "PGClient", "AuthJWT", "CCurl", .product(name: "Logging", package: "swift-log"),
         ]),
-        // The Supabase-compatible surface (/auth/v1 GoTrue, /rest/v1 PostgREST, /storage/v1) on the QuoteVault services.
+        // The Supabase-compatible surface (/auth/v1 GoTrue, /rest/v1 PostgREST, /storage/v1) on the QuoteVault
+        // services.
         .target(name: "SupabaseAPI", dependencies: [
             "QuoteVault", "HTTPServer", "PGClient", "AuthJWT", .product(name: "Logging", package: "swift-log"),
         ]),

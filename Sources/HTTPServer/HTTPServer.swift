@@ -347,7 +347,8 @@ public final class HTTPServer: @unchecked Sendable {
                 clientAddress: clientAddress(of: connection))
             state.body = []
             // A decoded %00 would be cut short by every C API downstream (libpq included): refuse it here. (Checked
-            // on the UTF-8 bytes: `String.contains("\0")` resolves to Foundation's substring search, slow for a check on every field.)
+            // on the UTF-8 bytes: `String.contains("\0")` resolves to Foundation's substring search, slow for a
+            // check on every field.)
             if let field = request.query.first(where: { $0.name.utf8.contains(0) || $0.value.utf8.contains(0) }) {
                 let name = field.name.utf8.contains(0) ? "query" : field.name
                 return send(HTTPError.validation(field: name, "must not contain NUL characters").response, for: state, on: connection)

@@ -132,7 +132,8 @@ final class SupabaseAttackTests: XCTestCase {
             let past = try app.supabase("GET", "/rest/v1/quotes?text=\(op).\(String(repeating: "a", count: 201))")
             XCTAssertEqual(past.status, 400, op)
             XCTAssertEqual(code(past), "PGRST100")
-            // Past a bound, the refusal waits HTTP_REFUSAL_DELAY (1 s by default): a client looping on it pays with time.
+            // Past a bound, the refusal waits HTTP_REFUSAL_DELAY (1 s by default): a client looping on it pays with
+            // time.
             XCTAssertGreaterThanOrEqual(ContinuousClock.now - before, .seconds(1), op)
         }
         let nested = try app.supabase("GET", "/rest/v1/quotes?or=%28text.ilike.\(String(repeating: "%2A", count: 201))%29")

@@ -30,7 +30,7 @@ public final class ServerProcess: @unchecked Sendable {
         var child: pid_t = 0
         let cArgv = argv.map { strdup($0) } + [nil]
         let cEnv = env.map { strdup($0) } + [nil]
-        defer { (cArgv + cEnv).forEach { free($0) } }
+        defer { for pointer in cArgv + cEnv { free(pointer) } }
         let result = posix_spawn(&child, Self.executable.path, &actions, nil, cArgv, cEnv)
         guard result == 0 else { throw HTTPTestError.malformedResponse("cannot start quote-server: \(result)") }
         pid = child

@@ -48,7 +48,8 @@ public struct User: Sendable {
     }
 }
 
-/// What sign-up, login, refresh and reset answer: `{access_token, token_type, expires_in, expires_at, refresh_token, user}`.
+/// What sign-up, login, refresh and reset answer:
+/// `{access_token, token_type, expires_in, expires_at, refresh_token, user}`.
 public struct Session: Sendable {
     public let accessToken: String
     public let expiresIn: Int
