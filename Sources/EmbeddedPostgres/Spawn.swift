@@ -75,6 +75,7 @@ func spawnAndWait(_ path: String, arguments: [String], environment: [String], ou
 /// glibc's posix_spawn extensions (2.29+, 2.34+), looked up at run time: Swift's Glibc
 /// module does not import them (they need _GNU_SOURCE), and this target has no C shim.
 private struct SpawnExtensions: @unchecked Sendable {
+    // @unchecked: C function pointers (not Sendable-checked), looked up once and never changed.
     typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
     typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
     let addChdir: AddChdir?

@@ -12,7 +12,7 @@ final class HostileClientTests: XCTestCase {
     private struct Echo: Codable { var name: String; var count: Int }
 
     /// Collects the messages logged at warning level or above.
-    private final class Warnings: @unchecked Sendable {
+    private final class Warnings: Sendable {
         let messages = Mutex<[String]>([])
         var all: [String] { messages.withLock { $0 } }
         func logger() -> Logger {

@@ -12,6 +12,7 @@ final class FairUseTests: XCTestCase {
     /// Holds an exclusive lock on `quotes` on a connection of its own until `release()`: every read of the table
     /// waits, so a request can be kept running for as long as a test needs.
     private final class TableLock: @unchecked Sendable {
+        // @unchecked: the connection (a libpq pointer) is used by one test thread at a time.
         private let connection: PGConnection
         init(_ databaseURL: String) throws {
             connection = try PGConnection(connectionString: databaseURL)
@@ -42,6 +43,7 @@ final class FairUseTests: XCTestCase {
     /// A request running on a thread of its own (blocking socket I/O must not take Swift's cooperative threads,
     /// which the server needs too); `status()` waits for its answer.
     private final class Background: @unchecked Sendable {
+        // @unchecked: `answer` is written once by the thread before `done` is signalled, read after.
         private let done = DispatchSemaphore(value: 0)
         private var answer: Int?
         init(port: Int, path: String, headers: [String: String], source: String) {
