@@ -108,7 +108,7 @@ public enum Timestamp {
     }
 
     /// Writes the `length` bytes of the timestamp into `buffer`, digit by digit and with the calendar computed
-    /// arithmetically (`CivilDate`): a String plus `gmtime_r` for each was a third of a page's JSON writing.
+    /// arithmetically (`CivilDate`): a String plus `gmtime_r` for each was a large part of a page's JSON writing.
     private static func write(_ date: Date, to buffer: UnsafeMutableBufferPointer<UInt8>) {
         // From the seconds a Date holds (since 2001), split exactly into whole seconds and a fraction; the fraction
         // to the microsecond first (the database's precision), so a value a hair below a whole millisecond in
