@@ -1,12 +1,17 @@
+import QuoteVault
+
 /// The tables `/rest/v1` exposes, described once as data: their columns and types, what a client may write,
 /// how they relate (for embedding), and the row rule Supabase's policies would state. Every identifier in
-/// generated SQL comes from here, never from a request.
+/// generated SQL comes from here, never from a request. What a table's rows must satisfy whoever writes them is
+/// the table's own (constraints and triggers in the migrations); what this door adds is declared here, per table.
 struct RestSchema {
     struct Column {
         let name: String
         /// The PostgreSQL type request values are cast to (`$n::type`), so bad input fails as 22P02.
         let type: String
         let writable: Bool
+        /// The services' own check of a written value, which returns it as stored (e.g. a collection's name trimmed).
+        var normalize: (@Sendable (JSONValue) throws -> JSONValue)?
     }
 
     /// A foreign key seen from one side: `local` column(s) of this table against `foreign` of `table`.
@@ -28,6 +33,23 @@ struct RestSchema {
         case ownedThrough(column: String, table: String, ownerColumn: String)
     }
 
+    /// What the service role may do to a table (it writes every other table like the database's owner).
+    enum ServiceRoleWrites {
+        case all
+        /// New rows only; `hint` says why existing ones stay.
+        case insertOnly(hint: String)
+        /// Nothing; `hint` says who writes the table.
+        case none(hint: String)
+    }
+
+    /// How a user's writes reach a table.
+    enum Writer {
+        /// Generated SQL under the table's row rule.
+        case statement
+        /// The user's one profile row, through `ProfileService` (its validation, `preferences` as JSONB).
+        case profileService
+    }
+
     struct Table {
         let name: String
         let columns: [Column]
@@ -39,6 +61,8 @@ struct RestSchema {
         /// False for rows that are part of an account (deleted with it, `DELETE /v1/me`): as PostgREST with
         /// row-level security and no delete policy, a DELETE sees none of them (0 rows, nothing changed).
         var deletable = true
+        var serviceRoleWrites = ServiceRoleWrites.all
+        var writer = Writer.statement
 
         func column(_ name: String) -> Column? { columns.first { $0.name == name } }
         func relation(to table: String) -> Relation? { relations.first { $0.table == table } }
@@ -67,7 +91,8 @@ struct RestSchema {
             ],
             primaryKey: ["date"],
             relations: [Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne)],
-            rule: .publicReadOnly, touchesUpdatedAt: false),
+            rule: .publicReadOnly, touchesUpdatedAt: false,
+            serviceRoleWrites: .insertOnly(hint: "a date's quote is kept once chosen; pin dates that have none")),
         Table(
             name: "profiles",
             columns: [
@@ -77,7 +102,8 @@ struct RestSchema {
                 Column(name: "created_at", type: "timestamptz", writable: false),
                 Column(name: "updated_at", type: "timestamptz", writable: false),
             ],
-            primaryKey: ["id"], relations: [], rule: .ownedBy(column: "id"), touchesUpdatedAt: true, deletable: false),
+            primaryKey: ["id"], relations: [], rule: .ownedBy(column: "id"), touchesUpdatedAt: true, deletable: false,
+            serviceRoleWrites: .none(hint: "profiles are written by their owners"), writer: .profileService),
         Table(
             name: "user_favorites",
             columns: [
@@ -91,7 +117,10 @@ struct RestSchema {
             name: "collections",
             columns: [
                 Column(name: "id", type: "uuid", writable: true), Column(name: "user_id", type: "uuid", writable: true),
-                Column(name: "name", type: "text", writable: true),
+                Column(name: "name", type: "text", writable: true, normalize: { value in
+                    guard let text = value.stringValue else { throw QuoteVaultError.invalid("name", "must be a string") }
+                    return .string(try CollectionsService.validateName(text))
+                }),
                 Column(name: "created_at", type: "timestamptz", writable: false),
                 Column(name: "updated_at", type: "timestamptz", writable: false),
             ],
