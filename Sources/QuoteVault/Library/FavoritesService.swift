@@ -43,40 +43,26 @@ public struct FavoritesService: Sendable {
     /// Makes `quoteID` a favorite. Returns true when it became one, false when it already was.
     /// - Throws: `QuoteVaultError.notFound` for an unknown quote.
     public func add(userID: UUID, quoteID: UUID) async throws -> Bool {
-        do {
-            return try await pool.query(Self.addStatement(userID: userID, quoteID: quoteID)).affectedRows == 1
-        } catch let error as PGError where error.sqlState == .foreignKeyViolation {
-            throw QuoteVaultError.notFound
-        }
+        try await pool.run(Self.add(userID: userID, quoteID: quoteID))
     }
 
-    /// `add` on a connection the caller holds (inside its transaction).
-    public static func add(userID: UUID, quoteID: UUID, _ connection: PGConnection) throws -> Bool {
-        do {
-            return try connection.query(addStatement(userID: userID, quoteID: quoteID)).affectedRows == 1
-        } catch let error where error.sqlState == .foreignKeyViolation {
-            throw QuoteVaultError.notFound
+    public static func add(userID: UUID, quoteID: UUID) -> PGOperation<Bool> {
+        .statement("""
+            INSERT INTO user_favorites (user_id, quote_id) VALUES (\(userID), \(quoteID))
+            ON CONFLICT (user_id, quote_id) DO NOTHING
+            """) { run in
+            do { return try run().affectedRows == 1 } catch let error as PGError where error.sqlState == .foreignKeyViolation {
+                throw QuoteVaultError.notFound
+            }
         }
-    }
-
-    private static func addStatement(userID: UUID, quoteID: UUID) -> PGQuery {
-        """
-        INSERT INTO user_favorites (user_id, quote_id) VALUES (\(userID), \(quoteID))
-        ON CONFLICT (user_id, quote_id) DO NOTHING
-        """
     }
 
     /// Removes the favorite if it exists (idempotent).
     public func remove(userID: UUID, quoteID: UUID) async throws {
-        try await pool.query(Self.removeStatement(userID: userID, quoteID: quoteID))
+        try await pool.run(Self.remove(userID: userID, quoteID: quoteID))
     }
 
-    /// `remove` on a connection the caller holds.
-    public static func remove(userID: UUID, quoteID: UUID, _ connection: PGConnection) throws {
-        try connection.query(removeStatement(userID: userID, quoteID: quoteID))
-    }
-
-    private static func removeStatement(userID: UUID, quoteID: UUID) -> PGQuery {
-        "DELETE FROM user_favorites WHERE user_id = \(userID) AND quote_id = \(quoteID)"
+    public static func remove(userID: UUID, quoteID: UUID) -> PGOperation<Void> {
+        .statement("DELETE FROM user_favorites WHERE user_id = \(userID) AND quote_id = \(quoteID)") { _ = try $0() }
     }
 }

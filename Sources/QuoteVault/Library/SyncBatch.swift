@@ -1,7 +1,5 @@
 import Foundation
-import HTTPServer
 import PGClient
-import QuoteVault
 
 /// Applies the queued operations of `POST /v1/sync` in order, each at most once.
 ///
@@ -11,30 +9,66 @@ import QuoteVault
 /// claimed by an earlier batch answer their stored result. Each claimed operation runs under a savepoint, so
 /// one that fails (404, 409, 422) is rolled back alone and its failure is the result remembered; the results are
 /// stored before the commit, with the effects. A database failure fails the whole batch (5xx, nothing applied,
-/// nothing remembered): the client sends it again.
-struct SyncBatch {
-    /// One operation's outcome: what its `/v1` route would answer.
-    struct Result: Sendable {
-        let id: UUID
-        let status: Int
-        let code: String?
+/// nothing remembered): the client sends it again. What each result says is the surface's (`Answers`).
+public struct SyncBatch: Sendable {
+    /// One operation's result: what its route would answer.
+    public struct Result: Sendable {
+        public let id: UUID
+        public let status: Int
+        public let code: String?
         /// The answer's JSON body, when the route answers with one.
-        let object: [UInt8]?
+        public let object: [UInt8]?
+    }
+
+    /// What an applied operation did.
+    public enum Outcome: Sendable {
+        /// `favorite.add`; `added` false when it already was one.
+        case favorite(quoteID: UUID, added: Bool)
+        case collection(QuoteCollection, created: Bool)
+        case collectionQuote(collectionID: UUID, quoteID: UUID, added: Bool)
+        case profile(User)
+        /// A removal or deletion: nothing to show.
+        case removed
+    }
+
+    /// How the surface answers an operation as its route would: an outcome as a status and body, a failure as
+    /// a status and code (a status of 500 or more fails the whole batch).
+    public struct Answers: Sendable {
+        let outcome: @Sendable (Outcome) -> (status: Int, object: [UInt8]?)
+        let failure: @Sendable (any Error) -> (status: Int, code: String?)
+
+        public init(
+            outcome: @escaping @Sendable (Outcome) -> (status: Int, object: [UInt8]?),
+            failure: @escaping @Sendable (any Error) -> (status: Int, code: String?)
+        ) {
+            self.outcome = outcome
+            self.failure = failure
+        }
     }
 
     let pool: PGPool
+    let answers: Answers
+
+    public init(pool: PGPool, answers: Answers) {
+        self.pool = pool
+        self.answers = answers
+    }
 
     /// Results of operations one account keeps (30 days of them): storage stays bounded whatever a client sends.
     /// A batch that would keep more is refused whole (`403 quota_exceeded`); operations already applied still
     /// answer their stored result.
-    static let maximumResultsPerUser = 50_000
+    public static let maximumResultsPerUser = 50_000
 
-    func apply(_ operations: [SyncOperation], userID: UUID) async throws -> [Result] {
+    public func apply(_ operations: [SyncOperation], userID: UUID) async throws -> [Result] {
         guard !operations.isEmpty else { return [] }
-        return try await pool.withTransaction { connection in try Self.apply(operations, userID: userID, connection) }
+        return try await pool.withTransaction { [answers] connection in
+            try Self.apply(operations, userID: userID, answers: answers, connection)
+        }
     }
 
-    private static func apply(_ operations: [SyncOperation], userID: UUID, _ connection: PGConnection) throws -> [Result] {
+    private static func apply(
+        _ operations: [SyncOperation], userID: UUID, answers: Answers, _ connection: PGConnection
+    ) throws -> [Result] {
         let ids = Array(Set(operations.map(\.id)))
         // One batch of a user at a time counts against the quota, so two at once cannot overshoot it.
         try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("quota:sync_operations:\(userID)"), 0))")
@@ -66,9 +100,10 @@ struct SyncBatch {
         for operation in operations where results[operation.id] == nil {
             let result: Result
             do {
-                result = try connection.transaction { connection in try run(operation, userID: userID, connection) }
+                let outcome = answers.outcome(try connection.transaction { try run(operation.action, userID: userID, $0) })
+                result = Result(id: operation.id, status: outcome.status, code: nil, object: outcome.object)
             } catch {
-                let problem = HTTPError.answering(error)
+                let problem = answers.failure(error)
                 if problem.status >= 500 { throw error }
                 result = Result(id: operation.id, status: problem.status, code: problem.code, object: nil)
             }
@@ -87,44 +122,36 @@ struct SyncBatch {
         return operations.map { results[$0.id]! }
     }
 
-    /// The operation, answered as its route answers.
-    private static func run(_ operation: SyncOperation, userID: UUID, _ connection: PGConnection) throws -> Result {
-        var writer = JSONWriter(capacity: 256)
-        func answer(_ status: Int, _ write: ((inout JSONWriter) -> Void)? = nil) -> Result {
-            write?(&writer)
-            return Result(id: operation.id, status: status, code: nil, object: write == nil ? nil : writer.bytes)
-        }
+    /// The operation's effect, as its route has it.
+    private static func run(_ action: SyncOperation.Action, userID: UUID, _ connection: PGConnection) throws -> Outcome {
         func name(_ value: JSONValue?) throws -> String {
             guard let name = value?.stringValue else {
                 throw QuoteVaultError.invalid("name", value == nil ? "is required" : "must be a string")
             }
             return name
         }
-        switch operation.action {
+        switch action {
         case .favoriteAdd(let quoteID):
-            let added = try FavoritesService.add(userID: userID, quoteID: quoteID, connection)
-            return answer(added ? 201 : 200) { $0.favorite(quoteID) }
+            return .favorite(quoteID: quoteID, added: try connection.run(FavoritesService.add(userID: userID, quoteID: quoteID)))
         case .favoriteRemove(let quoteID):
-            try FavoritesService.remove(userID: userID, quoteID: quoteID, connection)
-            return answer(204)
+            try connection.run(FavoritesService.remove(userID: userID, quoteID: quoteID))
         case .collectionCreate(let collectionID, let value):
-            let collection = try CollectionsService.create(userID: userID, name: try name(value), id: collectionID, connection)
-            return answer(201) { $0.collection(collection) }
+            let create = try CollectionsService.create(userID: userID, name: try name(value), id: collectionID)
+            return .collection(try connection.run(create), created: true)
         case .collectionRename(let collectionID, let value):
-            let collection = try CollectionsService.rename(userID: userID, collectionID: collectionID, name: try name(value), connection)
-            return answer(200) { $0.collection(collection) }
+            let rename = try CollectionsService.rename(userID: userID, collectionID: collectionID, name: try name(value))
+            return .collection(try connection.run(rename), created: false)
         case .collectionDelete(let collectionID):
-            try CollectionsService.delete(userID: userID, collectionID: collectionID, connection)
-            return answer(204)
+            try connection.run(CollectionsService.delete(userID: userID, collectionID: collectionID))
         case .collectionAddQuote(let collectionID, let quoteID):
-            let added = try CollectionsService.addQuote(userID: userID, collectionID: collectionID, quoteID: quoteID, connection)
-            return answer(added ? 201 : 200) { $0.collectionQuote(collectionID: collectionID, quoteID: quoteID) }
+            let added = try connection.run(CollectionsService.addQuote(userID: userID, collectionID: collectionID, quoteID: quoteID))
+            return .collectionQuote(collectionID: collectionID, quoteID: quoteID, added: added)
         case .collectionRemoveQuote(let collectionID, let quoteID):
-            try CollectionsService.removeQuote(userID: userID, collectionID: collectionID, quoteID: quoteID, connection)
-            return answer(204)
+            try connection.run(CollectionsService.removeQuote(userID: userID, collectionID: collectionID, quoteID: quoteID))
         case .profileUpdate(let displayName, let preferences):
-            let user = try ProfileService.update(userID, try ProfilePatch(displayName: displayName, preferences: preferences), connection)
-            return answer(200) { $0.user(user) }
+            let patch = try ProfilePatch(displayName: displayName, preferences: preferences)
+            return .profile(try connection.run(ProfileService.update(userID, patch)))
         }
+        return .removed
     }
 }
