@@ -45,8 +45,8 @@ final class QuoteOfTheDayTests: XCTestCase {
                 XCTAssertEqual(error.sqlState?.rawValue, "55000")
             }
         }
-        let other = try await app.withConnection { connection in
-            try connection.query("UPDATE quotes SET category = 'humor' WHERE id <> \(UUID(uuidString: shown)!)").affectedRows
+        let other = try await app.withConnection {
+            try $0.query("UPDATE quotes SET category = 'humor' WHERE id <> \(UUID(uuidString: shown)!)").affectedRows
         }
         XCTAssertEqual(other, 1)
         XCTAssertEqual(try quoteID(app.client.get("/v1/qotd?date=2026-04-01")), shown)

@@ -47,13 +47,15 @@ public struct ProfileService: Sendable {
                 let stored = try JSONDecoder().decode(
                     [String: JSONValue].self, from: try row.decode("preferences", as: PGJSON.self).data)
                 let merged = try Preferences.merge(preferences, into: stored)
+                let document = PGJSON(data: try JSONEncoder().encode(merged))
                 try connection.query("""
-                    UPDATE profiles SET preferences = \(PGJSON(data: try JSONEncoder().encode(merged))), updated_at = now()
-                    WHERE id = \(userID)
+                    UPDATE profiles SET preferences = \(document), updated_at = now() WHERE id = \(userID)
                     """)
             }
             if case .some(let name) = patch.displayName {
-                try connection.query("UPDATE profiles SET display_name = \(name), updated_at = now() WHERE id = \(userID)")
+                try connection.query("""
+                    UPDATE profiles SET display_name = \(name), updated_at = now() WHERE id = \(userID)
+                    """)
             }
             return try User.load(userID, connection)
         }

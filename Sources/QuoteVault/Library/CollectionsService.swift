@@ -30,7 +30,7 @@ public struct CollectedQuote: Sendable {
     public let addedAt: Date
 }
 
-/// Each user's collections. The owner's id is part of every WHERE, so another user's collection is exactly
+/// Each user's collections. The owner (`RowOwner`) is part of every WHERE, so another user's collection is exactly
 /// as invisible as a missing one (`notFound`).
 public struct CollectionsService: Sendable {
     public static let maximumNameLength = 100
@@ -53,7 +53,7 @@ public struct CollectionsService: Sendable {
     public func list(userID: UUID) async throws -> [QuoteCollection] {
         try await pool.read("""
             SELECT \(unsafeSQL: QuoteCollection.columns) FROM collections c
-            WHERE c.user_id = \(userID) ORDER BY c.created_at DESC, c.id DESC
+            WHERE \(RowOwner.collections.owned("c", by: userID)) ORDER BY c.created_at DESC, c.id DESC
             """).map(QuoteCollection.init(row:))
     }
 
@@ -86,7 +86,7 @@ public struct CollectionsService: Sendable {
         return .statement("""
             WITH c AS (
                 UPDATE collections SET name = \(name), updated_at = now()
-                WHERE id = \(collectionID) AND user_id = \(userID) RETURNING *)
+                WHERE id = \(collectionID) AND \(RowOwner.collections.owned("collections", by: userID)) RETURNING *)
             SELECT \(unsafeSQL: QuoteCollection.columns) FROM c
             """) { run in
             guard let row = try run().first else { throw QuoteVaultError.notFound }
@@ -100,7 +100,10 @@ public struct CollectionsService: Sendable {
     }
 
     public static func delete(userID: UUID, collectionID: UUID) -> PGOperation<Void> {
-        .statement("DELETE FROM collections WHERE id = \(collectionID) AND user_id = \(userID)") { run in
+        .statement("""
+            DELETE FROM collections
+            WHERE id = \(collectionID) AND \(RowOwner.collections.owned("collections", by: userID))
+            """) { run in
             guard try run().affectedRows == 1 else { throw QuoteVaultError.notFound }
         }
     }
@@ -138,7 +141,8 @@ public struct CollectionsService: Sendable {
                 // Inserting only through the owned collection keeps ownership in the statement itself.
                 let inserted = try connection.query("""
                     INSERT INTO collection_quotes (collection_id, quote_id)
-                    SELECT c.id, \(quoteID) FROM collections c WHERE c.id = \(collectionID) AND c.user_id = \(userID)
+                    SELECT c.id, \(quoteID) FROM collections c
+                    WHERE c.id = \(collectionID) AND \(RowOwner.collections.owned("c", by: userID))
                     ON CONFLICT (collection_id, quote_id) DO NOTHING
                     """).affectedRows
                 if inserted == 1 { return true }
@@ -160,12 +164,17 @@ public struct CollectionsService: Sendable {
         .connection { connection in
             try requireOwned(collectionID, by: userID, connection)
             guard let quoteID else { return }
-            try connection.query("DELETE FROM collection_quotes WHERE collection_id = \(collectionID) AND quote_id = \(quoteID)")
+            try connection.query("""
+                DELETE FROM collection_quotes WHERE collection_id = \(collectionID) AND quote_id = \(quoteID)
+                """)
         }
     }
 
     private static func requireOwned(_ collectionID: UUID, by userID: UUID, _ connection: PGConnection) throws {
-        let owned = try connection.query("SELECT 1 AS owned FROM collections WHERE id = \(collectionID) AND user_id = \(userID)")
+        let owned = try connection.query("""
+            SELECT 1 AS owned FROM collections
+            WHERE id = \(collectionID) AND \(RowOwner.collections.owned("collections", by: userID))
+            """)
         guard !owned.isEmpty else { throw QuoteVaultError.notFound }
     }
 }

@@ -100,8 +100,9 @@ public struct SyncBatch: Sendable {
         for operation in operations where results[operation.id] == nil {
             let result: Result
             do {
-                let outcome = answers.outcome(try connection.transaction { try run(operation.action, userID: userID, $0) })
-                result = Result(id: operation.id, status: outcome.status, code: nil, object: outcome.object)
+                let outcome = try connection.transaction { try run(operation.action, userID: userID, $0) }
+                let answer = answers.outcome(outcome)
+                result = Result(id: operation.id, status: answer.status, code: nil, object: answer.object)
             } catch {
                 let problem = answers.failure(error)
                 if problem.status >= 500 { throw error }
@@ -123,7 +124,7 @@ public struct SyncBatch: Sendable {
     }
 
     /// The operation's effect, as its route has it.
-    private static func run(_ action: SyncOperation.Action, userID: UUID, _ connection: PGConnection) throws -> Outcome {
+    private static func run(_ action: SyncOperation.Action, userID: UUID, _ db: PGConnection) throws -> Outcome {
         func name(_ value: JSONValue?) throws -> String {
             guard let name = value?.stringValue else {
                 throw QuoteVaultError.invalid("name", value == nil ? "is required" : "must be a string")
@@ -132,25 +133,27 @@ public struct SyncBatch: Sendable {
         }
         switch action {
         case .favoriteAdd(let quoteID):
-            return .favorite(quoteID: quoteID, added: try connection.run(FavoritesService.add(userID: userID, quoteID: quoteID)))
+            let added = try db.run(FavoritesService.add(userID: userID, quoteID: quoteID))
+            return .favorite(quoteID: quoteID, added: added)
         case .favoriteRemove(let quoteID):
-            try connection.run(FavoritesService.remove(userID: userID, quoteID: quoteID))
+            try db.run(FavoritesService.remove(userID: userID, quoteID: quoteID))
         case .collectionCreate(let collectionID, let value):
             let create = try CollectionsService.create(userID: userID, name: try name(value), id: collectionID)
-            return .collection(try connection.run(create), created: true)
+            return .collection(try db.run(create), created: true)
         case .collectionRename(let collectionID, let value):
-            let rename = try CollectionsService.rename(userID: userID, collectionID: collectionID, name: try name(value))
-            return .collection(try connection.run(rename), created: false)
+            let rename = try CollectionsService.rename(userID: userID, collectionID: collectionID, name: name(value))
+            return .collection(try db.run(rename), created: false)
         case .collectionDelete(let collectionID):
-            try connection.run(CollectionsService.delete(userID: userID, collectionID: collectionID))
+            try db.run(CollectionsService.delete(userID: userID, collectionID: collectionID))
         case .collectionAddQuote(let collectionID, let quoteID):
-            let added = try connection.run(CollectionsService.addQuote(userID: userID, collectionID: collectionID, quoteID: quoteID))
+            let add = CollectionsService.addQuote(userID: userID, collectionID: collectionID, quoteID: quoteID)
+            let added = try db.run(add)
             return .collectionQuote(collectionID: collectionID, quoteID: quoteID, added: added)
         case .collectionRemoveQuote(let collectionID, let quoteID):
-            try connection.run(CollectionsService.removeQuote(userID: userID, collectionID: collectionID, quoteID: quoteID))
+            try db.run(CollectionsService.removeQuote(userID: userID, collectionID: collectionID, quoteID: quoteID))
         case .profileUpdate(let displayName, let preferences):
             let patch = try ProfilePatch(displayName: displayName, preferences: preferences)
-            return .profile(try connection.run(ProfileService.update(userID, patch)))
+            return .profile(try db.run(ProfileService.update(userID, patch)))
         }
         return .removed
     }

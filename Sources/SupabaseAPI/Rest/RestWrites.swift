@@ -26,7 +26,7 @@ extension RestRoutes {
             for key in keys.sorted() { _ = try RestSQL(caller: caller).column(key, of: table) }
             return
         }
-        if case .publicReadOnly = table.rule { throw RestError.rowRule(table.name, anonymous: caller.user == nil, insert: insert) }
+        if table.owner == nil { throw RestError.rowRule(table.name, anonymous: caller.user == nil, insert: insert) }
         guard caller.user != nil else { throw RestError.rowRule(table.name, anonymous: true, insert: insert) }
         for key in keys.sorted() {
             let column = try RestSQL(caller: caller).column(key, of: table)
@@ -41,7 +41,7 @@ extension RestRoutes {
     {
         try rows.map { row in
             var row = row
-            if case .ownedBy(let column) = table.rule, let user = caller.user {
+            if case .column(let column)? = table.owner, let user = caller.user {
                 if let owner = row[column] {
                     guard owner.stringValue?.lowercased() == user.userID.canonicalText else {
                         throw RestError.rowRule(table.name, anonymous: false, insert: true)
@@ -51,7 +51,9 @@ extension RestRoutes {
                 }
             }
             for column in table.columns {
-                if let normalize = column.normalize, let value = row[column.name] { row[column.name] = try normalize(value) }
+                if let normalize = column.normalize, let value = row[column.name] {
+                    row[column.name] = try normalize(value)
+                }
             }
             return row
         }
@@ -119,13 +121,11 @@ extension RestRoutes {
         statement.append(" RETURNING t0.*, (t0.xmax = 0) AS qv_inserted")
         let wrapped = try sql.changed(statement, select: query.select, table: table)
         let conflictCheck = foreignConflicts
+        // Rows attached through another table (a collection's quotes) must be attached to the caller's.
         let ownershipCheck: PGQuery? = {
-            guard case .ownedThrough(let column, let owner, let ownerColumn) = table.rule, let user = caller.user else { return nil }
-            var check = PGQuery(unsafeSQL: "SELECT count(*)::int8 AS foreign_rows FROM ")
-            check.append(incoming)
-            check.append(PGQuery(unsafeSQL: " i WHERE NOT EXISTS (SELECT 1 FROM \"\(owner)\" o WHERE o.id = i.\"\(column)\" AND o.\"\(ownerColumn)\" = "))
-            check.append("\(user.userID))")
-            return check
+            guard case .through? = table.owner, let owner = table.owner, let user = caller.user else { return nil }
+            return PGQuery(unsafeSQL: "SELECT count(*)::int8 AS foreign_rows FROM ") + incoming
+                + PGQuery(unsafeSQL: " i WHERE NOT ") + owner.owned("i", by: user.userID)
         }()
         let result = try await Self.keepingShownQuotes { try await context.pool.withTransaction { connection in
             if let ownershipCheck, try connection.query(ownershipCheck).first?.decode("foreign_rows", as: Int.self) ?? 0 > 0 {
@@ -190,12 +190,10 @@ extension RestRoutes {
         let wrapped = try sql.changed(statement, select: query.select, table: table)
         // A row may not be moved under an owner that is not the caller (the policy's WITH CHECK).
         let movedCheck: PGQuery? = {
-            guard case .ownedThrough(let column, let owner, let ownerColumn) = table.rule, let target = changes[column],
+            guard case .through(let column, _)? = table.owner, let owner = table.owner, let target = changes[column],
                   let user = caller.user else { return nil }
-            return """
-                SELECT count(*)::int8 AS owned FROM \(unsafeSQL: "\"\(owner)\"") o
-                WHERE o.id = \(target.stringValue ?? "")::uuid AND o.\(unsafeSQL: "\"\(ownerColumn)\"") = \(user.userID)
-                """
+            return PGQuery(unsafeSQL: "SELECT count(*)::int8 AS owned FROM (SELECT ") + "\(target.stringValue ?? "")"
+                + PGQuery(unsafeSQL: "::uuid AS \"\(column)\") i WHERE ") + owner.owned("i", by: user.userID)
         }()
         let (body, rows) = try await Self.keepingShownQuotes { try await context.pool.withTransaction { connection in
             if let movedCheck, try connection.query(movedCheck).first?.decode("owned", as: Int.self) ?? 0 == 0 {
