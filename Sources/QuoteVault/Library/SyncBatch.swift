@@ -31,27 +31,17 @@ public struct SyncBatch: Sendable {
         case removed
     }
 
-    /// How the surface answers an operation as its route would: an outcome as a status and body, a failure as
-    /// a status and code (a status of 500 or more fails the whole batch).
-    public struct Answers: Sendable {
-        let outcome: @Sendable (Outcome) -> (status: Int, object: [UInt8]?)
-        let failure: @Sendable (any Error) -> (status: Int, code: String?)
-
-        public init(
-            outcome: @escaping @Sendable (Outcome) -> (status: Int, object: [UInt8]?),
-            failure: @escaping @Sendable (any Error) -> (status: Int, code: String?)
-        ) {
-            self.outcome = outcome
-            self.failure = failure
-        }
-    }
+    /// How the surface answers an operation's outcome or failure as its route would (a failure answered with 500
+    /// or more fails the whole batch).
+    public typealias Answer =
+        @Sendable (Swift.Result<Outcome, any Error>) -> (status: Int, code: String?, object: [UInt8]?)
 
     let pool: PGPool
-    let answers: Answers
+    let answer: Answer
 
-    public init(pool: PGPool, answers: Answers) {
+    public init(pool: PGPool, answer: @escaping Answer) {
         self.pool = pool
-        self.answers = answers
+        self.answer = answer
     }
 
     /// Results of operations one account keeps (30 days of them): storage stays bounded whatever a client sends.
@@ -61,13 +51,13 @@ public struct SyncBatch: Sendable {
 
     public func apply(_ operations: [SyncOperation], userID: UUID) async throws -> [Result] {
         guard !operations.isEmpty else { return [] }
-        return try await pool.withTransaction { [answers] connection in
-            try Self.apply(operations, userID: userID, answers: answers, connection)
+        return try await pool.withTransaction { [answer] connection in
+            try Self.apply(operations, userID: userID, answer: answer, connection)
         }
     }
 
     private static func apply(
-        _ operations: [SyncOperation], userID: UUID, answers: Answers, _ connection: PGConnection
+        _ operations: [SyncOperation], userID: UUID, answer: Answer, _ connection: PGConnection
     ) throws -> [Result] {
         let ids = Array(Set(operations.map(\.id)))
         // One batch of a user at a time counts against the quota, so two at once cannot overshoot it.
@@ -98,16 +88,10 @@ public struct SyncBatch: Sendable {
         }
         var applied: [Result] = []
         for operation in operations where results[operation.id] == nil {
-            let result: Result
-            do {
-                let outcome = try connection.transaction { try run(operation.action, userID: userID, $0) }
-                let answer = answers.outcome(outcome)
-                result = Result(id: operation.id, status: answer.status, code: nil, object: answer.object)
-            } catch {
-                let problem = answers.failure(error)
-                if problem.status >= 500 { throw error }
-                result = Result(id: operation.id, status: problem.status, code: problem.code, object: nil)
-            }
+            let outcome = Swift.Result { try connection.transaction { try run(operation.action, userID: userID, $0) } }
+            let answered = answer(outcome)
+            if case .failure(let error) = outcome, answered.status >= 500 { throw error }
+            let result = Result(id: operation.id, status: answered.status, code: answered.code, object: answered.object)
             results[operation.id] = result
             applied.append(result)
         }
