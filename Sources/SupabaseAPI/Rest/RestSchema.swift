@@ -47,14 +47,13 @@ struct RestSchema {
         let relations: [Relation]
         /// Set to now() on every update.
         let touchesUpdatedAt: Bool
+        /// Whose rows these are (the declaration `/v1` shares); nil: anyone reads, no user writes.
+        var owner: RowOwner?
         /// False for rows that are part of an account (deleted with it, `DELETE /v1/me`): as PostgREST with
         /// row-level security and no delete policy, a DELETE sees none of them (0 rows, nothing changed).
         var deletable = true
         var serviceRoleWrites = ServiceRoleWrites.all
         var writer = Writer.statement
-
-        /// Whose rows these are (the declaration `/v1` shares); nil: anyone reads, no user writes.
-        var owner: RowOwner? { RowOwner.tables[name] }
 
         func column(_ name: String) -> Column? { columns.first { $0.name == name } }
         func relation(to table: String) -> Relation? { relations.first { $0.table == table } }
@@ -94,7 +93,7 @@ struct RestSchema {
                 Column(name: "created_at", type: "timestamptz", writable: false),
                 Column(name: "updated_at", type: "timestamptz", writable: false),
             ],
-            primaryKey: ["id"], relations: [], touchesUpdatedAt: true, deletable: false,
+            primaryKey: ["id"], relations: [], touchesUpdatedAt: true, owner: .profiles, deletable: false,
             serviceRoleWrites: .none(hint: "profiles are written by their owners"), writer: .profileService),
         Table(
             name: "user_favorites",
@@ -104,7 +103,7 @@ struct RestSchema {
             ],
             primaryKey: ["user_id", "quote_id"],
             relations: [Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne)],
-            touchesUpdatedAt: false),
+            touchesUpdatedAt: false, owner: .favorites),
         Table(
             name: "collections",
             columns: [
@@ -120,7 +119,7 @@ struct RestSchema {
             ],
             primaryKey: ["id"],
             relations: [Relation(table: "collection_quotes", local: "id", foreign: "collection_id", cardinality: .toMany)],
-            touchesUpdatedAt: true),
+            touchesUpdatedAt: true, owner: .collections),
         Table(
             name: "collection_quotes",
             columns: [
@@ -132,6 +131,6 @@ struct RestSchema {
                 Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne),
                 Relation(table: "collections", local: "collection_id", foreign: "id", cardinality: .toOne),
             ],
-            touchesUpdatedAt: false),
+            touchesUpdatedAt: false, owner: .collectionQuotes),
     ].map { ($0.name, $0) })
 }

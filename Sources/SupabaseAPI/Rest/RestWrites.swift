@@ -190,7 +190,7 @@ extension RestRoutes {
         let wrapped = try sql.changed(statement, select: query.select, table: table)
         // A row may not be moved under an owner that is not the caller (the policy's WITH CHECK).
         let movedCheck: PGQuery? = {
-            guard case .through(let column, _)? = table.owner, let owner = table.owner, let target = changes[column],
+            guard case .through(let column, _, _)? = table.owner, let owner = table.owner, let target = changes[column],
                   let user = caller.user else { return nil }
             return PGQuery(unsafeSQL: "SELECT count(*)::int8 AS owned FROM (SELECT ") + "\(target.stringValue ?? "")"
                 + PGQuery(unsafeSQL: "::uuid AS \"\(column)\") i WHERE ") + owner.owned("i", by: user.userID)
