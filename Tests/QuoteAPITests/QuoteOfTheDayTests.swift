@@ -25,6 +25,34 @@ final class QuoteOfTheDayTests: XCTestCase {
         XCTAssertEqual(try quoteID(restarted.client.get("/v1/qotd?date=2026-03-01")), try quoteID(first))
     }
 
+    /// A day's quote is kept as it was shown whoever writes the tables (the rule is the tables' own, migration
+    /// 0020): the day's row and the quote's words refuse changes, other quotes and new dates do not.
+    func testAShownQuoteIsKeptWhateverWritesIt() async throws {
+        let app = try await TestApp.start()
+        try await app.insertQuotes(["One quote", "Another quote"])
+        let shown = try quoteID(app.client.get("/v1/qotd?date=2026-04-01"))
+        let statements: [PGQuery] = [
+            "UPDATE quotes SET text = 'Rewritten' WHERE id = \(UUID(uuidString: shown)!)",
+            "UPDATE quote_of_day SET date = '2026-04-02' WHERE date = '2026-04-01'",
+            "DELETE FROM quote_of_day WHERE date = '2026-04-01'",
+        ]
+        for statement in statements {
+            do {
+                _ = try await app.withConnection { try $0.query(statement) }
+                XCTFail("\(statement.sql) was not refused")
+            } catch let error as PGError {
+                XCTAssertEqual(error.sqlState?.rawValue, "55000")
+            }
+        }
+        let other = try await app.withConnection {
+            try $0.query("UPDATE quotes SET category = 'humor' WHERE id <> \(UUID(uuidString: shown)!)").affectedRows
+        }
+        XCTAssertEqual(other, 1)
+        XCTAssertEqual(try quoteID(app.client.get("/v1/qotd?date=2026-04-01")), shown)
+        XCTAssertEqual(try app.client.get("/v1/qotd?date=2026-04-03").status, 200)
+        await app.stop()
+    }
+
     func testFiftyConcurrentFirstRequestsAgree() async throws {
         let app = try await startTestApp()
         try await app.insertQuotes((0..<100).map { "Concurrent \($0)" })

@@ -45,7 +45,8 @@ struct SyncRoutes {
     @Sendable private func applyBatch(_ request: Request) async throws -> Response {
         let user = try await context.authenticate(request)
         let operations = try SyncOperation.parseBatch(try request.decodeJSON(JSONValue.self))
-        let results = try await SyncBatch(pool: context.pool).apply(operations, userID: user.userID)
+        let batch = SyncBatch(pool: context.pool, answer: SyncBatch.v1Answer)
+        let results = try await batch.apply(operations, userID: user.userID)
         let position = try await sync.feed.position(userID: user.userID)
         var writer = JSONWriter(capacity: 160 * results.count + 128)
         writer.raw("{")

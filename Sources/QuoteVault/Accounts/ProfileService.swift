@@ -35,25 +35,30 @@ public struct ProfileService: Sendable {
     /// field by field (null resets one to its default). Validation happens before anything is written.
     public func update(_ userID: UUID, displayName: JSONValue?, preferences: JSONValue?) async throws -> User {
         let patch = try ProfilePatch(displayName: displayName, preferences: preferences)
-        return try await pool.withTransaction { connection in try Self.update(userID, patch, connection) }
+        return try await pool.withTransaction { connection in try connection.run(Self.update(userID, patch)) }
     }
 
-    /// Applies a validated patch on a connection the caller holds (inside its transaction).
-    public static func update(_ userID: UUID, _ patch: ProfilePatch, _ connection: PGConnection) throws -> User {
-        let rows = try connection.query("SELECT preferences FROM profiles WHERE id = \(userID) FOR UPDATE")
-        guard let row = rows.first else { throw QuoteVaultError.unauthorized }
-        if let preferences = patch.preferences {
-            let stored = try JSONDecoder().decode([String: JSONValue].self, from: try row.decode("preferences", as: PGJSON.self).data)
-            let merged = try Preferences.merge(preferences, into: stored)
-            try connection.query("""
-                UPDATE profiles SET preferences = \(PGJSON(data: try JSONEncoder().encode(merged))), updated_at = now()
-                WHERE id = \(userID)
-                """)
+    /// Applies a validated patch (run inside a transaction: the row is locked while preferences merge).
+    public static func update(_ userID: UUID, _ patch: ProfilePatch) -> PGOperation<User> {
+        .connection { connection in
+            let rows = try connection.query("SELECT preferences FROM profiles WHERE id = \(userID) FOR UPDATE")
+            guard let row = rows.first else { throw QuoteVaultError.unauthorized }
+            if let preferences = patch.preferences {
+                let stored = try JSONDecoder().decode(
+                    [String: JSONValue].self, from: try row.decode("preferences", as: PGJSON.self).data)
+                let merged = try Preferences.merge(preferences, into: stored)
+                let document = PGJSON(data: try JSONEncoder().encode(merged))
+                try connection.query("""
+                    UPDATE profiles SET preferences = \(document), updated_at = now() WHERE id = \(userID)
+                    """)
+            }
+            if case .some(let name) = patch.displayName {
+                try connection.query("""
+                    UPDATE profiles SET display_name = \(name), updated_at = now() WHERE id = \(userID)
+                    """)
+            }
+            return try User.load(userID, connection)
         }
-        if case .some(let name) = patch.displayName {
-            try connection.query("UPDATE profiles SET display_name = \(name), updated_at = now() WHERE id = \(userID)")
-        }
-        return try User.load(userID, connection)
     }
 
     /// A `display_name` change: `.none` when absent, `.some(nil)` to clear it; a bad value adds to `errors`.

@@ -30,7 +30,7 @@ public struct CollectedQuote: Sendable {
     public let addedAt: Date
 }
 
-/// Each user's collections. The owner's id is part of every WHERE, so another user's collection is exactly
+/// Each user's collections. The owner (`RowOwner`) is part of every WHERE, so another user's collection is exactly
 /// as invisible as a missing one (`notFound`).
 public struct CollectionsService: Sendable {
     public static let maximumNameLength = 100
@@ -53,77 +53,59 @@ public struct CollectionsService: Sendable {
     public func list(userID: UUID) async throws -> [QuoteCollection] {
         try await pool.read("""
             SELECT \(unsafeSQL: QuoteCollection.columns) FROM collections c
-            WHERE c.user_id = \(userID) ORDER BY c.created_at DESC, c.id DESC
+            WHERE \(RowOwner.collections.owned("c", by: userID)) ORDER BY c.created_at DESC, c.id DESC
             """).map(QuoteCollection.init(row:))
     }
 
     /// Creates a collection; `id` is the client's own (offline-created) id, else one is made.
     /// - Throws: `ConflictError` when `id` is taken (by any user).
     public func create(userID: UUID, name: String, id: UUID? = nil) async throws -> QuoteCollection {
-        let name = try Self.validateName(name)
-        return try Self.created(try await pool.query(Self.createStatement(userID: userID, name: name, id: id)))
+        try await pool.run(try Self.create(userID: userID, name: name, id: id))
     }
 
-    /// `create` on a connection the caller holds (inside its transaction).
-    public static func create(userID: UUID, name: String, id: UUID?, _ connection: PGConnection) throws -> QuoteCollection {
-        try created(try connection.query(createStatement(userID: userID, name: try validateName(name), id: id)))
-    }
-
-    private static func createStatement(userID: UUID, name: String, id: UUID?) -> PGQuery {
-        """
-        WITH c AS (
-            INSERT INTO collections (id, user_id, name) VALUES (coalesce(\(id)::uuid, gen_random_uuid()), \(userID), \(name))
-            ON CONFLICT (id) DO NOTHING RETURNING *)
-        SELECT c.id, c.name, c.created_at, c.updated_at, 0::int8 AS quote_count FROM c
-        """
-    }
-
-    private static func created(_ rows: PGRows) throws -> QuoteCollection {
-        guard let row = rows.first else { throw ConflictError("A collection with this id already exists") }
-        return try QuoteCollection(row: row)
+    public static func create(userID: UUID, name: String, id: UUID?) throws -> PGOperation<QuoteCollection> {
+        let name = try validateName(name)
+        return .statement("""
+            WITH c AS (
+                INSERT INTO collections (id, user_id, name)
+                VALUES (coalesce(\(id)::uuid, gen_random_uuid()), \(userID), \(name))
+                ON CONFLICT (id) DO NOTHING RETURNING *)
+            SELECT c.id, c.name, c.created_at, c.updated_at, 0::int8 AS quote_count FROM c
+            """) { run in
+            guard let row = try run().first else { throw ConflictError("A collection with this id already exists") }
+            return try QuoteCollection(row: row)
+        }
     }
 
     public func rename(userID: UUID, collectionID: UUID, name: String) async throws -> QuoteCollection {
-        let name = try Self.validateName(name)
-        return try Self.renamed(try await pool.query(Self.renameStatement(userID: userID, collectionID: collectionID, name: name)))
+        try await pool.run(try Self.rename(userID: userID, collectionID: collectionID, name: name))
     }
 
-    /// `rename` on a connection the caller holds.
-    public static func rename(userID: UUID, collectionID: UUID, name: String, _ connection: PGConnection) throws -> QuoteCollection {
+    public static func rename(userID: UUID, collectionID: UUID, name: String) throws -> PGOperation<QuoteCollection> {
         let name = try validateName(name)
-        return try renamed(try connection.query(renameStatement(userID: userID, collectionID: collectionID, name: name)))
-    }
-
-    private static func renameStatement(userID: UUID, collectionID: UUID, name: String) -> PGQuery {
-        """
-        WITH c AS (
-            UPDATE collections SET name = \(name), updated_at = now()
-            WHERE id = \(collectionID) AND user_id = \(userID) RETURNING *)
-        SELECT \(unsafeSQL: QuoteCollection.columns) FROM c
-        """
-    }
-
-    private static func renamed(_ rows: PGRows) throws -> QuoteCollection {
-        guard let row = rows.first else { throw QuoteVaultError.notFound }
-        return try QuoteCollection(row: row)
+        return .statement("""
+            WITH c AS (
+                UPDATE collections SET name = \(name), updated_at = now()
+                WHERE id = \(collectionID) AND \(RowOwner.collections.owned("collections", by: userID)) RETURNING *)
+            SELECT \(unsafeSQL: QuoteCollection.columns) FROM c
+            """) { run in
+            guard let row = try run().first else { throw QuoteVaultError.notFound }
+            return try QuoteCollection(row: row)
+        }
     }
 
     /// Deletes the collection; its quote associations go with it (foreign-key cascade, same statement).
     public func delete(userID: UUID, collectionID: UUID) async throws {
-        try Self.requireOneDeleted(try await pool.query(Self.deleteStatement(userID: userID, collectionID: collectionID)))
+        try await pool.run(Self.delete(userID: userID, collectionID: collectionID))
     }
 
-    /// `delete` on a connection the caller holds.
-    public static func delete(userID: UUID, collectionID: UUID, _ connection: PGConnection) throws {
-        try requireOneDeleted(try connection.query(deleteStatement(userID: userID, collectionID: collectionID)))
-    }
-
-    private static func deleteStatement(userID: UUID, collectionID: UUID) -> PGQuery {
-        "DELETE FROM collections WHERE id = \(collectionID) AND user_id = \(userID)"
-    }
-
-    private static func requireOneDeleted(_ rows: PGRows) throws {
-        guard rows.affectedRows == 1 else { throw QuoteVaultError.notFound }
+    public static func delete(userID: UUID, collectionID: UUID) -> PGOperation<Void> {
+        .statement("""
+            DELETE FROM collections
+            WHERE id = \(collectionID) AND \(RowOwner.collections.owned("collections", by: userID))
+            """) { run in
+            guard try run().affectedRows == 1 else { throw QuoteVaultError.notFound }
+        }
     }
 
     /// The collection's quotes, newest addition first.
@@ -150,43 +132,49 @@ public struct CollectionsService: Sendable {
     /// Adds a quote. True when added, false when it was already there.
     /// - Throws: `QuoteVaultError.notFound` for an unknown (or someone else's) collection, or an unknown quote.
     public func addQuote(userID: UUID, collectionID: UUID, quoteID: UUID) async throws -> Bool {
-        try await pool.withConnection { try Self.addQuote(userID: userID, collectionID: collectionID, quoteID: quoteID, $0) }
+        try await pool.run(Self.addQuote(userID: userID, collectionID: collectionID, quoteID: quoteID))
     }
 
-    /// `addQuote` on a connection the caller holds.
-    public static func addQuote(userID: UUID, collectionID: UUID, quoteID: UUID, _ connection: PGConnection) throws -> Bool {
-        do {
-            // Inserting only through the owned collection keeps ownership in the statement itself.
-            let inserted = try connection.query("""
-                INSERT INTO collection_quotes (collection_id, quote_id)
-                SELECT c.id, \(quoteID) FROM collections c WHERE c.id = \(collectionID) AND c.user_id = \(userID)
-                ON CONFLICT (collection_id, quote_id) DO NOTHING
-                """).affectedRows
-            if inserted == 1 { return true }
-            try requireOwned(collectionID, by: userID, connection)
-            return false
-        } catch let error as PGError where error.sqlState == .foreignKeyViolation {
-            throw QuoteVaultError.notFound
+    public static func addQuote(userID: UUID, collectionID: UUID, quoteID: UUID) -> PGOperation<Bool> {
+        .connection { connection in
+            do {
+                // Inserting only through the owned collection keeps ownership in the statement itself.
+                let inserted = try connection.query("""
+                    INSERT INTO collection_quotes (collection_id, quote_id)
+                    SELECT c.id, \(quoteID) FROM collections c
+                    WHERE c.id = \(collectionID) AND \(RowOwner.collections.owned("c", by: userID))
+                    ON CONFLICT (collection_id, quote_id) DO NOTHING
+                    """).affectedRows
+                if inserted == 1 { return true }
+                try requireOwned(collectionID, by: userID, connection)
+                return false
+            } catch let error as PGError where error.sqlState == .foreignKeyViolation {
+                throw QuoteVaultError.notFound
+            }
         }
     }
 
     /// Removes a quote if present (idempotent); `notFound` for an unknown or foreign collection.
     /// A nil `quoteID` (one that cannot exist) only checks the collection.
     public func removeQuote(userID: UUID, collectionID: UUID, quoteID: UUID?) async throws {
-        try await pool.withConnection { try Self.removeQuote(userID: userID, collectionID: collectionID, quoteID: quoteID, $0) }
+        try await pool.run(Self.removeQuote(userID: userID, collectionID: collectionID, quoteID: quoteID))
     }
 
-    /// `removeQuote` on a connection the caller holds.
-    public static func removeQuote(userID: UUID, collectionID: UUID, quoteID: UUID?, _ connection: PGConnection) throws {
-        try requireOwned(collectionID, by: userID, connection)
-        guard let quoteID else { return }
-        try connection.query("""
-            DELETE FROM collection_quotes WHERE collection_id = \(collectionID) AND quote_id = \(quoteID)
-            """)
+    public static func removeQuote(userID: UUID, collectionID: UUID, quoteID: UUID?) -> PGOperation<Void> {
+        .connection { connection in
+            try requireOwned(collectionID, by: userID, connection)
+            guard let quoteID else { return }
+            try connection.query("""
+                DELETE FROM collection_quotes WHERE collection_id = \(collectionID) AND quote_id = \(quoteID)
+                """)
+        }
     }
 
     private static func requireOwned(_ collectionID: UUID, by userID: UUID, _ connection: PGConnection) throws {
-        let owned = try connection.query("SELECT 1 AS owned FROM collections WHERE id = \(collectionID) AND user_id = \(userID)")
+        let owned = try connection.query("""
+            SELECT 1 AS owned FROM collections
+            WHERE id = \(collectionID) AND \(RowOwner.collections.owned("collections", by: userID))
+            """)
         guard !owned.isEmpty else { throw QuoteVaultError.notFound }
     }
 }

@@ -7,7 +7,7 @@ public struct Favorite: Sendable {
     public let favoritedAt: Date
 }
 
-/// Each user's favorites. Every query carries the caller's user id in its WHERE: a user can only ever
+/// Each user's favorites. Every query carries the caller's ownership (`RowOwner`) in its WHERE: a user can only ever
 /// read or change their own rows. Adds and removes are idempotent; the primary key decides races.
 public struct FavoritesService: Sendable {
     private let pool: PGPool
@@ -20,11 +20,13 @@ public struct FavoritesService: Sendable {
             let rows = try connection.query("""
                 SELECT \(unsafeSQL: Quote.columns()), f.created_at AS favorited_at
                 FROM user_favorites f JOIN quotes ON quotes.id = f.quote_id
-                WHERE f.user_id = \(userID)
+                WHERE \(RowOwner.favorites.owned("f", by: userID))
                 ORDER BY f.created_at DESC, f.quote_id DESC
                 LIMIT \(page.size + 1) OFFSET \(page.offset)
                 """)
-            let total = try connection.query("SELECT count(*)::int8 AS total FROM user_favorites WHERE user_id = \(userID)")
+            let total = try connection.query("""
+                SELECT count(*)::int8 AS total FROM user_favorites f WHERE \(RowOwner.favorites.owned("f", by: userID))
+                """)
                 .first?.decode("total", as: Int.self) ?? 0
             let items = try rows.prefix(page.size).map { row in
                 Favorite(quote: try Quote(row: row), favoritedAt: try row.decode("favorited_at"))
@@ -36,47 +38,35 @@ public struct FavoritesService: Sendable {
     /// Every favorite's quote id, newest first: one index-only query whatever the library's size.
     public func ids(userID: UUID) async throws -> [UUID] {
         try await pool.read("""
-            SELECT quote_id FROM user_favorites WHERE user_id = \(userID) ORDER BY created_at DESC, quote_id DESC
+            SELECT quote_id FROM user_favorites f WHERE \(RowOwner.favorites.owned("f", by: userID))
+            ORDER BY created_at DESC, quote_id DESC
             """).map { try $0.decode("quote_id", as: UUID.self) }
     }
 
     /// Makes `quoteID` a favorite. Returns true when it became one, false when it already was.
     /// - Throws: `QuoteVaultError.notFound` for an unknown quote.
     public func add(userID: UUID, quoteID: UUID) async throws -> Bool {
-        do {
-            return try await pool.query(Self.addStatement(userID: userID, quoteID: quoteID)).affectedRows == 1
-        } catch let error as PGError where error.sqlState == .foreignKeyViolation {
-            throw QuoteVaultError.notFound
-        }
+        try await pool.run(Self.add(userID: userID, quoteID: quoteID))
     }
 
-    /// `add` on a connection the caller holds (inside its transaction).
-    public static func add(userID: UUID, quoteID: UUID, _ connection: PGConnection) throws -> Bool {
-        do {
-            return try connection.query(addStatement(userID: userID, quoteID: quoteID)).affectedRows == 1
-        } catch let error where error.sqlState == .foreignKeyViolation {
-            throw QuoteVaultError.notFound
+    public static func add(userID: UUID, quoteID: UUID) -> PGOperation<Bool> {
+        .statement("""
+            INSERT INTO user_favorites (user_id, quote_id) VALUES (\(userID), \(quoteID))
+            ON CONFLICT (user_id, quote_id) DO NOTHING
+            """) { run in
+            do { return try run().affectedRows == 1 } catch let error as PGError
+                where error.sqlState == .foreignKeyViolation { throw QuoteVaultError.notFound }
         }
-    }
-
-    private static func addStatement(userID: UUID, quoteID: UUID) -> PGQuery {
-        """
-        INSERT INTO user_favorites (user_id, quote_id) VALUES (\(userID), \(quoteID))
-        ON CONFLICT (user_id, quote_id) DO NOTHING
-        """
     }
 
     /// Removes the favorite if it exists (idempotent).
     public func remove(userID: UUID, quoteID: UUID) async throws {
-        try await pool.query(Self.removeStatement(userID: userID, quoteID: quoteID))
+        try await pool.run(Self.remove(userID: userID, quoteID: quoteID))
     }
 
-    /// `remove` on a connection the caller holds.
-    public static func remove(userID: UUID, quoteID: UUID, _ connection: PGConnection) throws {
-        try connection.query(removeStatement(userID: userID, quoteID: quoteID))
-    }
-
-    private static func removeStatement(userID: UUID, quoteID: UUID) -> PGQuery {
-        "DELETE FROM user_favorites WHERE user_id = \(userID) AND quote_id = \(quoteID)"
+    public static func remove(userID: UUID, quoteID: UUID) -> PGOperation<Void> {
+        .statement("""
+            DELETE FROM user_favorites f WHERE \(RowOwner.favorites.owned("f", by: userID)) AND quote_id = \(quoteID)
+            """) { _ = try $0() }
     }
 }

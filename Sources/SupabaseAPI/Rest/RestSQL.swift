@@ -1,5 +1,6 @@
 import Foundation
 import PGClient
+import QuoteVault
 
 /// Turns a parsed `RestQuery` into SQL: identifiers only from `RestSchema` (quoted), every value a bind
 /// parameter cast to its column's type, and the table's row rule added to every statement it touches.
@@ -18,20 +19,12 @@ struct RestSQL {
         return column
     }
 
-    /// The row rule of `table` (aliased `alias`) for this caller, as a predicate.
+    /// The row rule of `table` (aliased `alias`) for this caller, as a predicate: public rows for everyone, owned
+    /// rows for their owner, every row for the service role.
     func rule(_ table: RestSchema.Table, alias: String) -> PGQuery {
-        if caller == .serviceRole { return "TRUE" }
-        switch table.rule {
-        case .publicReadOnly:
-            return "TRUE"
-        case .ownedBy(let column):
-            guard let user = caller.user else { return "FALSE" }
-            return PGQuery(unsafeSQL: "\(alias).\(quoted(column)) = ") + "\(user.userID)"
-        case .ownedThrough(let column, let owner, let ownerColumn):
-            guard let user = caller.user else { return "FALSE" }
-            return PGQuery(unsafeSQL: "EXISTS (SELECT 1 FROM \(quoted(owner)) o WHERE o.id = \(alias).\(quoted(column)) AND o.\(quoted(ownerColumn)) = ")
-                + "\(user.userID))"
-        }
+        guard caller != .serviceRole, let owner = table.owner else { return "TRUE" }
+        guard let user = caller.user else { return "FALSE" }
+        return owner.owned(alias, by: user.userID)
     }
 
     // MARK: select lists and embedding

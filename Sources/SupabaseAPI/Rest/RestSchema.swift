@@ -1,12 +1,17 @@
-/// The tables `/rest/v1` exposes, described once as data: their columns and types, what a client may write,
-/// how they relate (for embedding), and the row rule Supabase's policies would state. Every identifier in
-/// generated SQL comes from here, never from a request.
+import QuoteVault
+
+/// The tables `/rest/v1` exposes, described once as data: their columns and types, what a client may write and
+/// how they relate (for embedding); whose rows they are comes from `RowOwner`. Every identifier in
+/// generated SQL comes from here, never from a request. What a table's rows must satisfy whoever writes them is
+/// the table's own (constraints and triggers in the migrations); what this door adds is declared here, per table.
 struct RestSchema {
     struct Column {
         let name: String
         /// The PostgreSQL type request values are cast to (`$n::type`), so bad input fails as 22P02.
         let type: String
         let writable: Bool
+        /// The services' own check of a written value, which returns it as stored (e.g. a collection's name trimmed).
+        var normalize: (@Sendable (JSONValue) throws -> JSONValue)?
     }
 
     /// A foreign key seen from one side: `local` column(s) of this table against `foreign` of `table`.
@@ -18,14 +23,21 @@ struct RestSchema {
         let cardinality: Cardinality
     }
 
-    /// Which rows a caller may see and write.
-    enum RowRule {
-        /// Anyone reads; nobody writes through this API.
-        case publicReadOnly
-        /// The row belongs to the user named by this column.
-        case ownedBy(column: String)
-        /// The row belongs to whoever owns the `table` row its `column` points at.
-        case ownedThrough(column: String, table: String, ownerColumn: String)
+    /// What the service role may do to a table (it writes every other table like the database's owner).
+    enum ServiceRoleWrites {
+        case all
+        /// New rows only; `hint` says why existing ones stay.
+        case insertOnly(hint: String)
+        /// Nothing; `hint` says who writes the table.
+        case none(hint: String)
+    }
+
+    /// How a user's writes reach a table.
+    enum Writer {
+        /// Generated SQL under the table's row rule.
+        case statement
+        /// The user's one profile row, through `ProfileService` (its validation, `preferences` as JSONB).
+        case profileService
     }
 
     struct Table {
@@ -33,12 +45,15 @@ struct RestSchema {
         let columns: [Column]
         let primaryKey: [String]
         let relations: [Relation]
-        let rule: RowRule
         /// Set to now() on every update.
         let touchesUpdatedAt: Bool
+        /// Whose rows these are (the declaration `/v1` shares); nil: anyone reads, no user writes.
+        var owner: RowOwner?
         /// False for rows that are part of an account (deleted with it, `DELETE /v1/me`): as PostgREST with
         /// row-level security and no delete policy, a DELETE sees none of them (0 rows, nothing changed).
         var deletable = true
+        var serviceRoleWrites = ServiceRoleWrites.all
+        var writer = Writer.statement
 
         func column(_ name: String) -> Column? { columns.first { $0.name == name } }
         func relation(to table: String) -> Relation? { relations.first { $0.table == table } }
@@ -58,7 +73,7 @@ struct RestSchema {
                 Column(name: "author", type: "text", writable: false), Column(name: "category", type: "text", writable: false),
                 Column(name: "created_at", type: "timestamptz", writable: false),
             ],
-            primaryKey: ["id"], relations: [], rule: .publicReadOnly, touchesUpdatedAt: false),
+            primaryKey: ["id"], relations: [], touchesUpdatedAt: false),
         Table(
             name: "quote_of_day",
             columns: [
@@ -67,7 +82,8 @@ struct RestSchema {
             ],
             primaryKey: ["date"],
             relations: [Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne)],
-            rule: .publicReadOnly, touchesUpdatedAt: false),
+            touchesUpdatedAt: false,
+            serviceRoleWrites: .insertOnly(hint: "a date's quote is kept once chosen; pin dates that have none")),
         Table(
             name: "profiles",
             columns: [
@@ -77,7 +93,8 @@ struct RestSchema {
                 Column(name: "created_at", type: "timestamptz", writable: false),
                 Column(name: "updated_at", type: "timestamptz", writable: false),
             ],
-            primaryKey: ["id"], relations: [], rule: .ownedBy(column: "id"), touchesUpdatedAt: true, deletable: false),
+            primaryKey: ["id"], relations: [], touchesUpdatedAt: true, owner: .profiles, deletable: false,
+            serviceRoleWrites: .none(hint: "profiles are written by their owners"), writer: .profileService),
         Table(
             name: "user_favorites",
             columns: [
@@ -86,18 +103,23 @@ struct RestSchema {
             ],
             primaryKey: ["user_id", "quote_id"],
             relations: [Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne)],
-            rule: .ownedBy(column: "user_id"), touchesUpdatedAt: false),
+            touchesUpdatedAt: false, owner: .favorites),
         Table(
             name: "collections",
             columns: [
                 Column(name: "id", type: "uuid", writable: true), Column(name: "user_id", type: "uuid", writable: true),
-                Column(name: "name", type: "text", writable: true),
+                Column(name: "name", type: "text", writable: true, normalize: { value in
+                    guard let name = value.stringValue else {
+                        throw QuoteVaultError.invalid("name", "must be a string")
+                    }
+                    return .string(try CollectionsService.validateName(name))
+                }),
                 Column(name: "created_at", type: "timestamptz", writable: false),
                 Column(name: "updated_at", type: "timestamptz", writable: false),
             ],
             primaryKey: ["id"],
             relations: [Relation(table: "collection_quotes", local: "id", foreign: "collection_id", cardinality: .toMany)],
-            rule: .ownedBy(column: "user_id"), touchesUpdatedAt: true),
+            touchesUpdatedAt: true, owner: .collections),
         Table(
             name: "collection_quotes",
             columns: [
@@ -109,6 +131,6 @@ struct RestSchema {
                 Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne),
                 Relation(table: "collections", local: "collection_id", foreign: "id", cardinality: .toOne),
             ],
-            rule: .ownedThrough(column: "collection_id", table: "collections", ownerColumn: "user_id"), touchesUpdatedAt: false),
+            touchesUpdatedAt: false, owner: .collectionQuotes),
     ].map { ($0.name, $0) })
 }

@@ -9,20 +9,24 @@ extension RestRoutes {
     // MARK: write checks
 
     /// The columns a write names: each must exist and be writable, and the table must take writes. The service
-    /// role writes every column of every table but two: profiles (each user's own, through their rules) and a
-    /// quote_of_day row once written (a day's quote is kept as it was shown; new dates may be pinned).
+    /// role writes every column of every table as its `serviceRoleWrites` allows.
     func checkWritable(_ keys: Set<String>, table: RestSchema.Table, caller: SupabaseCaller, insert: Bool) throws {
         if caller == .serviceRole {
-            if table.name == "profiles" || (table.name == "quote_of_day" && !insert) {
-                var refusal = RestError.rowRule(table.name, anonymous: false, insert: insert)
-                refusal.hint = table.name == "profiles"
-                    ? "profiles are written by their owners" : "a date's quote is kept once chosen; pin dates that have none"
-                throw refusal
+            let refusal: String?
+            switch table.serviceRoleWrites {
+            case .all: refusal = nil
+            case .insertOnly(let hint): refusal = insert ? nil : hint
+            case .none(let hint): refusal = hint
+            }
+            if let refusal {
+                var error = RestError.rowRule(table.name, anonymous: false, insert: insert)
+                error.hint = refusal
+                throw error
             }
             for key in keys.sorted() { _ = try RestSQL(caller: caller).column(key, of: table) }
             return
         }
-        if case .publicReadOnly = table.rule { throw RestError.rowRule(table.name, anonymous: caller.user == nil, insert: insert) }
+        if table.owner == nil { throw RestError.rowRule(table.name, anonymous: caller.user == nil, insert: insert) }
         guard caller.user != nil else { throw RestError.rowRule(table.name, anonymous: true, insert: insert) }
         for key in keys.sorted() {
             let column = try RestSQL(caller: caller).column(key, of: table)
@@ -31,13 +35,13 @@ extension RestRoutes {
     }
 
     /// Fills the owner column with the caller (as Supabase's `default auth.uid()`) and refuses a row owned
-    /// by someone else; applies the services' own validation to collection names.
+    /// by someone else; applies the services' own validation where a column declares it.
     func prepare(_ rows: [[String: JSONValue]], table: RestSchema.Table, caller: SupabaseCaller, insert: Bool) throws
         -> [[String: JSONValue]]
     {
         try rows.map { row in
             var row = row
-            if case .ownedBy(let column) = table.rule, let user = caller.user {
+            if case .column(let column)? = table.owner, let user = caller.user {
                 if let owner = row[column] {
                     guard owner.stringValue?.lowercased() == user.userID.canonicalText else {
                         throw RestError.rowRule(table.name, anonymous: false, insert: true)
@@ -46,9 +50,10 @@ extension RestRoutes {
                     row[column] = .string(user.userID.canonicalText)
                 }
             }
-            if table.name == "collections", let name = row["name"] {
-                guard let text = name.stringValue else { throw QuoteVaultError.invalid("name", "must be a string") }
-                row["name"] = .string(try CollectionsService.validateName(text))
+            for column in table.columns {
+                if let normalize = column.normalize, let value = row[column.name] {
+                    row[column.name] = try normalize(value)
+                }
             }
             return row
         }
@@ -73,13 +78,12 @@ extension RestRoutes {
         let preferences = Self.preferences(request)
         // As PostgREST: a row that exists is a conflict (409, 23505) unless the client asked to merge or ignore it.
         let resolution = preferences["resolution"].flatMap(Resolution.init(rawValue:))
-        if table.name == "profiles", let user = caller.user {
+        if table.writer == .profileService, let user = caller.user {
             return try await upsertProfiles(
                 rows, request: request, query: query, user: user, sql: sql, resolution: resolution)
         }
-        if caller == .serviceRole, table.name == "quote_of_day", resolution == .mergeDuplicates {
-            try checkWritable([], table: table, caller: caller, insert: false)
-        }
+        // Merging changes existing rows: the caller must be allowed to.
+        if resolution == .mergeDuplicates { try checkWritable([], table: table, caller: caller, insert: false) }
         rows = try prepare(rows, table: table, caller: caller, insert: true)
 
         var columns = Array(Set(rows.flatMap(\.keys))).sorted()
@@ -117,23 +121,13 @@ extension RestRoutes {
         statement.append(" RETURNING t0.*, (t0.xmax = 0) AS qv_inserted")
         let wrapped = try sql.changed(statement, select: query.select, table: table)
         let conflictCheck = foreignConflicts
+        // Rows attached through another table (a collection's quotes) must be attached to the caller's.
         let ownershipCheck: PGQuery? = {
-            guard case .ownedThrough(let column, let owner, let ownerColumn) = table.rule, let user = caller.user else { return nil }
-            var check = PGQuery(unsafeSQL: "SELECT count(*)::int8 AS foreign_rows FROM ")
-            check.append(incoming)
-            check.append(PGQuery(unsafeSQL: " i WHERE NOT EXISTS (SELECT 1 FROM \"\(owner)\" o WHERE o.id = i.\"\(column)\" AND o.\"\(ownerColumn)\" = "))
-            check.append("\(user.userID))")
-            return check
+            guard case .through? = table.owner, let owner = table.owner, let user = caller.user else { return nil }
+            return PGQuery(unsafeSQL: "SELECT count(*)::int8 AS foreign_rows FROM ") + incoming
+                + PGQuery(unsafeSQL: " i WHERE NOT ") + owner.owned("i", by: user.userID)
         }()
-        // An upsert merging into a quote that has been a quote of the day would change it as a PATCH would.
-        let frozenCheck: PGQuery? = table.name == "quotes" && resolution == .mergeDuplicates
-            ? PGQuery(unsafeSQL: "SELECT count(*)::int8 AS frozen FROM ") + incoming
-                + PGQuery(unsafeSQL: " i WHERE EXISTS (SELECT 1 FROM quote_of_day d WHERE d.quote_id = i.id)")
-            : nil
-        let result = try await context.pool.withTransaction { connection in
-            if let frozenCheck, try connection.query(frozenCheck).first?.decode("frozen", as: Int.self) ?? 0 > 0 {
-                throw RestError.frozenQuote
-            }
+        let result = try await Self.keepingShownQuotes { try await context.pool.withTransaction { connection in
             if let ownershipCheck, try connection.query(ownershipCheck).first?.decode("foreign_rows", as: Int.self) ?? 0 > 0 {
                 throw RestError.rowRule(table.name, anonymous: false, insert: true)
             }
@@ -146,7 +140,7 @@ extension RestRoutes {
             let rows = try row?.decode("rows", as: Int.self) ?? 0
             try Self.checkSingular(request, rows: rows)
             return (try row?.decode("body", as: String.self) ?? "[]", rows, try row?.decode("inserted", as: Int.self) ?? 0)
-        }
+        } }
         let status = resolution == .mergeDuplicates && result.2 == 0 ? 200 : 201
         guard preferences["return"] == "representation" else { return Response(status: status) }
         if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject(result.0, rows: result.1), status: status) }
@@ -184,7 +178,7 @@ extension RestRoutes {
             throw RestError(status: 400, code: "PGRST102", message: "Empty or invalid json")
         }
         try checkWritable(Set(changes.keys), table: table, caller: caller, insert: false)
-        if table.name == "profiles", let user = caller.user {
+        if table.writer == .profileService, let user = caller.user {
             return try await updateProfile(request, query: query, changes: changes, user: user, sql: sql)
         }
         changes = try prepare([changes], table: table, caller: caller, insert: false)[0]
@@ -196,30 +190,20 @@ extension RestRoutes {
         let wrapped = try sql.changed(statement, select: query.select, table: table)
         // A row may not be moved under an owner that is not the caller (the policy's WITH CHECK).
         let movedCheck: PGQuery? = {
-            guard case .ownedThrough(let column, let owner, let ownerColumn) = table.rule, let target = changes[column],
+            guard case .through(let column, _, _)? = table.owner, let owner = table.owner, let target = changes[column],
                   let user = caller.user else { return nil }
-            return """
-                SELECT count(*)::int8 AS owned FROM \(unsafeSQL: "\"\(owner)\"") o
-                WHERE o.id = \(target.stringValue ?? "")::uuid AND o.\(unsafeSQL: "\"\(ownerColumn)\"") = \(user.userID)
-                """
+            return PGQuery(unsafeSQL: "SELECT count(*)::int8 AS owned FROM (SELECT ") + "\(target.stringValue ?? "")"
+                + PGQuery(unsafeSQL: "::uuid AS \"\(column)\") i WHERE ") + owner.owned("i", by: user.userID)
         }()
-        // A quote that has been a quote of the day stays as it was shown (the day's answer is kept forever).
-        let frozenCheck: PGQuery? = table.name == "quotes"
-            ? PGQuery(unsafeSQL: "SELECT count(*)::int8 AS frozen FROM quotes t0") + (try sql.whereClause(query, of: table, alias: "t0"))
-                + PGQuery(unsafeSQL: " AND EXISTS (SELECT 1 FROM quote_of_day d WHERE d.quote_id = t0.id)")
-            : nil
-        let (body, rows) = try await context.pool.withTransaction { connection in
+        let (body, rows) = try await Self.keepingShownQuotes { try await context.pool.withTransaction { connection in
             if let movedCheck, try connection.query(movedCheck).first?.decode("owned", as: Int.self) ?? 0 == 0 {
                 throw RestError.rowRule(table.name, anonymous: false, insert: true)
-            }
-            if let frozenCheck, try connection.query(frozenCheck).first?.decode("frozen", as: Int.self) ?? 0 > 0 {
-                throw RestError.frozenQuote
             }
             let row = try connection.query(wrapped)[0]
             let rows = try row.decode("rows", as: Int.self)
             try Self.checkSingular(request, rows: rows)
             return (try row.decode("body", as: String.self), rows)
-        }
+        } }
         return try respondChanged(request, body: body, rows: rows, range: rows > 0 ? "0-\(rows - 1)/*" : "*/*")
     }
 
@@ -241,6 +225,14 @@ extension RestRoutes {
             return (try row.decode("body", as: String.self), rows)
         }
         return try respondChanged(request, body: body, rows: rows, range: "*/*")
+    }
+
+    /// A write the table's trigger refused because it would change a quote once shown as a quote of the day
+    /// (migration 0020) answers as PostgREST's 409 with that SQLSTATE.
+    static func keepingShownQuotes<T>(_ write: () async throws -> T) async throws -> T {
+        do { return try await write() } catch let error as PGError where error.sqlState?.rawValue == "55000" {
+            throw RestError.frozenQuote
+        }
     }
 
     /// PATCH and DELETE: the changed rows with `return=representation`, else 204.

@@ -1,6 +1,4 @@
 import Foundation
-import HTTPServer
-import QuoteVault
 
 /// One queued operation of `POST /v1/sync`, as the client sent it.
 ///
@@ -8,10 +6,10 @@ import QuoteVault
 /// before anything runs: a batch with any of them missing or malformed is `422` and nothing is applied, as a
 /// request with a malformed path never reaches its route. What the matching route reads from its body (`name`,
 /// the profile fields) is checked by the operation itself, whose result is then that route's `422`.
-struct SyncOperation: Sendable {
-    static let maximumBatch = 500
+public struct SyncOperation: Sendable {
+    public static let maximumBatch = 500
 
-    enum Action: Sendable {
+    public enum Action: Sendable {
         case favoriteAdd(quoteID: UUID)
         case favoriteRemove(quoteID: UUID)
         case collectionCreate(collectionID: UUID, name: JSONValue?)
@@ -23,8 +21,8 @@ struct SyncOperation: Sendable {
         case profileUpdate(displayName: JSONValue?, preferences: JSONValue?)
     }
 
-    let id: UUID
-    let action: Action
+    public let id: UUID
+    public let action: Action
 
     static let kinds = [
         "favorite.add", "favorite.remove", "collection.create", "collection.rename", "collection.delete",
@@ -33,23 +31,23 @@ struct SyncOperation: Sendable {
 
     /// Parses `{operations: [...]}`.
     /// - Throws: `422 validation_failed` naming every malformed field of the batch.
-    static func parseBatch(_ body: JSONValue) throws -> [SyncOperation] {
+    public static func parseBatch(_ body: JSONValue) throws -> [SyncOperation] {
         guard case .object(let object) = body, case .array(let items)? = object["operations"] else {
-            throw HTTPError.validation(field: "operations", "must be an array of operations")
+            throw QuoteVaultError.invalid("operations", "must be an array of operations")
         }
         guard items.count <= maximumBatch else {
-            throw HTTPError.validation(field: "operations", "must hold at most \(maximumBatch) operations")
+            throw QuoteVaultError.invalid("operations", "must hold at most \(maximumBatch) operations")
         }
-        var errors: [HTTPError.FieldError] = []
+        var errors: [FieldError] = []
         var operations: [SyncOperation] = []
         for (index, item) in items.enumerated() {
             do {
                 operations.append(try parse(item))
             } catch let error as OperationFieldError {
-                errors.append(HTTPError.FieldError(field: "operations[\(index)].\(error.field)", message: error.message))
+                errors.append(FieldError(field: "operations[\(index)].\(error.field)", message: error.message))
             }
         }
-        guard errors.isEmpty else { throw HTTPError.validation(errors) }
+        guard errors.isEmpty else { throw QuoteVaultError.validation(errors) }
         return operations
     }
 

@@ -1,7 +1,5 @@
 import Foundation
-import HTTPServer
 import PGClient
-import QuoteVault
 
 /// Applies the queued operations of `POST /v1/sync` in order, each at most once.
 ///
@@ -11,30 +9,56 @@ import QuoteVault
 /// claimed by an earlier batch answer their stored result. Each claimed operation runs under a savepoint, so
 /// one that fails (404, 409, 422) is rolled back alone and its failure is the result remembered; the results are
 /// stored before the commit, with the effects. A database failure fails the whole batch (5xx, nothing applied,
-/// nothing remembered): the client sends it again.
-struct SyncBatch {
-    /// One operation's outcome: what its `/v1` route would answer.
-    struct Result: Sendable {
-        let id: UUID
-        let status: Int
-        let code: String?
+/// nothing remembered): the client sends it again. What each result says is the surface's (`Answers`).
+public struct SyncBatch: Sendable {
+    /// One operation's result: what its route would answer.
+    public struct Result: Sendable {
+        public let id: UUID
+        public let status: Int
+        public let code: String?
         /// The answer's JSON body, when the route answers with one.
-        let object: [UInt8]?
+        public let object: [UInt8]?
     }
 
+    /// What an applied operation did.
+    public enum Outcome: Sendable {
+        /// `favorite.add`; `added` false when it already was one.
+        case favorite(quoteID: UUID, added: Bool)
+        case collection(QuoteCollection, created: Bool)
+        case collectionQuote(collectionID: UUID, quoteID: UUID, added: Bool)
+        case profile(User)
+        /// A removal or deletion: nothing to show.
+        case removed
+    }
+
+    /// How the surface answers an operation's outcome or failure as its route would (a failure answered with 500
+    /// or more fails the whole batch).
+    public typealias Answer =
+        @Sendable (Swift.Result<Outcome, any Error>) -> (status: Int, code: String?, object: [UInt8]?)
+
     let pool: PGPool
+    let answer: Answer
+
+    public init(pool: PGPool, answer: @escaping Answer) {
+        self.pool = pool
+        self.answer = answer
+    }
 
     /// Results of operations one account keeps (30 days of them): storage stays bounded whatever a client sends.
     /// A batch that would keep more is refused whole (`403 quota_exceeded`); operations already applied still
     /// answer their stored result.
-    static let maximumResultsPerUser = 50_000
+    public static let maximumResultsPerUser = 50_000
 
-    func apply(_ operations: [SyncOperation], userID: UUID) async throws -> [Result] {
+    public func apply(_ operations: [SyncOperation], userID: UUID) async throws -> [Result] {
         guard !operations.isEmpty else { return [] }
-        return try await pool.withTransaction { connection in try Self.apply(operations, userID: userID, connection) }
+        return try await pool.withTransaction { [answer] connection in
+            try Self.apply(operations, userID: userID, answer: answer, connection)
+        }
     }
 
-    private static func apply(_ operations: [SyncOperation], userID: UUID, _ connection: PGConnection) throws -> [Result] {
+    private static func apply(
+        _ operations: [SyncOperation], userID: UUID, answer: Answer, _ connection: PGConnection
+    ) throws -> [Result] {
         let ids = Array(Set(operations.map(\.id)))
         // One batch of a user at a time counts against the quota, so two at once cannot overshoot it.
         try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("quota:sync_operations:\(userID)"), 0))")
@@ -64,14 +88,10 @@ struct SyncBatch {
         }
         var applied: [Result] = []
         for operation in operations where results[operation.id] == nil {
-            let result: Result
-            do {
-                result = try connection.transaction { connection in try run(operation, userID: userID, connection) }
-            } catch {
-                let problem = HTTPError.answering(error)
-                if problem.status >= 500 { throw error }
-                result = Result(id: operation.id, status: problem.status, code: problem.code, object: nil)
-            }
+            let outcome = Swift.Result { try connection.transaction { try run(operation.action, userID: userID, $0) } }
+            let answered = answer(outcome)
+            if case .failure(let error) = outcome, answered.status >= 500 { throw error }
+            let result = Result(id: operation.id, status: answered.status, code: answered.code, object: answered.object)
             results[operation.id] = result
             applied.append(result)
         }
@@ -87,44 +107,38 @@ struct SyncBatch {
         return operations.map { results[$0.id]! }
     }
 
-    /// The operation, answered as its route answers.
-    private static func run(_ operation: SyncOperation, userID: UUID, _ connection: PGConnection) throws -> Result {
-        var writer = JSONWriter(capacity: 256)
-        func answer(_ status: Int, _ write: ((inout JSONWriter) -> Void)? = nil) -> Result {
-            write?(&writer)
-            return Result(id: operation.id, status: status, code: nil, object: write == nil ? nil : writer.bytes)
-        }
+    /// The operation's effect, as its route has it.
+    private static func run(_ action: SyncOperation.Action, userID: UUID, _ db: PGConnection) throws -> Outcome {
         func name(_ value: JSONValue?) throws -> String {
             guard let name = value?.stringValue else {
                 throw QuoteVaultError.invalid("name", value == nil ? "is required" : "must be a string")
             }
             return name
         }
-        switch operation.action {
+        switch action {
         case .favoriteAdd(let quoteID):
-            let added = try FavoritesService.add(userID: userID, quoteID: quoteID, connection)
-            return answer(added ? 201 : 200) { $0.favorite(quoteID) }
+            let added = try db.run(FavoritesService.add(userID: userID, quoteID: quoteID))
+            return .favorite(quoteID: quoteID, added: added)
         case .favoriteRemove(let quoteID):
-            try FavoritesService.remove(userID: userID, quoteID: quoteID, connection)
-            return answer(204)
+            try db.run(FavoritesService.remove(userID: userID, quoteID: quoteID))
         case .collectionCreate(let collectionID, let value):
-            let collection = try CollectionsService.create(userID: userID, name: try name(value), id: collectionID, connection)
-            return answer(201) { $0.collection(collection) }
+            let create = try CollectionsService.create(userID: userID, name: try name(value), id: collectionID)
+            return .collection(try db.run(create), created: true)
         case .collectionRename(let collectionID, let value):
-            let collection = try CollectionsService.rename(userID: userID, collectionID: collectionID, name: try name(value), connection)
-            return answer(200) { $0.collection(collection) }
+            let rename = try CollectionsService.rename(userID: userID, collectionID: collectionID, name: name(value))
+            return .collection(try db.run(rename), created: false)
         case .collectionDelete(let collectionID):
-            try CollectionsService.delete(userID: userID, collectionID: collectionID, connection)
-            return answer(204)
+            try db.run(CollectionsService.delete(userID: userID, collectionID: collectionID))
         case .collectionAddQuote(let collectionID, let quoteID):
-            let added = try CollectionsService.addQuote(userID: userID, collectionID: collectionID, quoteID: quoteID, connection)
-            return answer(added ? 201 : 200) { $0.collectionQuote(collectionID: collectionID, quoteID: quoteID) }
+            let add = CollectionsService.addQuote(userID: userID, collectionID: collectionID, quoteID: quoteID)
+            let added = try db.run(add)
+            return .collectionQuote(collectionID: collectionID, quoteID: quoteID, added: added)
         case .collectionRemoveQuote(let collectionID, let quoteID):
-            try CollectionsService.removeQuote(userID: userID, collectionID: collectionID, quoteID: quoteID, connection)
-            return answer(204)
+            try db.run(CollectionsService.removeQuote(userID: userID, collectionID: collectionID, quoteID: quoteID))
         case .profileUpdate(let displayName, let preferences):
-            let user = try ProfileService.update(userID, try ProfilePatch(displayName: displayName, preferences: preferences), connection)
-            return answer(200) { $0.user(user) }
+            let patch = try ProfilePatch(displayName: displayName, preferences: preferences)
+            return .profile(try db.run(ProfileService.update(userID, patch)))
         }
+        return .removed
     }
 }
