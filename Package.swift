@@ -23,17 +23,19 @@ let package = Package(
         // zlib compresses answers (Content-Encoding: gzip) and tags them (crc32 for ETags).
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
+        // The one closed set of ways a request can fail (and the field errors of one), shared by every room.
+        .target(name: "Failures"),
         // Day counts to and from proleptic Gregorian dates, shared by the database client and the HTTP layer.
         .target(name: "CivilCalendar"),
         // A thin, safe PostgreSQL client over libpq.
         .target(name: "PGClient", dependencies: [
-            "CLibPQ", "CivilCalendar", .product(name: "Logging", package: "swift-log"),
+            "CLibPQ", "CivilCalendar", "Failures", .product(name: "Logging", package: "swift-log"),
         ]),
         // Password hashing (scrypt), HS256 JWTs and opaque tokens over OpenSSL.
         .target(name: "AuthJWT", dependencies: ["COpenSSL"]),
         // A small HTTP/1.1 server over libmicrohttpd: requests, responses, routing.
         .target(name: "HTTPServer", dependencies: [
-            "CMicroHTTPD", "CZlib", "CivilCalendar", .product(name: "Logging", package: "swift-log"),
+            "CMicroHTTPD", "CZlib", "CivilCalendar", "Failures", .product(name: "Logging", package: "swift-log"),
         ]),
         // A throwaway or persistent local PostgreSQL cluster driven by initdb/pg_ctl.
         .target(name: "EmbeddedPostgres", dependencies: [
@@ -41,7 +43,7 @@ let package = Package(
         ]),
         // The business: schema migrations, accounts, quotes, library. Knows nothing of HTTP.
         .target(name: "QuoteVault", dependencies: [
-            "PGClient", "AuthJWT", "CCurl", .product(name: "Logging", package: "swift-log"),
+            "PGClient", "AuthJWT", "CCurl", "Failures", .product(name: "Logging", package: "swift-log"),
         ]),
         // The Supabase-compatible surface (/auth/v1 GoTrue, /rest/v1 PostgREST, /storage/v1) on the QuoteVault services.
         .target(name: "SupabaseAPI", dependencies: [

@@ -1,17 +1,10 @@
 import Foundation
+import Failures
 
 /// An error that knows its HTTP status and stable `code`; rendered once, as RFC 9457 problem+json.
 /// Internal causes are never part of it: log them where they happen.
 public struct HTTPError: Error, Sendable, Equatable {
-    /// One invalid field of a request, for `validation_failed`.
-    public struct FieldError: Sendable, Equatable, Codable {
-        public var field: String
-        public var message: String
-        public init(field: String, message: String) {
-            self.field = field
-            self.message = message
-        }
-    }
+    public typealias FieldError = Failures.FieldError
 
     public var status: Int
     public var code: String
@@ -87,9 +80,4 @@ public struct HTTPError: Error, Sendable, Equatable {
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { response.headers.set(name, value) }
         return response
     }
-}
-
-/// Errors from other layers (services, the database client) say which `HTTPError` they are by adopting this.
-public protocol HTTPErrorConvertible: Error {
-    var httpError: HTTPError { get }
 }

@@ -25,6 +25,8 @@ final class RequestContext: @unchecked Sendable {
     /// when the request completes).
     var tracked: TrackedConnection?
     var reservedBytes = 0
+    /// What the route's authentication verified from the headers, before the body (not verified again).
+    var credentials: Verified?
 
     private let lock = NSLock()
     private var completion: Completion = .notStarted

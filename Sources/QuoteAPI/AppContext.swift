@@ -31,8 +31,4 @@ public struct AppContext: Sendable {
     public let logger: Logger
     public let sync: SyncContext
 
-    /// The caller of an authenticated route; `401 unauthorized` otherwise.
-    public func authenticate(_ request: Request) async throws -> AuthenticatedUser {
-        try await authenticator.authenticate(request.bearerToken)
-    }
 }

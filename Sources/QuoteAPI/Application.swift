@@ -59,9 +59,9 @@ public final class Application: Sendable {
             hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
             collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger,
             sync: SyncContext(pool: pool, secret: configuration.jwtSecret, logger: logger))
-        // Built once: the Supabase routes, their admission and the cost refusals share one set of services.
+        // Built once: the Supabase routes share one set of services with `/v1`.
         let supabase = context.supabase
-        let costs = CostAdmission(configuration, supabase: supabase)
+        let costs = CostAdmission(configuration)
         let routes = RouteTable.bindingOrigin(RouteTable.routes(context, supabase: supabase), costs: costs)
         let router = Router(routes: routes)
         let metrics = context.metrics
@@ -76,7 +76,6 @@ public final class Application: Sendable {
             newConnectionsPerAddressPerSecond: configuration.httpNewConnectionsPerAddress,
             trustedProxies: TrustedProxies(configuration.trustedProxies),
             refusalDelay: .milliseconds(configuration.httpRefusalDelay))
-        http.smallBodyLimit = BodyAdmission.smallBodyLimit
         http.smallBodyReserve = configuration.httpSmallBodyReserve
         http.bodyMinRate = configuration.httpBodyMinRate
         http.bodyGrace = .seconds(configuration.httpBodyGrace)
@@ -87,7 +86,7 @@ public final class Application: Sendable {
                 metrics.observe(request)
                 requestLog?.record(request)
             },
-            admission: BodyAdmission.make(context: context, supabase: supabase), bodyOwner: BodyAdmission.owner(signer: signer))
+            classify: Failure.init(classifying:))
         return Application(context: context, server: server)
     }
 

@@ -27,10 +27,9 @@ enum RouteTable {
     static func bindingOrigin(_ routes: [Route], costs: CostAdmission) -> [Route] {
         routes.map { route in
             let handler = route.handler
-            let cost = route.cost
             return route.replacingHandler(Handler(immediate: handler.immediate) { request in
                 try await RequestOrigin.$clientAddress.withValue(request.clientAddress) {
-                    try await costs.run(cost.of(request), for: request.clientAddress, pattern: route.pattern) {
+                    try await costs.run(route, request) {
                         try await handler.deferred(request)
                     }
                 }

@@ -68,9 +68,9 @@ struct SyncBatch {
             do {
                 result = try connection.transaction { connection in try run(operation, userID: userID, connection) }
             } catch {
-                let problem = HTTPError.answering(error)
-                if problem.status >= 500 { throw error }
-                result = Result(id: operation.id, status: problem.status, code: problem.code, object: nil)
+                let failure = Failure(classifying: error)
+                if failure.status >= 500 { throw error }
+                result = Result(id: operation.id, status: failure.status, code: failure.code, object: nil)
             }
             results[operation.id] = result
             applied.append(result)
