@@ -66,9 +66,6 @@ public struct HTTPError: Error, Sendable, Equatable {
             status: 503, code: "service_unavailable", title: "Service unavailable", detail: detail,
             headers: ["Retry-After": String(retryAfter)])
     }
-    public static let internalError = HTTPError(
-        status: 500, code: "internal", title: "Internal server error", detail: "An unexpected error occurred")
-
     /// The problem+json response for this error.
     public var response: Response {
         struct Body: Encodable {

@@ -29,10 +29,4 @@ public struct DatabaseUnavailable: Error, Sendable, Hashable {
         if error.kind == .poolExhausted || error.kind == .poolShutdown { return .poolExhausted }
         return error.isConnectionFailure ? .unreachable : nil
     }
-
-    public var retryAfterSeconds: Int { reason.retryAfterSeconds }
-    public var message: String { reason.message }
-
-    /// The `Retry-After` header every dialect sends with it.
-    public var retryAfterHeader: (name: String, value: String) { ("Retry-After", String(retryAfterSeconds)) }
 }

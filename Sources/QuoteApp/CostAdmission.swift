@@ -1,5 +1,6 @@
 import HTTPServer
 import PGClient
+import QuoteAPI
 import QuoteVault
 
 /// Admission by a route's cost class (`Route.cost`): expensive requests run under a global cap that leaves

@@ -15,8 +15,7 @@ struct IdempotentWrites {
     static let header = "Idempotency-Key"
     static let maximumWait: Duration = .seconds(10)
 
-    let context: AppContext
-    var store: IdempotencyStore { context.sync.idempotency }
+    let store: IdempotencyStore
 
     func wrap(_ routes: [Route]) -> [Route] {
         routes.map { route in route.policy.idempotent ? wrapped(route) : route }
@@ -34,7 +33,7 @@ struct IdempotentWrites {
 
     private func run(_ request: Request, _ handler: Handler.Deferred) async throws -> Response {
         guard let key = request.headers[Self.header] else { return try await handler(request) }
-        let user = try request.user
+        let user = try request.caller(AuthenticatedUser.self)
         guard IdempotencyStore.isValidKey(key) else {
             throw HTTPError.validation(field: Self.header, "must be 1 to \(IdempotencyStore.maximumKeyLength) visible ASCII characters")
         }
