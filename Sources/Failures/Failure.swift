@@ -27,7 +27,7 @@ public enum Failure: Error, Sendable, Equatable {
     case emailExists
     /// An `Idempotency-Key` sent again with another request: 422.
     case idempotencyKeyReused
-    /// A sync token older than the kept history: 410.
+    /// A sync token older than the kept history (or of a history this database no longer has): 410.
     case syncTokenExpired
     case rateLimited(retryAfterSeconds: Int)
     /// Too much work queued (password hashing, expensive requests): 503.

@@ -226,7 +226,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Everything decided from the headers, before a byte of the body is read: framing that could smuggle a
     /// request behind a proxy (`400`), the route (`404`/`405`), its policy's size limit (`413`) and credentials
-    /// (e.g. `401`, in the route's dialect) and the body budget (`503`). An answer here makes MHD close the connection after it.
+    /// (e.g. `401`, in the route's dialect) and the body budget (`503`). An answer here makes MHD close the
+    /// connection after it.
     func afterHeaders(_ state: RequestContext, connection: ConnectionHandle) -> Bool {
         let contentLength = connection.header("Content-Length")
         let chunked = connection.header("Transfer-Encoding") != nil
@@ -261,8 +262,8 @@ public final class HTTPServer: @unchecked Sendable {
                 credentials = try route.policy.authentication.verify(head)
                 let large = chunked || declared > configuration.smallBodyLimit
                 guard !large || credentials.mayStreamLargeBodies else {
-                    throw Failure.forbidden(
-                        "A request body over \(configuration.smallBodyLimit) bytes needs a signed-in user's access token")
+                    let limit = configuration.smallBodyLimit
+                    throw Failure.forbidden("A request body over \(limit) bytes needs a signed-in user's access token")
                 }
             } catch {
                 let refusal = render(error, request: head, dialect: route.policy.dialect)

@@ -16,7 +16,6 @@ extension SupabaseContext {
             accounts: context.accounts, profiles: context.profiles, quoteOfTheDay: context.quoteOfTheDay,
             recovery: recovery, publicURL: configuration.publicURL,
             redirects: RedirectAllowList(
-                siteURL: configuration.passwordResetURL, prefixes: configuration.supabaseRedirectAllowList),
-            logger: context.logger)
+                siteURL: configuration.passwordResetURL, prefixes: configuration.supabaseRedirectAllowList))
     }
 }

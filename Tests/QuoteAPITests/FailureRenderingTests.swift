@@ -22,6 +22,7 @@ final class FailureRenderingTests: XCTestCase {
     static let failures: [(name: String, error: any Error)] = [
         ("bad_request", Failure.badRequest(code: "invalid_json", detail: "The body is not valid JSON")),
         ("validation", Failure.invalid("name", "is required")),
+        ("body_field_missing", HTTPError.validation(field: "password", "is required")),
         ("unsupported_media_type", Failure.unsupportedMediaType("Send image/png")),
         ("payload_too_large", Failure.payloadTooLarge(limit: 10)),
         ("unauthorized", Failure.unauthorized),
@@ -72,8 +73,9 @@ final class FailureRenderingTests: XCTestCase {
         var routes: [Route] = []
         for surface in Surface.allCases {
             for (name, error) in Self.failures {
-                routes.append(Route(.get, "/\(surface.rawValue)/\(name)",
-                                    RoutePolicy(dialect: Self.dialects[surface]!), handler: Handler { _ in throw error }))
+                let policy = RoutePolicy(dialect: Self.dialects[surface]!)
+                let path = "/\(surface.rawValue)/\(name)"
+                routes.append(Route(.get, path, policy, handler: Handler { _ in throw error }))
             }
         }
         var logger = Logger(label: "FailureRenderingTests")
@@ -112,7 +114,8 @@ final class FailureRenderingTests: XCTestCase {
                     XCTAssertNotNil(body["message"] as? String, context)
                     XCTAssertTrue(body.keys.contains("details") && body.keys.contains("hint"), context)
                 case .storage:
-                    XCTAssertEqual(body["statusCode"] as? String, String(response.status == 400 ? failure.status : response.status), context)
+                    let statusCode = response.status == 400 ? failure.status : response.status
+                    XCTAssertEqual(body["statusCode"] as? String, String(statusCode), context)
                     XCTAssertNotNil(body["error"] as? String, context)
                     XCTAssertNotNil(body["message"] as? String, context)
                 }

@@ -15,7 +15,8 @@ struct AuthRoutes {
             Route(.post, "/v1/auth/refresh", V1Policies.signIn, cost: .auth, handler: Handler(refresh)),
             Route(.post, "/v1/auth/logout", policies.userWrite, cost: .write, handler: Handler(logOut)),
             Route(.post, "/v1/auth/password-reset", V1Policies.signIn, cost: .auth, handler: Handler(requestReset)),
-            Route(.post, "/v1/auth/password-reset/confirm", V1Policies.signIn, cost: .auth, handler: Handler(confirmReset)),
+            Route(.post, "/v1/auth/password-reset/confirm", V1Policies.signIn, cost: .auth,
+                  handler: Handler(confirmReset)),
         ]
     }
 

@@ -17,8 +17,10 @@ struct CollectionRoutes {
             Route(.patch, "/v1/collections/{id}", policies.userWrite, cost: .write, handler: Handler(rename)),
             Route(.delete, "/v1/collections/{id}", policies.userWrite, cost: .write, handler: Handler(delete)),
             Route(.get, "/v1/collections/{id}/quotes", policies.user, cost: .cheapRead, handler: Handler(quotes)),
-            Route(.put, "/v1/collections/{id}/quotes/{quote_id}", policies.userWrite, cost: .write, handler: Handler(addQuote)),
-            Route(.delete, "/v1/collections/{id}/quotes/{quote_id}", policies.userWrite, cost: .write, handler: Handler(removeQuote)),
+            Route(.put, "/v1/collections/{id}/quotes/{quote_id}", policies.userWrite, cost: .write,
+                  handler: Handler(addQuote)),
+            Route(.delete, "/v1/collections/{id}/quotes/{quote_id}", policies.userWrite, cost: .write,
+                  handler: Handler(removeQuote)),
         ]
     }
 

@@ -12,7 +12,8 @@ struct SyncRoutes {
         return [
             Route(.get, "/v1/sync", policies.user, cost: .cheapRead, handler: Handler(changes)),
             // A batch of more than about a hundred operations is a bulk write.
-            Route(.post, "/v1/sync", policies.userWrite, cost: .upgraded(.write, expensiveWhen: { $0.body.count > 16 << 10 }),
+            Route(.post, "/v1/sync", policies.userWrite,
+                  cost: .upgraded(.write, expensiveWhen: { $0.body.count > 16 << 10 }),
                   handler: Handler(applyBatch)),
         ]
     }

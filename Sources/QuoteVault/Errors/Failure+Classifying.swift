@@ -9,9 +9,6 @@ extension Failure {
         switch error {
         case let failure as Failure: self = failure
         case let convertible as any FailureConvertible: self = convertible.failure
-        case let conflict as ConflictError: self = .conflict(conflict.detail)
-        case is SyncTokenExpired: self = .syncTokenExpired
-        case let quota as QuotaExceeded: self = .quotaExceeded(quota: quota.quota, message: quota.message)
         case is JWTError: self = .unauthorized
         case let recovery as RecoveryError:
             switch recovery {
@@ -26,11 +23,16 @@ extension Failure {
             case .tooSoon(let seconds): self = .rateLimited(retryAfterSeconds: seconds)
             }
         default:
-            if let outage = DatabaseUnavailable(error) {
-                self = .databaseUnavailable(outage.reason)
-            } else if let quota = QuotaExceeded(error) {
-                self = .quotaExceeded(quota: quota.quota, message: quota.message)
-            } else if let error = error as? PGError, error.kind == .server, let state = error.sqlState?.rawValue,
+            guard let error = error as? PGError else {
+                self = .internal
+                return
+            }
+            if let outage = error.outage {
+                self = .databaseUnavailable(outage)
+            } else if error.sqlState == "QV001" {
+                // A quota of migration 0011, refused by the database whichever door wrote it.
+                self = .quotaExceeded(quota: error.constraint ?? "quota", message: error.message)
+            } else if error.kind == .server, let state = error.sqlState?.rawValue,
                 let rejection = DatabaseRejection(
                     sqlState: state, message: error.message, detail: error.detail, hint: error.hint)
             {

@@ -58,7 +58,7 @@ public struct CollectionsService: Sendable {
     }
 
     /// Creates a collection; `id` is the client's own (offline-created) id, else one is made.
-    /// - Throws: `ConflictError` when `id` is taken (by any user).
+    /// - Throws: `Failure.conflict` when `id` is taken (by any user).
     public func create(userID: UUID, name: String, id: UUID? = nil) async throws -> QuoteCollection {
         let name = try Self.validateName(name)
         return try Self.created(try await pool.query(Self.createStatement(userID: userID, name: name, id: id)))
@@ -79,7 +79,7 @@ public struct CollectionsService: Sendable {
     }
 
     private static func created(_ rows: PGRows) throws -> QuoteCollection {
-        guard let row = rows.first else { throw ConflictError("A collection with this id already exists") }
+        guard let row = rows.first else { throw Failure.conflict("A collection with this id already exists") }
         return try QuoteCollection(row: row)
     }
 

@@ -69,7 +69,8 @@ struct GoTrueError: Error {
         case .badRequest("invalid_json", _):
             return GoTrueError(status: 400, code: "bad_json", message: "Could not parse request body as JSON")
         case .badRequest(_, let detail): return GoTrueError(status: 400, code: "validation_failed", message: detail)
-        case .emailExists: return GoTrueError(status: 422, code: "user_already_exists", message: "User already registered")
+        case .emailExists:
+            return GoTrueError(status: 422, code: "user_already_exists", message: "User already registered")
         case .invalidCredentials:
             return GoTrueError(status: 400, code: "invalid_credentials", message: "Invalid login credentials")
         case .refreshTokenInvalid:
@@ -78,12 +79,18 @@ struct GoTrueError: Error {
         case .refreshTokenReused:
             return GoTrueError(status: 400, code: "refresh_token_already_used", message: "Invalid Refresh Token: Already Used")
         case .unauthorized: return badJWT
-        case .resetTokenInvalid: return GoTrueError(status: 403, code: "otp_expired", message: "Token has expired or is invalid")
-        case .unsupportedMediaType(let detail): return GoTrueError(status: 415, code: "validation_failed", message: detail)
-        case .payloadTooLarge: error = GoTrueError(status: 413, code: "request_too_large", message: "Request body too large")
-        case .rateLimited: error = GoTrueError(status: 429, code: "over_request_rate_limit", message: "Request rate limit reached")
+        case .resetTokenInvalid:
+            return GoTrueError(status: 403, code: "otp_expired", message: "Token has expired or is invalid")
+        case .unsupportedMediaType(let detail):
+            return GoTrueError(status: 415, code: "validation_failed", message: detail)
+        case .payloadTooLarge:
+            error = GoTrueError(status: 413, code: "request_too_large", message: "Request body too large")
+        case .rateLimited:
+            error = GoTrueError(status: 429, code: "over_request_rate_limit", message: "Request rate limit reached")
         case .internal: error = GoTrueError(status: 500, code: "unexpected_failure", message: "Unexpected failure")
-        default: error = GoTrueError(status: failure.status, code: failure.code, message: ProblemJSON.problem(failure).detail ?? "")
+        default:
+            let message = ProblemJSON.problem(failure).detail ?? ""
+            error = GoTrueError(status: failure.status, code: failure.code, message: message)
         }
         if let seconds = failure.retryAfterSeconds { error.headers["Retry-After"] = String(seconds) }
         return error
@@ -109,9 +116,13 @@ struct GoTrueDialect: ErrorDialect {
     func render(_ failure: Failure, thrown: any Error, for request: Request) -> Response {
         switch thrown {
         case let error as GoTrueError: error.response
-        case let refusal as SupabaseCaller.Refusal: (refusal == .missingKey ? GoTrueError.noAuthorization : .badJWT).response
+        case let refusal as SupabaseCaller.Refusal:
+            (refusal == .missingKey ? GoTrueError.noAuthorization : .badJWT).response
         case let error as RecoveryError: GoTrueError.from(error).response
         case let error as ReauthenticationError: GoTrueError.from(error).response
+        // A body missing a field (not the domain's verdict on a password or an email): GoTrue's 400.
+        case let error as HTTPError where error.status == 422:
+            GoTrueError(status: 400, code: "validation_failed", message: error.detail ?? error.title).response
         default: GoTrueError.from(failure).response
         }
     }

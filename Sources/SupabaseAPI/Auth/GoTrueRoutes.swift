@@ -38,7 +38,9 @@ struct GoTrueRoutes {
     private struct VerifyBody: Decodable { let type: String; let token_hash: String?; let token: String?; let email: String? }
 
     /// Runs `handler` with the caller; every answer carries GoTrue's API version (failures get it from the dialect).
-    private func answering(_ handler: @escaping @Sendable (Request, SupabaseCaller) async throws -> Response) -> Handler {
+    private func answering(
+        _ handler: @escaping @Sendable (Request, SupabaseCaller) async throws -> Response
+    ) -> Handler {
         .supabase { request, caller in
             var response = try await handler(request, caller)
             response.headers.set(GoTrueError.apiVersionHeader.0, GoTrueError.apiVersionHeader.1)

@@ -77,9 +77,11 @@ struct RestError: Error {
         case .quotaExceeded(let quota, let message):
             return RestError(status: 403, code: "QV001", message: message, details: quota,
                              hint: "Delete some rows first (README, Per-account quotas)")
-        case .badRequest("invalid_json", _): return RestError(status: 400, code: "PGRST102", message: "Empty or invalid json")
+        case .badRequest("invalid_json", _):
+            return RestError(status: 400, code: "PGRST102", message: "Empty or invalid json")
         case .validation(let fields):
-            return RestError(status: 400, code: "23514", message: fields.map { "\($0.field) \($0.message)" }.joined(separator: "; "))
+            let message = fields.map { "\($0.field) \($0.message)" }.joined(separator: "; ")
+            return RestError(status: 400, code: "23514", message: message)
         case .unauthorized: return RestError(status: 401, code: "PGRST301", message: "JWT could not be verified")
         case .forbidden(let message): return RestError(status: anonymous ? 401 : 403, code: "42501", message: message)
         case .notFound: return RestError(status: 404, code: "PGRST116", message: "The result contains 0 rows")
@@ -105,7 +107,8 @@ struct PostgRESTDialect: ErrorDialect {
         case let error as RestError: return error.response
         case SupabaseCaller.Refusal.missingKey:
             return RestError(status: 401, code: "PGRST301", message: "No API key found in request").response
-        case SupabaseCaller.Refusal.expiredToken: return RestError(status: 401, code: "PGRST303", message: "JWT expired").response
+        case SupabaseCaller.Refusal.expiredToken:
+            return RestError(status: 401, code: "PGRST303", message: "JWT expired").response
         default:
             // A refusal before the caller is known is the anonymous role's.
             let anonymous = (request.caller as? SupabaseCaller).map { $0 == .anonymous } ?? true

@@ -38,16 +38,20 @@ struct StorageError: Error {
     static func from(_ failure: Failure) -> StorageError {
         var error: StorageError
         switch failure {
-        case .unsupportedMediaType(let detail): return StorageError(statusCode: "415", error: "invalid_mime_type", message: detail)
+        case .unsupportedMediaType(let detail):
+            return StorageError(statusCode: "415", error: "invalid_mime_type", message: detail)
         case .notFound: return notFound
         case .payloadTooLarge:
             return StorageError(statusCode: "413", error: "Payload too large",
                                 message: "The object exceeded the maximum allowed size", httpStatus: 413)
-        case .forbidden(let message): return StorageError(statusCode: "403", error: "Unauthorized", message: message, httpStatus: 403)
+        case .forbidden(let message):
+            return StorageError(statusCode: "403", error: "Unauthorized", message: message, httpStatus: 403)
         case .rejectedByDatabase(let rejection) where rejection.status == 400:
-            return StorageError(statusCode: "400", error: "invalid_request", message: "The request was refused: \(rejection.message)")
+            let message = "The request was refused: \(rejection.message)"
+            return StorageError(statusCode: "400", error: "invalid_request", message: message)
         case .rateLimited:
-            error = StorageError(statusCode: "429", error: "too_many_requests", message: "Too many requests; try again later")
+            let message = "Too many requests; try again later"
+            error = StorageError(statusCode: "429", error: "too_many_requests", message: message)
         case .internal:
             return StorageError(statusCode: "500", error: "internal", message: "Internal Server Error", httpStatus: 500)
         default:

@@ -18,7 +18,8 @@ struct StorageRoutes {
         return [
             Route(.post, "/storage/v1/object/{bucket}/{path...}", uploads, cost: .write, handler: answering(upload)),
             Route(.put, "/storage/v1/object/{bucket}/{path...}", uploads, cost: .write, handler: answering(update)),
-            Route(.get, "/storage/v1/object/{bucket}/{path...}", caller, cost: .cheapRead, handler: answering(download)),
+            Route(.get, "/storage/v1/object/{bucket}/{path...}", caller,
+                  cost: .cheapRead, handler: answering(download)),
             Route(.get, "/storage/v1/object/public/{bucket}/{path...}", SupabasePolicies.storage,
                   cost: .cheapRead, handler: answering(publicDownload)),
             Route(.delete, "/storage/v1/object/{bucket}", caller, cost: .write, handler: answering(remove)),
@@ -26,7 +27,9 @@ struct StorageRoutes {
     }
 
     /// Only the `avatars` bucket exists.
-    private func answering(_ handler: @escaping @Sendable (Request, SupabaseCaller) async throws -> Response) -> Handler {
+    private func answering(
+        _ handler: @escaping @Sendable (Request, SupabaseCaller) async throws -> Response
+    ) -> Handler {
         .supabase { request, caller in
             guard request.pathParameter("bucket") == Self.bucket else { throw StorageError.bucketNotFound }
             return try await handler(request, caller)
