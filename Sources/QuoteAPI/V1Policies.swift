@@ -9,12 +9,7 @@ struct V1Policies {
     /// A user's access token of a live session.
     let user: RoutePolicy
     /// The same, for writes: `Idempotency-Key` is honoured.
-    let userWrite: RoutePolicy
-
-    init(authenticator: Authenticator) {
-        user = RoutePolicy(authentication: .userToken(authenticator))
-        userWrite = user.idempotent()
-    }
+    var userWrite: RoutePolicy { user.idempotent() }
 }
 
 extension Authentication {
@@ -40,5 +35,5 @@ extension Request {
 }
 
 extension AppContext {
-    var policies: V1Policies { V1Policies(authenticator: authenticator) }
+    var policies: V1Policies { V1Policies(user: RoutePolicy(authentication: .userToken(authenticator))) }
 }

@@ -32,15 +32,10 @@ public enum SupabaseCaller: Sendable, Equatable {
     /// From the headers (no database): a key's role, or a user's well-signed, unexpired access token. A bearer
     /// token counts over the `apikey` header.
     static func verify(_ request: Request, context: SupabaseContext) throws -> Verified {
-        guard let token = request.bearerToken else {
-            guard let apiKey = request.headers["apikey"], let role = keyRole(apiKey, context: context) else {
-                throw Refusal.missingKey
-            }
+        if let role = (request.bearerToken ?? request.headers["apikey"]).flatMap({ keyRole($0, context: context) }) {
             return Verified(caller: role, mayStreamLargeBodies: role == .serviceRole)
         }
-        if let role = keyRole(token, context: context) {
-            return Verified(caller: role, mayStreamLargeBodies: role == .serviceRole)
-        }
+        guard let token = request.bearerToken else { throw Refusal.missingKey }
         do {
             let claims = try context.signer.verify(token, audience: "authenticated", now: .now)
             return Verified(caller: claims, account: claims.sub, mayStreamLargeBodies: true)
