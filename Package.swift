@@ -33,7 +33,8 @@ let package = Package(
         ]),
         // Password hashing (scrypt), HS256 JWTs and opaque tokens over OpenSSL.
         .target(name: "AuthJWT", dependencies: ["COpenSSL"]),
-        // A small HTTP/1.1 server over libmicrohttpd: requests, responses, routing.
+        // A small HTTP/1.1 server over libmicrohttpd and the request pipeline: routing, each route's declared policy
+        // (credentials checked once, body limit) and failures rendered in the route's dialect.
         .target(name: "HTTPServer", dependencies: [
             "CMicroHTTPD", "CZlib", "CivilCalendar", "Failures", .product(name: "Logging", package: "swift-log"),
         ]),
