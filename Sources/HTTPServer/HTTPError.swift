@@ -1,17 +1,10 @@
 import Foundation
+import Failures
 
 /// An error that knows its HTTP status and stable `code`; rendered once, as RFC 9457 problem+json.
 /// Internal causes are never part of it: log them where they happen.
 public struct HTTPError: Error, Sendable, Equatable {
-    /// One invalid field of a request, for `validation_failed`.
-    public struct FieldError: Sendable, Equatable, Codable {
-        public var field: String
-        public var message: String
-        public init(field: String, message: String) {
-            self.field = field
-            self.message = message
-        }
-    }
+    public typealias FieldError = Failures.FieldError
 
     public var status: Int
     public var code: String
@@ -33,18 +26,16 @@ public struct HTTPError: Error, Sendable, Equatable {
         self.headers = headers
     }
 
+    // The problems of the HTTP layer's own failures, as `ProblemJSON` renders them.
     public static func invalidJSON(_ detail: String = "The body is not valid JSON") -> HTTPError {
-        HTTPError(status: 400, code: "invalid_json", title: "Invalid JSON", detail: detail)
+        ProblemJSON.problem(.badRequest(code: "invalid_json", detail: detail))
     }
-    public static func validation(_ errors: [FieldError]) -> HTTPError {
-        let detail = errors.map { "\($0.field) \($0.message)" }.joined(separator: "; ")
-        return HTTPError(status: 422, code: "validation_failed", title: "Validation failed", detail: detail, errors: errors)
-    }
+    public static func validation(_ errors: [FieldError]) -> HTTPError { ProblemJSON.problem(.validation(errors)) }
     public static func validation(field: String, _ message: String) -> HTTPError {
-        validation([FieldError(field: field, message: message)])
+        ProblemJSON.problem(.invalid(field, message))
     }
     public static func badRequest(_ detail: String) -> HTTPError {
-        HTTPError(status: 400, code: "bad_request", title: "Bad request", detail: detail)
+        ProblemJSON.problem(.badRequest(code: "bad_request", detail: detail))
     }
     public static func notFound(_ detail: String = "Not found") -> HTTPError {
         HTTPError(status: 404, code: "not_found", title: "Not found", detail: detail)
@@ -55,17 +46,11 @@ public struct HTTPError: Error, Sendable, Equatable {
             status: 405, code: "method_not_allowed", title: "Method not allowed",
             detail: "Allowed: \(allow)", headers: ["Allow": allow])
     }
-    public static func payloadTooLarge(limit: Int) -> HTTPError {
-        HTTPError(
-            status: 413, code: "payload_too_large", title: "Payload too large",
-            detail: "The body exceeds \(limit) bytes")
-    }
+    public static func payloadTooLarge(limit: Int) -> HTTPError { ProblemJSON.problem(.payloadTooLarge(limit: limit)) }
     public static func unsupportedMediaType(_ detail: String = "Expected application/json") -> HTTPError {
-        HTTPError(status: 415, code: "unsupported_media_type", title: "Unsupported media type", detail: detail)
+        ProblemJSON.problem(.unsupportedMediaType(detail))
     }
-    public static func unauthorized(_ detail: String = "Missing or invalid access token") -> HTTPError {
-        HTTPError(status: 401, code: "unauthorized", title: "Unauthorized", detail: detail)
-    }
+    public static func unauthorized() -> HTTPError { ProblemJSON.problem(.unauthorized) }
     public static func serviceUnavailable(_ detail: String = "The service is temporarily unavailable", retryAfter: Int = 1)
         -> HTTPError
     {
@@ -73,8 +58,6 @@ public struct HTTPError: Error, Sendable, Equatable {
             status: 503, code: "service_unavailable", title: "Service unavailable", detail: detail,
             headers: ["Retry-After": String(retryAfter)])
     }
-    public static let internalError = HTTPError(
-        status: 500, code: "internal", title: "Internal server error", detail: "An unexpected error occurred")
 
     /// The problem+json response for this error.
     public var response: Response {
@@ -87,9 +70,4 @@ public struct HTTPError: Error, Sendable, Equatable {
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { response.headers.set(name, value) }
         return response
     }
-}
-
-/// Errors from other layers (services, the database client) say which `HTTPError` they are by adopting this.
-public protocol HTTPErrorConvertible: Error {
-    var httpError: HTTPError { get }
 }

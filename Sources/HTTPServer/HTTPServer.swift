@@ -1,3 +1,4 @@
+import Failures
 import Foundation
 import Logging
 import Synchronization
@@ -119,18 +120,13 @@ public final class HTTPServer: @unchecked Sendable {
     public let router: Router
     private let logger: Logger
     private let observer: (@Sendable (CompletedRequest) -> Void)?
-    private let admission: Admission?
+    private let classify: Classify
     /// Connection slots, deadlines and the request-body budget.
     let connectionGuard: ConnectionGuard
     private let overloadWarnings: RateLimitedWarning
 
-    /// Decides from a request's headers alone, before a byte of its body is read, whether the body may be read
-    /// (for example: credentials that can be valid). Called only for matched routes and requests announcing a
-    /// body; returning a response answers with it at once.
-    public typealias Admission = @Sendable (Route, Request) -> Response?
-    /// Who sends an admitted large body (an account id from a user's token), for the per-account body share.
-    public typealias BodyOwner = @Sendable (Request) -> String?
-    private let bodyOwner: BodyOwner?
+    /// Turns anything a handler (or an authentication) throws into the one failure type, once.
+    public typealias Classify = @Sendable (any Error) -> Failure
 
     private var daemon: MicroHTTPDDaemon?
     private let suspended = Mutex<[ObjectIdentifier: (RequestContext, ConnectionHandle)]>([:])
@@ -140,18 +136,17 @@ public final class HTTPServer: @unchecked Sendable {
     ///   - logger: for failures (an error turned into a 500, the server's own events).
     ///   - observer: called once per answered request, on the thread that answered it; must be fast. This is
     ///     where requests are logged and measured: the server itself writes no line per request.
-    ///   - admission: see `Admission`.
+    ///   - classify: see `Classify`; by default only `Failure` and `FailureConvertible` errors are known.
     public init(
         configuration: HTTPServerConfiguration, router: Router, logger: Logger,
-        observer: (@Sendable (CompletedRequest) -> Void)? = nil, admission: Admission? = nil,
-        bodyOwner: BodyOwner? = nil
+        observer: (@Sendable (CompletedRequest) -> Void)? = nil,
+        classify: @escaping Classify = { ($0 as? Failure) ?? ($0 as? any FailureConvertible)?.failure ?? .internal }
     ) {
-        self.bodyOwner = bodyOwner
         self.configuration = configuration
         self.router = router
         self.logger = logger
         self.observer = observer
-        self.admission = admission
+        self.classify = classify
         self.connectionGuard = ConnectionGuard(
             limits: .init(
                 connectionsPerAddress: configuration.connectionsPerAddress, connections: configuration.connectionLimit,
@@ -229,8 +224,9 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Everything decided from the headers, before a byte of the body is read: framing that could smuggle a
-    /// request behind a proxy (`400`), the route (`404`/`405`), its size limit (`413`), the admission check
-    /// (e.g. `401`) and the body budget (`503`). An answer here makes MHD close the connection after it.
+    /// request behind a proxy (`400`), the route (`404`/`405`), its policy's size limit (`413`) and credentials
+    /// (e.g. `401`, in the route's dialect) and the body budget (`503`). An answer here makes MHD close the
+    /// connection after it.
     func afterHeaders(_ state: RequestContext, connection: ConnectionHandle) -> Bool {
         let contentLength = connection.header("Content-Length")
         let chunked = connection.header("Transfer-Encoding") != nil
@@ -260,12 +256,22 @@ public final class HTTPServer: @unchecked Sendable {
                 return refuseLater(HTTPError.payloadTooLarge(limit: state.bodyLimit).response, for: state, on: connection)
             }
             let head = headRequest(state, route: route, connection: connection)
-            if let admission, let refusal = admission(route, head) {
+            let credentials: Verified
+            do {
+                credentials = try route.policy.authentication.verify(head)
+                let large = chunked || declared > configuration.smallBodyLimit
+                guard !large || credentials.mayStreamLargeBodies else {
+                    let limit = configuration.smallBodyLimit
+                    throw Failure.forbidden("A request body over \(limit) bytes needs a signed-in user's access token")
+                }
+            } catch {
+                let refusal = render(error, request: head, dialect: route.policy.dialect)
                 return Self.isDelayedRefusal(refusal)
                     ? refuseLater(refusal, for: state, on: connection) : send(refusal, for: state, on: connection)
             }
+            state.credentials = credentials
             let small = configuration.smallBodyReserve > 0 && !chunked && declared <= configuration.smallBodyLimit
-            let account = small ? nil : bodyOwner?(head)
+            let account = small ? nil : credentials.account
             if let tracked, !connectionGuard.reserveBody(declared, for: tracked, small: small, account: account) {
                 return send(HTTPError.serviceUnavailable("Too many request bodies in flight; retry shortly").response, for: state, on: connection)
             }
@@ -285,7 +291,7 @@ public final class HTTPServer: @unchecked Sendable {
         return configuration.trustedProxies.client(peer: peer, forwardedFor: forwarded.isEmpty ? nil : forwarded.joined(separator: ","))
     }
 
-    /// The request as known from its headers (no body), for the admission check.
+    /// The request as known from its headers (no body), for the credentials check.
     private func headRequest(_ state: RequestContext, route: Route, connection: ConnectionHandle) -> Request {
         let parameters: [String: String]
         if case .found(_, let found) = state.lookup { parameters = found } else { parameters = [:] }
@@ -353,30 +359,40 @@ public final class HTTPServer: @unchecked Sendable {
                 let name = field.name.utf8.contains(0) ? "query" : field.name
                 return send(HTTPError.validation(field: name, "must not contain NUL characters").response, for: state, on: connection)
             }
-            if let immediate = route.handler.immediate {
-                do {
-                    if let response = try immediate(request) {
-                        return send(response, for: state, on: connection)
-                    }
-                } catch {
-                    return send(render(error, request: request), for: state, on: connection)
+            // Credentials are verified once: from the headers before the body (kept), or here for a bodiless request.
+            var admitted = request
+            do {
+                let credentials = try state.credentials ?? route.policy.authentication.verify(request)
+                admitted.caller = credentials.caller
+                if route.policy.authentication.resolve == nil, let immediate = route.handler.immediate,
+                    let response = try immediate(admitted)
+                {
+                    return send(response, for: state, on: connection)
                 }
+                runDeferred(route, credentials: credentials, request: admitted, state: state, connection: connection)
+            } catch {
+                return send(render(error, request: admitted, dialect: route.policy.dialect), for: state, on: connection)
             }
-            runDeferred(route.handler.deferred, request: request, state: state, connection: connection)
             return true
         }
     }
 
+    /// Completes the credentials check (`Authentication.resolve`, e.g. the session is live), then runs the handler
+    /// with the caller; whatever either throws is answered in the route's dialect.
     private func runDeferred(
-        _ handler: @escaping Handler.Deferred, request: Request, state: RequestContext, connection: ConnectionHandle
+        _ route: Route, credentials: Verified, request: Request, state: RequestContext, connection: ConnectionHandle
     ) {
         let delay = configuration.refusalDelay
         answerLater(state, on: connection) {
+            var request = request
             let response: Response
             do {
-                response = try await handler(request)
+                if let resolve = route.policy.authentication.resolve {
+                    request.caller = try await resolve(request, credentials)
+                }
+                response = try await route.handler.deferred(request)
             } catch {
-                response = self.render(error, request: request)
+                response = self.render(error, request: request, dialect: route.policy.dialect)
             }
             if Self.isDelayedRefusal(response) { try? await Task.sleep(for: delay) }
             return response
@@ -422,30 +438,20 @@ public final class HTTPServer: @unchecked Sendable {
         _ = suspended.withLock { $0.removeValue(forKey: ObjectIdentifier(state)) }
     }
 
-    /// Turns any error into its problem+json answer; the one place where that happens.
-    private func render(_ error: any Error, request: Request) -> Response {
-        switch error {
-        case let error as HTTPError:
-            return error.response
-        case let error as any HTTPErrorConvertible:
-            let httpError = error.httpError
-            if httpError.status == 503 {
-                // Overload (a full queue, the database away) is expected under attack: counted, not logged per request.
-                overloadWarnings.note("requests answered 503 (overloaded or unavailable)")
-            } else if httpError.status >= 500 {
-                logger.error("request failed", metadata: [
-                    "request_id": .string(request.requestID), "route": .string(request.routePattern),
-                    "error": .string(String(describing: error)),
-                ])
-            }
-            return httpError.response
-        default:
-            logger.error("unhandled error", metadata: [
+    /// Turns any error into its answer: classified once, rendered in the route's dialect. The one place where
+    /// that happens.
+    private func render(_ error: any Error, request: Request, dialect: any ErrorDialect) -> Response {
+        let failure = classify(error)
+        if failure.status == 503 {
+            // Overload (a full queue, the database away) is expected under attack: counted, not logged per request.
+            overloadWarnings.note("requests answered 503 (overloaded or unavailable)")
+        } else if failure == .internal {
+            logger.error("request failed", metadata: [
                 "request_id": .string(request.requestID), "route": .string(request.routePattern),
                 "error": .string(String(describing: error)),
             ])
-            return HTTPError.internalError.response
         }
+        return dialect.render(failure, thrown: error, for: request)
     }
 
     private func send(_ response: Response, for state: RequestContext, on connection: ConnectionHandle) -> Bool {

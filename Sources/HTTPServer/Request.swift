@@ -1,3 +1,4 @@
+import Failures
 import Foundation
 import Synchronization
 
@@ -18,6 +19,8 @@ public struct Request: Sendable {
     public let requestID: String
     /// The peer's IP address as text (empty when unknown).
     public let clientAddress: String
+    /// Who the request acts as, as the route's `Authentication` established it once (nil for `none`).
+    public internal(set) var caller: (any Sendable)?
 
     public init(
         method: HTTPMethod, path: String, query: [(name: String, value: String)] = [], headers: HTTPHeaders = [:],
@@ -33,6 +36,12 @@ public struct Request: Sendable {
         self.routePattern = routePattern
         self.requestID = requestID
         self.clientAddress = clientAddress
+    }
+
+    /// The caller as the type the route's authentication gives; a route declared without one is a bug.
+    public func caller<Caller: Sendable>(_ type: Caller.Type = Caller.self) throws -> Caller {
+        guard let caller = caller as? Caller else { throw Failure.internal }
+        return caller
     }
 
     /// The first value of the query argument `name`.

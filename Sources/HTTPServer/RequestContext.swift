@@ -26,6 +26,8 @@ final class RequestContext: @unchecked Sendable {
     /// when the request completes).
     var tracked: TrackedConnection?
     var reservedBytes = 0
+    /// What the route's authentication verified from the headers, before the body (not verified again).
+    var credentials: Verified?
 
     private let completion = Mutex(Completion.notStarted)
 

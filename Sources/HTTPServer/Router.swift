@@ -22,29 +22,32 @@ public struct Handler: Sendable {
     }
 }
 
-/// One route: method, a pattern with `{name}` segments, the handler and the body size it accepts.
+/// One route: method, a pattern with `{name}` segments, the policy it is served under and the handler.
 public struct Route: Sendable {
     public let method: HTTPMethod
     public let pattern: String
     public private(set) var handler: Handler
-    public let maxBodySize: Int
+    /// What the pipeline checks and applies before the handler (see `RoutePolicy`).
+    public let policy: RoutePolicy
+    public var maxBodySize: Int { policy.bodyLimit }
     /// What serving it costs (see `CostClass`); admission caps requests by it.
     public let cost: RouteCost
 
     /// - Parameters:
     ///   - pattern: literal segments and `{name}` parameters, e.g. `/v1/collections/{id}/quotes/{quote_id}`; a
     ///     last segment `{name...}` takes the rest of the path (one or more segments, none of them `.` or `..`).
-    ///   - maxBodySize: larger bodies are refused with `413` while they are read.
-    ///   - cost: nil: a cheap read for `GET`, a write otherwise.
+    ///   - maxBodySize, cost: shorthands that override the policy's.
     public init(
-        _ method: HTTPMethod, _ pattern: String, maxBodySize: Int = Route.defaultMaxBodySize, cost: RouteCost? = nil,
-        handler: Handler
+        _ method: HTTPMethod, _ pattern: String, _ policy: RoutePolicy = .open, maxBodySize: Int? = nil,
+        cost: RouteCost? = nil, handler: Handler
     ) {
+        var policy = policy
+        if let maxBodySize { policy.bodyLimit = maxBodySize }
         self.method = method
         self.pattern = pattern
         self.handler = handler
-        self.maxBodySize = maxBodySize
-        self.cost = cost ?? .byMethod(method)
+        self.policy = policy
+        self.cost = cost ?? policy.cost ?? .byMethod(method)
     }
 
     /// The same route (every other property kept) answered by `handler`: for wrappers around many routes.

@@ -1,3 +1,5 @@
+import Failures
+
 /// Everything that can go wrong talking to PostgreSQL: a server error (with SQLSTATE),
 /// a lost or refused connection, an exhausted pool, or a value that does not decode.
 ///
@@ -112,9 +114,17 @@ public struct PGError: Error, Sendable, CustomStringConvertible, CustomDebugStri
     /// may run again on a connection to the primary.
     public var isReadOnlyRefusal: Bool { sqlState == .readOnlySQLTransaction }
 
-    /// The database is temporarily unavailable to this process (see `DatabaseUnavailable`, the one place that
-    /// decides): a server should answer 503 rather than 500.
-    public var isServiceUnavailable: Bool { DatabaseUnavailable(self) != nil }
+    /// Why the database cannot serve the statement now, or nil when that is not the reason (the one place that
+    /// decides): every surface answers it `503` with `Retry-After`, never a bug's `500`.
+    public var outage: DatabaseOutage? {
+        if isReadOnlyRefusal { return .readOnly }
+        if sqlState == .queryCanceled { return .statementTimeout }
+        if kind == .poolExhausted || kind == .poolShutdown { return .poolExhausted }
+        return isConnectionFailure ? .unreachable : nil
+    }
+
+    /// The database is temporarily unavailable to this process (`outage`): a server should answer 503, not 500.
+    public var isServiceUnavailable: Bool { outage != nil }
 
     /// A transaction lost a race (serialization failure or deadlock); rerunning it may succeed.
     public var isRetryableTransactionFailure: Bool {

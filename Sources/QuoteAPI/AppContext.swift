@@ -4,7 +4,8 @@ import Logging
 import PGClient
 import QuoteVault
 
-/// What route handlers need: the configuration, the database and the services built on it.
+/// What the `/v1` and operations routes need: the configuration, the database and the services built on it
+/// (by the composition root, `QuoteApp`).
 public struct AppContext: Sendable {
     public let configuration: AppConfiguration
     public let pool: PGPool
@@ -31,8 +32,31 @@ public struct AppContext: Sendable {
     public let logger: Logger
     public let sync: SyncContext
 
-    /// The caller of an authenticated route; `401 unauthorized` otherwise.
-    public func authenticate(_ request: Request) async throws -> AuthenticatedUser {
-        try await authenticator.authenticate(request.bearerToken)
+    public init(
+        configuration: AppConfiguration, pool: PGPool, publicPool: PGPool, readPool: PGPool, migrator: Migrator,
+        signer: JWTSigner, authenticator: Authenticator, quotes: QuoteService, search: QuoteSearch,
+        quoteOfTheDay: QuoteOfTheDay, accounts: AccountService, profiles: ProfileService, hashing: PasswordHashingQueue,
+        mail: MailDelivery, favorites: FavoritesService, collections: CollectionsService, metrics: ServerMetrics,
+        logger: Logger, sync: SyncContext
+    ) {
+        self.configuration = configuration
+        self.pool = pool
+        self.publicPool = publicPool
+        self.readPool = readPool
+        self.migrator = migrator
+        self.signer = signer
+        self.authenticator = authenticator
+        self.quotes = quotes
+        self.search = search
+        self.quoteOfTheDay = quoteOfTheDay
+        self.accounts = accounts
+        self.profiles = profiles
+        self.hashing = hashing
+        self.mail = mail
+        self.favorites = favorites
+        self.collections = collections
+        self.metrics = metrics
+        self.logger = logger
+        self.sync = sync
     }
 }

@@ -9,5 +9,5 @@ public final class DrainState: Sendable {
 
     public var isDraining: Bool { flag.load(ordering: .relaxed) }
 
-    func begin() { flag.store(true, ordering: .relaxed) }
+    public func begin() { flag.store(true, ordering: .relaxed) }
 }

@@ -1,5 +1,6 @@
 import PGClient
 import QuoteAPI
+import QuoteApp
 
 /// A backup is taken before migrations change an existing database: one with migrations recorded and some
 /// pending. A new database (nothing recorded) has nothing to lose.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import QuoteAPI
+import QuoteApp
 import QuoteVault
 
 /// Applies pending migrations, then serves HTTP until SIGTERM or SIGINT.

@@ -29,27 +29,43 @@ public enum SupabaseCaller: Sendable, Equatable {
         if case .user(let user) = self { user } else { nil }
     }
 
-    /// Resolves the caller of `request`.
-    /// - Throws: `Refusal`, or a `PGError` when the session check cannot reach the database.
-    public static func resolve(_ request: Request, context: SupabaseContext) async throws -> SupabaseCaller {
-        guard let token = request.bearerToken else {
-            guard let apiKey = request.headers["apikey"], let role = keyRole(apiKey, context: context) else { throw Refusal.missingKey }
+    /// From the headers (no database): a key's role, or a user's well-signed, unexpired access token. A bearer
+    /// token counts over the `apikey` header.
+    static func verify(_ request: Request, context: SupabaseContext) throws -> Verified {
+        if let role = (request.bearerToken ?? request.headers["apikey"]).flatMap({ keyRole($0, context: context) }) {
+            return Verified(caller: role, mayStreamLargeBodies: role == .serviceRole)
+        }
+        guard let token = request.bearerToken else { throw Refusal.missingKey }
+        do {
+            let claims = try context.signer.verify(token, audience: "authenticated", now: .now)
+            return Verified(caller: claims, account: claims.sub, mayStreamLargeBodies: true)
+        } catch {
+            // Well signed but past `exp`: the clients refresh on "JWT expired" rather than signing the user out.
+            throw error == .expired ? Refusal.expiredToken : Refusal.invalidToken
+        }
+    }
+
+    /// The caller of verified credentials: a user's session must still be live.
+    static func resolve(_ credentials: Verified, context: SupabaseContext) async throws -> SupabaseCaller {
+        guard let claims = credentials.caller as? AccessTokenClaims else {
+            guard let role = credentials.caller as? SupabaseCaller else { throw Failure.internal }
             return role
         }
-        if let role = keyRole(token, context: context) { return role }
         do {
-            return .user(try await context.authenticator.authenticate(token))
+            return .user(try await context.authenticator.live(claims))
         } catch QuoteVaultError.unauthorized {
-            throw isExpired(token, signer: context.signer) ? Refusal.expiredToken : Refusal.invalidToken
+            throw Refusal.invalidToken
         }
     }
 
     /// For endpoints that act before or without a session (sign-up, token grants, recovery): only the API key
     /// counts, so a stale or revoked access token still in the client's headers does not block a refresh.
-    public static func requireKey(_ request: Request, context: SupabaseContext) throws -> SupabaseCaller {
-        let presented = [request.headers["apikey"], request.bearerToken].compactMap { $0 }
-        guard presented.contains(where: { keyRole($0, context: context) != nil }) else { throw Refusal.missingKey }
-        return .anonymous
+    static func requireKey(_ request: Request, context: SupabaseContext) throws -> Verified {
+        let roles = [request.headers["apikey"], request.bearerToken].compactMap { $0 }.compactMap {
+            keyRole($0, context: context)
+        }
+        guard !roles.isEmpty else { throw Refusal.missingKey }
+        return Verified(caller: SupabaseCaller.anonymous, mayStreamLargeBodies: roles.contains(.serviceRole))
     }
 
     /// The role a key stands for: the anon key, the service role key (compared in constant time), or nil.
@@ -59,14 +75,8 @@ public enum SupabaseCaller: Sendable, Equatable {
         if let serviceKey = context.serviceRoleKey, ConstantTime.equals(bytes, Array(serviceKey.utf8)) { return .serviceRole }
         return nil
     }
+}
 
-    /// Well signed but past `exp`: the clients refresh on "JWT expired" rather than signing the user out.
-    private static func isExpired(_ token: String, signer: JWTSigner) -> Bool {
-        do {
-            _ = try signer.verify(token, now: .now)
-            return false
-        } catch {
-            return error == .expired
-        }
-    }
+extension SupabaseCaller.Refusal: FailureConvertible {
+    public var failure: Failure { .unauthorized }
 }

@@ -1,5 +1,4 @@
 import AuthJWT
-import Logging
 import PGClient
 import QuoteVault
 
@@ -21,12 +20,11 @@ public struct SupabaseContext: Sendable {
     public let publicURL: String
     /// Where a recovery link may send the user (`redirect_to`), and where it does when `redirect_to` is not allowed.
     public let redirects: RedirectAllowList
-    public let logger: Logger
 
     public init(
         anonKey: String, serviceRoleKey: String?, pool: PGPool, signer: JWTSigner, authenticator: Authenticator, accounts: AccountService,
         profiles: ProfileService, quoteOfTheDay: QuoteOfTheDay, recovery: PasswordRecovery, publicURL: String,
-        redirects: RedirectAllowList, logger: Logger
+        redirects: RedirectAllowList
     ) {
         self.anonKey = anonKey
         self.serviceRoleKey = serviceRoleKey
@@ -39,6 +37,5 @@ public struct SupabaseContext: Sendable {
         self.recovery = recovery
         self.publicURL = publicURL
         self.redirects = redirects
-        self.logger = logger
     }
 }

@@ -39,7 +39,7 @@ final class HostileClientTests: XCTestCase {
 
     private func makeServer(
         _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }, warnings: Warnings = Warnings(),
-        admission: HTTPServer.Admission? = nil
+        uploads: Authentication = .none
     ) throws -> HTTPServer {
         let routes = [
             Route(.get, "/ping", handler: .immediate { _ in Response.json(bytes: Array("{\"pong\":true}".utf8)) }),
@@ -49,7 +49,7 @@ final class HostileClientTests: XCTestCase {
                 let echo: Echo = try request.decodeJSON()
                 return try Response.json(echo, status: 201)
             }),
-            Route(.put, "/upload", maxBodySize: 1000, handler: Handler { request in
+            Route(.put, "/upload", RoutePolicy(authentication: uploads, bodyLimit: 1000), handler: Handler { request in
                 Response(status: 200, body: Array(String(request.body.count).utf8))
             }),
             Route(.get, "/limited", handler: Handler { request in
@@ -59,7 +59,7 @@ final class HostileClientTests: XCTestCase {
         var configuration = HTTPServerConfiguration(port: 0, connectionTimeoutSeconds: 30)
         configure(&configuration)
         let server = HTTPServer(
-            configuration: configuration, router: Router(routes: routes), logger: warnings.logger(), admission: admission)
+            configuration: configuration, router: Router(routes: routes), logger: warnings.logger())
         try server.start()
         return server
     }
@@ -284,9 +284,10 @@ final class HostileClientTests: XCTestCase {
         await server.shutdown()
     }
 
-    func testAdmissionRefusesFromTheHeadersBeforeTheBody() async throws {
-        let server = try makeServer(admission: { route, request in
-            request.headers["X-Key"] == "open sesame" ? nil : HTTPError.unauthorized().response
+    func testTheRoutesAuthenticationRefusesFromTheHeadersBeforeTheBody() async throws {
+        let server = try makeServer(uploads: Authentication(name: "x_key") { request in
+            guard request.headers["X-Key"] == "open sesame" else { throw HTTPError.unauthorized() }
+            return Verified(mayStreamLargeBodies: true)
         })
         let connection = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
         connection.write(Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n".utf8))

@@ -1,4 +1,4 @@
-@testable import QuoteAPI
+@testable import QuoteApp
 import QuoteVault
 import XCTest
 

@@ -254,9 +254,9 @@ final class HostileTrafficTests: XCTestCase {
             XCTFail("the statement should have been cancelled")
         } catch let error as PGError {
             XCTAssertEqual(error.sqlState, .queryCanceled)
-            XCTAssertEqual(error.httpError.status, 503)
-            XCTAssertEqual(error.httpError.code, "service_unavailable")
-            XCTAssertEqual(error.httpError.headers["Retry-After"], "1")
+            XCTAssertEqual(Failure(classifying: error), .databaseUnavailable(.statementTimeout))
+            XCTAssertEqual(Failure(classifying: error).code, "service_unavailable")
+            XCTAssertEqual(Failure(classifying: error).retryAfterSeconds, 1)
         }
         XCTAssertEqual(try app.client.get("/v1/quotes").status, 200, "the pool's connections keep working")
     }

@@ -265,6 +265,6 @@ final class ReadReplicaTests: XCTestCase {
 
     func testAReadOnlyRefusalIsAnsweredAs503() {
         let refused = PGError(kind: .server, sqlState: .readOnlySQLTransaction, message: "cannot execute INSERT in a read-only transaction")
-        XCTAssertEqual(refused.httpError.status, 503)
+        XCTAssertEqual(Failure(classifying: refused).status, 503)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import PGClient
+import QuoteVault
 @testable import SupabaseAPI
 import TestSupport
 import XCTest
@@ -235,15 +236,15 @@ final class SupabaseDatabaseErrorTests: XCTestCase {
             }
         }
         XCTAssertEqual(timeout.sqlState?.rawValue, "57014")
-        let answer = RestError.answer(for: timeout, anonymous: false, logger: app.application.context.logger)
+        let answer = RestError.from(Failure(classifying: timeout), anonymous: false).response
         XCTAssertEqual(answer.status, 503, "the same status as on every other surface")
         XCTAssertEqual(answer.headers["Retry-After"], "1")
         let body = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])
         XCTAssertEqual(body["code"] as? String, "57014")
         XCTAssertNotNil(body["message"] as? String)
 
-        let exhausted = RestError.answer(for: PGError(kind: .poolExhausted, message: "no connection"), anonymous: true,
-                                         logger: app.application.context.logger)
+        let exhausted = RestError.from(
+            Failure(classifying: PGError(kind: .poolExhausted, message: "no connection")), anonymous: true).response
         XCTAssertEqual(exhausted.status, 503)
         XCTAssertEqual(exhausted.headers["Retry-After"], "1")
     }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PGClient
 import QuoteAPI
+import QuoteApp
 import QuoteVault
 
 /// A user made directly in the database for tests that are not about sign-up: real rows, a real session and

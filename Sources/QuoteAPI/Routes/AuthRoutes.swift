@@ -8,13 +8,15 @@ struct AuthRoutes {
     var accounts: AccountService { context.accounts }
 
     var routes: [Route] {
-        [
-            Route(.post, "/v1/auth/signup", cost: .auth, handler: Handler(signUp)),
-            Route(.post, "/v1/auth/login", cost: .auth, handler: Handler(logIn)),
-            Route(.post, "/v1/auth/refresh", cost: .auth, handler: Handler(refresh)),
-            Route(.post, "/v1/auth/logout", cost: .write, handler: Handler(logOut)),
-            Route(.post, "/v1/auth/password-reset", cost: .auth, handler: Handler(requestReset)),
-            Route(.post, "/v1/auth/password-reset/confirm", cost: .auth, handler: Handler(confirmReset)),
+        let policies = context.policies
+        return [
+            Route(.post, "/v1/auth/signup", V1Policies.signIn, cost: .auth, handler: Handler(signUp)),
+            Route(.post, "/v1/auth/login", V1Policies.signIn, cost: .auth, handler: Handler(logIn)),
+            Route(.post, "/v1/auth/refresh", V1Policies.signIn, cost: .auth, handler: Handler(refresh)),
+            Route(.post, "/v1/auth/logout", policies.userWrite, cost: .write, handler: Handler(logOut)),
+            Route(.post, "/v1/auth/password-reset", V1Policies.signIn, cost: .auth, handler: Handler(requestReset)),
+            Route(.post, "/v1/auth/password-reset/confirm", V1Policies.signIn, cost: .auth,
+                  handler: Handler(confirmReset)),
         ]
     }
 
@@ -40,7 +42,7 @@ struct AuthRoutes {
     }
 
     @Sendable private func logOut(_ request: Request) async throws -> Response {
-        try await accounts.logOut(try await context.authenticate(request))
+        try await accounts.logOut(try request.user)
         return .noContent
     }
 

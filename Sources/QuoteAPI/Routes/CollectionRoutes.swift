@@ -10,14 +10,17 @@ struct CollectionRoutes {
     let collections: CollectionsService
 
     var routes: [Route] {
-        [
-            Route(.get, "/v1/collections", cost: .cheapRead, handler: Handler(list)),
-            Route(.post, "/v1/collections", cost: .write, handler: Handler(create)),
-            Route(.patch, "/v1/collections/{id}", cost: .write, handler: Handler(rename)),
-            Route(.delete, "/v1/collections/{id}", cost: .write, handler: Handler(delete)),
-            Route(.get, "/v1/collections/{id}/quotes", cost: .cheapRead, handler: Handler(quotes)),
-            Route(.put, "/v1/collections/{id}/quotes/{quote_id}", cost: .write, handler: Handler(addQuote)),
-            Route(.delete, "/v1/collections/{id}/quotes/{quote_id}", cost: .write, handler: Handler(removeQuote)),
+        let policies = context.policies
+        return [
+            Route(.get, "/v1/collections", policies.user, cost: .cheapRead, handler: Handler(list)),
+            Route(.post, "/v1/collections", policies.userWrite, cost: .write, handler: Handler(create)),
+            Route(.patch, "/v1/collections/{id}", policies.userWrite, cost: .write, handler: Handler(rename)),
+            Route(.delete, "/v1/collections/{id}", policies.userWrite, cost: .write, handler: Handler(delete)),
+            Route(.get, "/v1/collections/{id}/quotes", policies.user, cost: .cheapRead, handler: Handler(quotes)),
+            Route(.put, "/v1/collections/{id}/quotes/{quote_id}", policies.userWrite, cost: .write,
+                  handler: Handler(addQuote)),
+            Route(.delete, "/v1/collections/{id}/quotes/{quote_id}", policies.userWrite, cost: .write,
+                  handler: Handler(removeQuote)),
         ]
     }
 
@@ -26,7 +29,7 @@ struct CollectionRoutes {
     private struct CreateBody: Decodable { let name: String; let id: UUID? }
 
     @Sendable private func list(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         let all = try await collections.list(userID: user.userID)
         var writer = JSONWriter(capacity: 160 * all.count + 16)
         writer.raw("{")
@@ -36,26 +39,26 @@ struct CollectionRoutes {
     }
 
     @Sendable private func create(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         let body = try request.decodeJSON(CreateBody.self)
         return Self.respond(try await collections.create(userID: user.userID, name: body.name, id: body.id), status: 201)
     }
 
     @Sendable private func rename(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         let id = try request.uuidParameter("id")
         let body = try request.decodeJSON(NameBody.self)
         return Self.respond(try await collections.rename(userID: user.userID, collectionID: id, name: body.name), status: 200)
     }
 
     @Sendable private func delete(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         try await collections.delete(userID: user.userID, collectionID: try request.uuidParameter("id"))
         return .noContent
     }
 
     @Sendable private func quotes(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         let id = try request.uuidParameter("id")
         let page = try await collections.quotes(userID: user.userID, collectionID: id, page: try request.pageRequest(allowsCursor: false))
         var writer = JSONWriter(forPageOf: page.items.count)
@@ -69,7 +72,7 @@ struct CollectionRoutes {
     }
 
     @Sendable private func addQuote(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         let id = try request.uuidParameter("id")
         let quoteID = try request.uuidParameter("quote_id")
         let added = try await collections.addQuote(userID: user.userID, collectionID: id, quoteID: quoteID)
@@ -79,7 +82,7 @@ struct CollectionRoutes {
     }
 
     @Sendable private func removeQuote(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         let id = try request.uuidParameter("id")
         // A malformed quote id cannot be in the collection: a no-op, but an unknown collection is still 404.
         let quoteID = UUID(canonicalText: request.pathParameter("quote_id"))

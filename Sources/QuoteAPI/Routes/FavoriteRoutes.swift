@@ -9,16 +9,17 @@ struct FavoriteRoutes {
     let favorites: FavoritesService
 
     var routes: [Route] {
-        [
-            Route(.get, "/v1/favorites", cost: .cheapRead, handler: Handler(list)),
-            Route(.get, "/v1/favorites/ids", cost: .cheapRead, handler: Handler(ids)),
-            Route(.put, "/v1/favorites/{quote_id}", cost: .write, handler: Handler(add)),
-            Route(.delete, "/v1/favorites/{quote_id}", cost: .write, handler: Handler(remove)),
+        let policies = context.policies
+        return [
+            Route(.get, "/v1/favorites", policies.user, cost: .cheapRead, handler: Handler(list)),
+            Route(.get, "/v1/favorites/ids", policies.user, cost: .cheapRead, handler: Handler(ids)),
+            Route(.put, "/v1/favorites/{quote_id}", policies.userWrite, cost: .write, handler: Handler(add)),
+            Route(.delete, "/v1/favorites/{quote_id}", policies.userWrite, cost: .write, handler: Handler(remove)),
         ]
     }
 
     @Sendable private func list(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         let page = try await favorites.list(userID: user.userID, page: try request.pageRequest(allowsCursor: false))
         var writer = JSONWriter(forPageOf: page.items.count)
         writer.page(page) { writer, favorite in
@@ -31,7 +32,7 @@ struct FavoriteRoutes {
     }
 
     @Sendable private func ids(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         let ids = try await favorites.ids(userID: user.userID)
         var writer = JSONWriter(capacity: 40 * ids.count + 16)
         writer.raw("{")
@@ -41,7 +42,7 @@ struct FavoriteRoutes {
     }
 
     @Sendable private func add(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         let quoteID = try request.uuidParameter("quote_id")
         let created = try await favorites.add(userID: user.userID, quoteID: quoteID)
         var writer = JSONWriter(capacity: 64)
@@ -50,7 +51,7 @@ struct FavoriteRoutes {
     }
 
     @Sendable private func remove(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         // A malformed id cannot be a favorite: removing it is the same no-op as removing a missing one.
         if let quoteID = UUID(canonicalText: request.pathParameter("quote_id")) {
             try await favorites.remove(userID: user.userID, quoteID: quoteID)

@@ -8,14 +8,15 @@ struct MeRoutes {
     var profiles: ProfileService { context.profiles }
 
     var routes: [Route] {
-        [
-            Route(.get, "/v1/me", cost: .cheapRead, handler: Handler(me)),
-            Route(.get, "/v1/me/export", cost: .expensive, handler: Handler(export)),
-            Route(.patch, "/v1/me", cost: .write, handler: Handler(update)),
-            Route(.delete, "/v1/me", cost: .auth, handler: Handler(deleteAccount)),
-            Route(.put, "/v1/me/avatar", maxBodySize: ProfileService.maximumAvatarBytes,
+        let policies = context.policies
+        return [
+            Route(.get, "/v1/me", policies.user, cost: .cheapRead, handler: Handler(me)),
+            Route(.get, "/v1/me/export", policies.user, cost: .expensive, handler: Handler(export)),
+            Route(.patch, "/v1/me", policies.userWrite, cost: .write, handler: Handler(update)),
+            Route(.delete, "/v1/me", policies.userWrite, cost: .auth, handler: Handler(deleteAccount)),
+            Route(.put, "/v1/me/avatar", policies.userWrite, maxBodySize: ProfileService.maximumAvatarBytes,
                   cost: .write, handler: Handler(putAvatar)),
-            Route(.delete, "/v1/me/avatar", cost: .write, handler: Handler(deleteAvatar)),
+            Route(.delete, "/v1/me/avatar", policies.userWrite, cost: .write, handler: Handler(deleteAvatar)),
             Route(.get, "/v1/avatars/{user_id}", cost: .cheapRead, handler: Handler(avatar)),
         ]
     }
@@ -24,13 +25,13 @@ struct MeRoutes {
     private struct DeleteBody: Decodable { let password: String }
 
     @Sendable private func me(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         return .user(try await profiles.user(user.userID))
     }
 
     /// The caller's account, profile, preferences and library in one JSON document, to take elsewhere.
     @Sendable private func export(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         let exported = try await AccountExport(pool: context.pool).export(user.userID)
         var writer = JSONWriter(capacity: 4096 + exported.library.utf8.count)
         writer.raw("{")
@@ -44,7 +45,7 @@ struct MeRoutes {
     }
 
     @Sendable private func update(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         let body = try request.decodeJSON(PatchBody.self)
         return .user(try await profiles.update(user.userID, displayName: Self.presence(body.display_name, in: request, key: "display_name"),
                                                preferences: body.preferences))
@@ -60,14 +61,14 @@ struct MeRoutes {
     }
 
     @Sendable private func deleteAccount(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         let body = try request.decodeJSON(DeleteBody.self)
         try await context.accounts.deleteAccount(user, password: body.password)
         return .noContent
     }
 
     @Sendable private func putAvatar(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         guard let type = request.mediaType, ["image/png", "image/jpeg"].contains(type) else {
             throw QuoteVaultError.unsupportedMediaType("Send the image as image/png or image/jpeg")
         }
@@ -75,7 +76,7 @@ struct MeRoutes {
     }
 
     @Sendable private func deleteAvatar(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         return .user(try await profiles.removeAvatar(user.userID))
     }
 

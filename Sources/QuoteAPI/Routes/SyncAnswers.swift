@@ -1,3 +1,4 @@
+import Failures
 import HTTPServer
 import QuoteVault
 
@@ -7,8 +8,8 @@ extension SyncBatch {
         var writer = JSONWriter(capacity: 256)
         switch outcome {
         case .failure(let error):
-            let problem = HTTPError.answering(error)
-            return (problem.status, problem.code, nil)
+            let failure = Failure(classifying: error)
+            return (failure.status, failure.code, nil)
         case .success(.favorite(let quoteID, let added)):
             writer.favorite(quoteID)
             return (added ? 201 : 200, nil, writer.bytes)

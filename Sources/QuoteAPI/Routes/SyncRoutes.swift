@@ -8,16 +8,18 @@ struct SyncRoutes {
     var sync: SyncContext { context.sync }
 
     var routes: [Route] {
-        [
-            Route(.get, "/v1/sync", cost: .cheapRead, handler: Handler(changes)),
+        let policies = context.policies
+        return [
+            Route(.get, "/v1/sync", policies.user, cost: .cheapRead, handler: Handler(changes)),
             // A batch of more than about a hundred operations is a bulk write.
-            Route(.post, "/v1/sync", cost: .upgraded(.write, expensiveWhen: { $0.body.count > 16 << 10 }),
+            Route(.post, "/v1/sync", policies.userWrite,
+                  cost: .upgraded(.write, expensiveWhen: { $0.body.count > 16 << 10 }),
                   handler: Handler(applyBatch)),
         ]
     }
 
     @Sendable private func changes(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         var errors: [HTTPError.FieldError] = []
         var limit = SyncFeed.defaultLimit
         if let text = request.queryValue("limit") {
@@ -43,7 +45,7 @@ struct SyncRoutes {
     }
 
     @Sendable private func applyBatch(_ request: Request) async throws -> Response {
-        let user = try await context.authenticate(request)
+        let user = try request.user
         let operations = try SyncOperation.parseBatch(try request.decodeJSON(JSONValue.self))
         let batch = SyncBatch(pool: context.pool, answer: SyncBatch.v1Answer)
         let results = try await batch.apply(operations, userID: user.userID)

@@ -25,13 +25,19 @@ public struct Authenticator: Sendable {
     /// - Throws: `QuoteVaultError.unauthorized` for any token that is missing, malformed, forged, expired
     ///   or whose session was revoked; `PGError` when the database cannot answer.
     public func authenticate(_ token: String?, now: Date = Date()) async throws -> AuthenticatedUser {
-        guard let token else { throw QuoteVaultError.unauthorized }
-        let claims: AccessTokenClaims
-        do {
-            claims = try signer.verify(token, audience: "authenticated", now: now)
-        } catch {
+        try await live(try verify(token, now: now))
+    }
+
+    /// The signature and claims of an access token (no database): the first half of `authenticate`.
+    public func verify(_ token: String?, now: Date = Date()) throws -> AccessTokenClaims {
+        guard let token, let claims = try? signer.verify(token, audience: "authenticated", now: now) else {
             throw QuoteVaultError.unauthorized
         }
+        return claims
+    }
+
+    /// The caller of verified `claims` if their session is still live (one primary-key lookup).
+    public func live(_ claims: AccessTokenClaims) async throws -> AuthenticatedUser {
         guard let userID = UUID(canonicalText: claims.sub), let sessionID = UUID(canonicalText: claims.sid) else {
             throw QuoteVaultError.unauthorized
         }

@@ -58,7 +58,7 @@ public struct CollectionsService: Sendable {
     }
 
     /// Creates a collection; `id` is the client's own (offline-created) id, else one is made.
-    /// - Throws: `ConflictError` when `id` is taken (by any user).
+    /// - Throws: `Failure.conflict` when `id` is taken (by any user).
     public func create(userID: UUID, name: String, id: UUID? = nil) async throws -> QuoteCollection {
         try await pool.run(try Self.create(userID: userID, name: name, id: id))
     }
@@ -72,7 +72,7 @@ public struct CollectionsService: Sendable {
                 ON CONFLICT (id) DO NOTHING RETURNING *)
             SELECT c.id, c.name, c.created_at, c.updated_at, 0::int8 AS quote_count FROM c
             """) { run in
-            guard let row = try run().first else { throw ConflictError("A collection with this id already exists") }
+            guard let row = try run().first else { throw Failure.conflict("A collection with this id already exists") }
             return try QuoteCollection(row: row)
         }
     }

@@ -72,7 +72,7 @@ public struct SyncBatch: Sendable {
                 SELECT 1 FROM sync_operations WHERE user_id = \(userID) LIMIT \(Self.maximumResultsPerUser + 1)) AS kept
             """)[0].decode("kept", as: Int.self) > Self.maximumResultsPerUser {
             // Thrown inside the transaction: the claims are rolled back with it.
-            throw QuotaExceeded(
+            throw Failure.quotaExceeded(
                 quota: "sync_results_per_account",
                 message: "an account keeps at most \(Self.maximumResultsPerUser) results of sync operations")
         }

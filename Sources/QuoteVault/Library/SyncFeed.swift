@@ -20,8 +20,6 @@ public struct SyncPage: Sendable {
     public let hasMore: Bool
 }
 
-/// The token is older than the history kept (or from a history this database no longer has): sync from scratch.
-public struct SyncTokenExpired: Error, Sendable {}
 
 /// Reads a user's change feed (see migrations/0008_offline_sync.sql for why positions are per-user numbers given
 /// out under the user's row lock: a reader never skips a change that commits after it looked).
@@ -37,7 +35,7 @@ public struct SyncFeed: Sendable {
 
     /// Without `since`: the whole library as upserts, listed from one snapshot whose position the last page's
     /// token continues from. With `since`: every change after it, oldest first. At most `limit` changes.
-    /// - Throws: `SyncTokenExpired` when `since` is older than the kept history.
+    /// - Throws: `Failure.syncTokenExpired` when `since` is older than the kept history.
     public func page(userID: UUID, since: SyncToken?, limit: Int) async throws -> SyncPage {
         try await pool.withConnection { connection in
             try connection.transaction { connection in
@@ -61,7 +59,7 @@ public struct SyncFeed: Sendable {
         var token = since ?? SyncToken(seq: last, listing: SyncToken.Listing(phase: .profile, after: nil, afterQuote: nil))
         // A token from before the pruned history, or past the newest change (a restored database), cannot be
         // continued without possibly skipping something.
-        guard token.seq >= pruned, token.seq <= last else { throw SyncTokenExpired() }
+        guard token.seq >= pruned, token.seq <= last else { throw Failure.syncTokenExpired }
 
         var changes: [SyncChange] = []
         var remaining = limit

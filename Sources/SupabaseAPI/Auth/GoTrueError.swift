@@ -1,6 +1,4 @@
 import HTTPServer
-import Logging
-import PGClient
 import QuoteVault
 
 /// GoTrue's error answer: both the current body (`code`, `message`) and the legacy one (`error_code`, `msg`),
@@ -40,44 +38,7 @@ struct GoTrueError: Error {
     static let badJWT = GoTrueError(
         status: 403, code: "bad_jwt", message: "invalid JWT: unable to parse or verify signature, token is expired or revoked")
 
-    /// The GoTrue answer for anything a handler throws; unexpected errors are logged, never shown.
-    static func answer(for error: any Error, logger: Logger) -> Response {
-        if let outage = DatabaseUnavailable(error) { return unavailable(outage).response }
-        switch error {
-        case let error as GoTrueError:
-            return error.response
-        case let refusal as SupabaseCaller.Refusal:
-            return (refusal == .missingKey ? noAuthorization : badJWT).response
-        case let error as QuoteVaultError:
-            return from(error).response
-        case let error as RecoveryError:
-            return from(error).response
-        case let error as ReauthenticationError:
-            return from(error).response
-        case let error as HTTPError where error.status == 413:
-            return GoTrueError(status: 413, code: "request_too_large", message: "Request body too large").response
-        case let error as HTTPError where error.code == "invalid_json":
-            return GoTrueError(status: 400, code: "bad_json", message: "Could not parse request body as JSON").response
-        case let error as HTTPError where error.status == 429 || error.status == 503:
-            // A refusal under load keeps its status and Retry-After whichever door it came through.
-            let code = error.status == 429 ? "over_request_rate_limit" : "service_unavailable"
-            return GoTrueError(status: error.status, code: code, message: error.detail ?? error.title,
-                               headers: error.headers).response
-        case let error as HTTPError:
-            return GoTrueError(status: 400, code: "validation_failed", message: error.detail ?? error.title).response
-        default:
-            logger.error("auth request failed", metadata: ["error": "\(error)"])
-            return GoTrueError(status: 500, code: "unexpected_failure", message: "Unexpected failure").response
-        }
-    }
-
-    /// The database cannot serve the request now (`DatabaseUnavailable`): 503, as on every surface.
-    static func unavailable(_ outage: DatabaseUnavailable) -> GoTrueError {
-        GoTrueError(status: 503, code: "service_unavailable", message: outage.message,
-                    headers: [outage.retryAfterHeader.name: outage.retryAfterHeader.value])
-    }
-
-    private static func from(_ error: RecoveryError) -> GoTrueError {
+    static func from(_ error: RecoveryError) -> GoTrueError {
         switch error {
         case .flowStateNotFound:
             return GoTrueError(status: 404, code: "flow_state_not_found", message: "invalid flow state, no valid flow state found")
@@ -91,41 +52,48 @@ struct GoTrueError: Error {
         }
     }
 
-    private static func from(_ error: QuoteVaultError) -> GoTrueError {
-        switch error {
+    /// GoTrue's answer for `failure`; where GoTrue pins a status of its own for an auth error (400 for bad
+    /// credentials, 403 for a bad JWT, 422 for a taken email), the clients expect that one.
+    static func from(_ failure: Failure) -> GoTrueError {
+        var error: GoTrueError
+        switch failure {
         case .validation(let fields):
             if let password = fields.first(where: { $0.field == "password" }) {
                 return GoTrueError(status: 422, code: "weak_password", message: "Password \(password.message)",
                                    weakPasswordReasons: ["length"])
             }
-            if fields.contains(where: { $0.field == "email" }) {
-                return GoTrueError(status: 400, code: "validation_failed", message: "Unable to validate email address: invalid format")
-            }
-            return GoTrueError(status: 400, code: "validation_failed",
-                               message: fields.map { "\($0.field) \($0.message)" }.joined(separator: "; "))
+            let message = fields.contains(where: { $0.field == "email" })
+                ? "Unable to validate email address: invalid format"
+                : fields.map { "\($0.field) \($0.message)" }.joined(separator: "; ")
+            return GoTrueError(status: 400, code: "validation_failed", message: message)
+        case .badRequest("invalid_json", _):
+            return GoTrueError(status: 400, code: "bad_json", message: "Could not parse request body as JSON")
+        case .badRequest(_, let detail): return GoTrueError(status: 400, code: "validation_failed", message: detail)
         case .emailExists:
             return GoTrueError(status: 422, code: "user_already_exists", message: "User already registered")
         case .invalidCredentials:
             return GoTrueError(status: 400, code: "invalid_credentials", message: "Invalid login credentials")
         case .refreshTokenInvalid:
-            return GoTrueError(status: 400, code: "refresh_token_not_found", message: "Invalid Refresh Token: Refresh Token Not Found")
+            return GoTrueError(status: 400, code: "refresh_token_not_found",
+                               message: "Invalid Refresh Token: Refresh Token Not Found")
         case .refreshTokenReused:
             return GoTrueError(status: 400, code: "refresh_token_already_used", message: "Invalid Refresh Token: Already Used")
-        case .unauthorized:
-            return badJWT
-        case .rateLimited(let seconds):
-            return GoTrueError(status: 429, code: "over_request_rate_limit", message: "Request rate limit reached",
-                               headers: ["Retry-After": String(seconds)])
-        case .busy(let seconds):
-            return GoTrueError(status: 503, code: "service_unavailable", message: "The server is busy; try again shortly",
-                               headers: ["Retry-After": String(seconds)])
-        case .notFound:
-            return GoTrueError(status: 404, code: "not_found", message: "Not found")
+        case .unauthorized: return badJWT
         case .resetTokenInvalid:
             return GoTrueError(status: 403, code: "otp_expired", message: "Token has expired or is invalid")
         case .unsupportedMediaType(let detail):
             return GoTrueError(status: 415, code: "validation_failed", message: detail)
+        case .payloadTooLarge:
+            error = GoTrueError(status: 413, code: "request_too_large", message: "Request body too large")
+        case .rateLimited:
+            error = GoTrueError(status: 429, code: "over_request_rate_limit", message: "Request rate limit reached")
+        case .internal: error = GoTrueError(status: 500, code: "unexpected_failure", message: "Unexpected failure")
+        default:
+            let message = ProblemJSON.problem(failure).detail ?? ""
+            error = GoTrueError(status: failure.status, code: failure.code, message: message)
         }
+        if let seconds = failure.retryAfterSeconds { error.headers["Retry-After"] = String(seconds) }
+        return error
     }
 
     /// GoTrue's answers for the secure password change.
@@ -139,6 +107,23 @@ struct GoTrueError: Error {
         case .tooSoon(let seconds):
             GoTrueError(status: 429, code: "over_email_send_rate_limit",
                         message: "For security purposes, you can only request this after \(seconds) seconds.")
+        }
+    }
+}
+
+/// `/auth/v1`'s dialect: GoTrue's bodies, with the API version header on every answer.
+struct GoTrueDialect: ErrorDialect {
+    func render(_ failure: Failure, thrown: any Error, for request: Request) -> Response {
+        switch thrown {
+        case let error as GoTrueError: error.response
+        case let refusal as SupabaseCaller.Refusal:
+            (refusal == .missingKey ? GoTrueError.noAuthorization : .badJWT).response
+        case let error as RecoveryError: GoTrueError.from(error).response
+        case let error as ReauthenticationError: GoTrueError.from(error).response
+        // A body missing a field (not the domain's verdict on a password or an email): GoTrue's 400.
+        case let error as HTTPError where error.status == 422:
+            GoTrueError(status: 400, code: "validation_failed", message: error.detail ?? error.title).response
+        default: GoTrueError.from(failure).response
         }
     }
 }

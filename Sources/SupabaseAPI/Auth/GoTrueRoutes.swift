@@ -8,16 +8,19 @@ struct GoTrueRoutes {
     let context: SupabaseContext
 
     var routes: [Route] {
-        [
-            Route(.post, "/auth/v1/signup", cost: .auth, handler: answering(signUp, needsSession: false)),
-            Route(.post, "/auth/v1/token", cost: .auth, handler: answering(token, needsSession: false)),
-            Route(.get, "/auth/v1/user", cost: .cheapRead, handler: answering(user)),
-            Route(.put, "/auth/v1/user", cost: .auth, handler: answering(updateUser)),
-            Route(.get, "/auth/v1/reauthenticate", cost: .auth, handler: answering(reauthenticate)),
-            Route(.post, "/auth/v1/logout", cost: .write, handler: answering(logOut)),
-            Route(.post, "/auth/v1/recover", cost: .auth, handler: answering(recover, needsSession: false)),
-            Route(.get, "/auth/v1/verify", cost: .auth, handler: followLink),
-            Route(.post, "/auth/v1/verify", cost: .auth, handler: answering(verify, needsSession: false)),
+        let policies = SupabasePolicies(context)
+        let key = SupabasePolicies.goTrue.authenticated(by: policies.apiKey)
+        let caller = SupabasePolicies.goTrue.authenticated(by: policies.caller)
+        return [
+            Route(.post, "/auth/v1/signup", key, cost: .auth, handler: answering(signUp)),
+            Route(.post, "/auth/v1/token", key, cost: .auth, handler: answering(token)),
+            Route(.get, "/auth/v1/user", caller, cost: .cheapRead, handler: answering(user)),
+            Route(.put, "/auth/v1/user", caller, cost: .auth, handler: answering(updateUser)),
+            Route(.get, "/auth/v1/reauthenticate", caller, cost: .auth, handler: answering(reauthenticate)),
+            Route(.post, "/auth/v1/logout", caller, cost: .write, handler: answering(logOut)),
+            Route(.post, "/auth/v1/recover", key, cost: .auth, handler: answering(recover)),
+            Route(.get, "/auth/v1/verify", SupabasePolicies.goTrue, cost: .auth, handler: followLink),
+            Route(.post, "/auth/v1/verify", key, cost: .auth, handler: answering(verify)),
         ]
     }
 
@@ -34,23 +37,14 @@ struct GoTrueRoutes {
     private struct PKCEGrant: Decodable { let auth_code: String; let code_verifier: String }
     private struct VerifyBody: Decodable { let type: String; let token_hash: String?; let token: String?; let email: String? }
 
-    /// Runs `handler` after checking the API key (and, where `needsSession`, the bearer token), and answers
-    /// whatever it throws in GoTrue's error format.
+    /// Runs `handler` with the caller; every answer carries GoTrue's API version (failures get it from the dialect).
     private func answering(
-        _ handler: @escaping @Sendable (Request, SupabaseCaller) async throws -> Response, needsSession: Bool = true
+        _ handler: @escaping @Sendable (Request, SupabaseCaller) async throws -> Response
     ) -> Handler {
-        let context = self.context
-        return Handler { request in
-            do {
-                let caller = needsSession
-                    ? try await SupabaseCaller.resolve(request, context: context)
-                    : try SupabaseCaller.requireKey(request, context: context)
-                var response = try await handler(request, caller)
-                response.headers.set(GoTrueError.apiVersionHeader.0, GoTrueError.apiVersionHeader.1)
-                return response
-            } catch {
-                return GoTrueError.answer(for: error, logger: context.logger)
-            }
+        .supabase { request, caller in
+            var response = try await handler(request, caller)
+            response.headers.set(GoTrueError.apiVersionHeader.0, GoTrueError.apiVersionHeader.1)
+            return response
         }
     }
 
@@ -173,8 +167,6 @@ struct GoTrueRoutes {
             } catch QuoteVaultError.resetTokenInvalid {
                 location = target + "#error=access_denied&error_code=otp_expired"
                     + "&error_description=Email+link+is+invalid+or+has+expired"
-            } catch {
-                return GoTrueError.answer(for: error, logger: context.logger)
             }
             return Response(status: 303, headers: ["Location": location, "Cache-Control": "no-store"], body: [])
         }

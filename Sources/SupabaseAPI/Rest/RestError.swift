@@ -1,6 +1,4 @@
 import HTTPServer
-import Logging
-import PGClient
 import QuoteVault
 
 /// PostgREST's error answer: `{code, details, hint, message}` (`details`/`hint` strings or null: supabase-swift
@@ -13,6 +11,7 @@ struct RestError: Error {
     var hint: String?
     /// Past one of the surface's bounds (README, "Bounds on /rest/v1"): answered after the refusal delay.
     var pastBound = false
+    var retryAfterSeconds: Int? = nil
 
     static func parse(_ message: String) -> RestError {
         RestError(status: 400, code: "PGRST100", message: "failed to parse the request: \(message)")
@@ -59,95 +58,61 @@ struct RestError: Error {
         writer.raw("}")
         var response = Response.json(bytes: writer.bytes, status: status)
         response.isRefusalPastABound = pastBound
+        if let retryAfterSeconds { response.headers.set("Retry-After", String(retryAfterSeconds)) }
         return response
     }
 
-    /// The PostgREST answer for anything a handler throws; unexpected errors are logged, never shown.
-    static func answer(for error: any Error, anonymous: Bool, logger: Logger) -> Response {
-        if let outage = DatabaseUnavailable(error) { return unavailable(outage) }
-        if let quota = QuotaExceeded(error) {
-            return RestError(status: 403, code: "QV001", message: quota.message, details: quota.quota,
-                             hint: "Delete some rows first (README, Per-account quotas)").response
-        }
-        switch error {
-        case let error as RestError:
-            return error.response
-        case let refusal as SupabaseCaller.Refusal:
-            switch refusal {
-            case .missingKey: return RestError(status: 401, code: "PGRST301", message: "No API key found in request").response
-            case .expiredToken: return RestError(status: 401, code: "PGRST303", message: "JWT expired").response
-            case .invalidToken: return RestError(status: 401, code: "PGRST301", message: "JWT could not be verified").response
-            }
-        case let error as QuoteVaultError:
-            return from(error, logger: logger)
-        case let error as HTTPError where error.code == "invalid_json":
-            return RestError(status: 400, code: "PGRST102", message: "Empty or invalid json").response
-        case let error as HTTPError:
-            var response = RestError(status: error.status, code: "PGRST100", message: error.detail ?? error.title)
-                .response
-            for (name, value) in error.headers { response.headers.set(name, value) }
-            return response
-        case let error as PGError where error.kind == .server:
-            return fromServer(error, anonymous: anonymous, logger: logger).response
-        default:
-            logger.error("rest request failed", metadata: ["error": "\(error)"])
-            return RestError(status: 500, code: "PGRST000", message: "Unexpected failure").response
-        }
-    }
-
-    /// The service's own failures, at the status `/v1` gives them.
-    private static func from(_ error: QuoteVaultError, logger: Logger) -> Response {
-        let refusal: (status: Int, seconds: Int, message: String)
-        switch error {
+    /// PostgREST's answer for `failure`. A refusal of the row rules is 401 for the anonymous role and 403 for a
+    /// user (PostgREST's rule for 42501); a check violation is 400 (PostgREST's status for SQLSTATE 23514).
+    static func from(_ failure: Failure, anonymous: Bool) -> RestError {
+        var error: RestError
+        switch failure {
+        case .databaseUnavailable(let outage):
+            // The code PostgREST gives the same failure (PGRST000 cannot connect, PGRST003 no pool connection) or
+            // the SQLSTATE.
+            let codes: [DatabaseOutage: String] = [
+                .unreachable: "PGRST000", .poolExhausted: "PGRST003", .readOnly: "25006", .statementTimeout: "57014",
+            ]
+            error = RestError(status: 503, code: codes[outage] ?? "PGRST000", message: outage.message)
+        case .quotaExceeded(let quota, let message):
+            return RestError(status: 403, code: "QV001", message: message, details: quota,
+                             hint: "Delete some rows first (README, Per-account quotas)")
+        case .badRequest("invalid_json", _):
+            return RestError(status: 400, code: "PGRST102", message: "Empty or invalid json")
         case .validation(let fields):
             let message = fields.map { "\($0.field) \($0.message)" }.joined(separator: "; ")
-            return RestError(status: 400, code: "23514", message: message).response
-        case .unauthorized:
-            return RestError(status: 401, code: "PGRST301", message: "JWT could not be verified").response
-        case .notFound:
-            return RestError(status: 404, code: "PGRST116", message: "The result contains 0 rows").response
-        case .unsupportedMediaType(let detail):
-            return RestError(status: 415, code: "PGRST107", message: detail).response
-        case .rateLimited(let seconds): refusal = (429, seconds, "Too many requests; try again later")
-        case .busy(let seconds): refusal = (503, seconds, "The server is busy; try again shortly")
+            return RestError(status: 400, code: "23514", message: message)
+        case .unauthorized: return RestError(status: 401, code: "PGRST301", message: "JWT could not be verified")
+        case .forbidden(let message): return RestError(status: anonymous ? 401 : 403, code: "42501", message: message)
+        case .notFound: return RestError(status: 404, code: "PGRST116", message: "The result contains 0 rows")
+        case .unsupportedMediaType(let detail): return RestError(status: 415, code: "PGRST107", message: detail)
+        case .rejectedByDatabase(let rejection):
+            let status = rejection.sqlState == "42501" && anonymous ? 401 : rejection.status
+            return RestError(status: status, code: rejection.sqlState, message: rejection.message,
+                             details: rejection.detail, hint: rejection.hint)
+        case .internal: return RestError(status: 500, code: "PGRST000", message: "Unexpected failure")
         default:
-            logger.error("rest request failed", metadata: ["error": "\(error)"])
-            return RestError(status: 500, code: "PGRST000", message: "Unexpected failure").response
+            error = RestError(status: failure.status, code: "PGRST\(failure.status == 400 ? 100 : failure.status)",
+                              message: ProblemJSON.problem(failure).detail ?? "")
         }
-        var response = RestError(status: refusal.status, code: "PGRST\(refusal.status)", message: refusal.message)
-            .response
-        response.headers.set("Retry-After", String(refusal.seconds))
-        return response
+        if let seconds = failure.retryAfterSeconds { error.retryAfterSeconds = seconds }
+        return error
     }
+}
 
-    /// The database cannot serve the request now (`DatabaseUnavailable`): 503, as on every surface, with the
-    /// code PostgREST gives the same failure (PGRST000 cannot connect, PGRST003 no pool connection) or SQLSTATE.
-    static func unavailable(_ outage: DatabaseUnavailable) -> Response {
-        let code: String
-        switch outage.reason {
-        case .unreachable: code = "PGRST000"
-        case .poolExhausted: code = "PGRST003"
-        case .readOnly: code = "25006"
-        case .statementTimeout: code = "57014"
-        }
-        var response = RestError(status: 503, code: code, message: outage.message).response
-        response.headers.set(outage.retryAfterHeader.name, outage.retryAfterHeader.value)
-        return response
-    }
-
-    /// PostgreSQL's own errors keep their SQLSTATE, message and detail, as PostgREST shows them.
-    private static func fromServer(_ error: PGError, anonymous: Bool, logger: Logger) -> RestError {
-        let code = error.sqlState?.rawValue ?? "XX000"
-        let status: Int
-        switch code {
-        case "23505", "23503": status = 409
-        case "42501": status = anonymous ? 401 : 403
-        // Bad input, a query the client shaped that PostgreSQL refuses, or one past a limit of PostgreSQL's.
-        case _ where ["22", "23", "42", "54"].contains(code.prefix(2)): status = 400
+/// `/rest/v1`'s dialect: PostgREST's `{code, details, hint, message}`.
+struct PostgRESTDialect: ErrorDialect {
+    func render(_ failure: Failure, thrown: any Error, for request: Request) -> Response {
+        switch thrown {
+        case let error as RestError: return error.response
+        case SupabaseCaller.Refusal.missingKey:
+            return RestError(status: 401, code: "PGRST301", message: "No API key found in request").response
+        case SupabaseCaller.Refusal.expiredToken:
+            return RestError(status: 401, code: "PGRST303", message: "JWT expired").response
         default:
-            logger.error("rest query failed", metadata: ["error": "\(error)"])
-            return RestError(status: 500, code: code, message: "Unexpected failure")
+            // A refusal before the caller is known is the anonymous role's.
+            let anonymous = (request.caller as? SupabaseCaller).map { $0 == .anonymous } ?? true
+            return RestError.from(failure, anonymous: anonymous).response
         }
-        return RestError(status: status, code: code, message: error.message, details: error.detail, hint: error.hint)
     }
 }

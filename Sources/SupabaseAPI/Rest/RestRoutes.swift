@@ -10,40 +10,32 @@ struct RestRoutes {
     let context: SupabaseContext
 
     var routes: [Route] {
-        [
-            Route(.get, "/rest/v1/{table}",
+        let policy = SupabasePolicies.postgREST.authenticated(by: SupabasePolicies(context).caller)
+        return [
+            Route(.get, "/rest/v1/{table}", policy,
                   cost: .upgraded(.cheapRead, expensiveWhen: RestCost.hasPatternFilter), handler: answering(read)),
-            Route(.post, "/rest/v1/{table}", maxBodySize: 1 << 20,
+            Route(.post, "/rest/v1/{table}", policy,
                   cost: .upgraded(.write, expensiveWhen: RestCost.isBulkOrPatterned), handler: answering(insert)),
-            Route(.patch, "/rest/v1/{table}", maxBodySize: 1 << 20,
+            Route(.patch, "/rest/v1/{table}", policy,
                   cost: .upgraded(.write, expensiveWhen: RestCost.hasPatternFilter), handler: answering(update)),
-            Route(.delete, "/rest/v1/{table}",
+            Route(.delete, "/rest/v1/{table}", policy,
                   cost: .upgraded(.write, expensiveWhen: RestCost.hasPatternFilter), handler: answering(delete)),
-            Route(.post, "/rest/v1/rpc/{function}", cost: .cheapRead, handler: answering(rpc)),
+            Route(.post, "/rest/v1/rpc/{function}", policy, cost: .cheapRead, handler: answering(rpc)),
         ]
     }
 
     typealias RestHandler = @Sendable (Request, SupabaseCaller) async throws -> Response
 
-    /// Resolves the caller and answers whatever the handler throws in PostgREST's error format.
+    /// Refuses a schema other than `public` (the only one here), then runs the handler.
     func answering(_ handler: @escaping RestHandler) -> Handler {
-        let context = self.context
-        return Handler { request in
-            var anonymous = true
-            do {
-                let caller = try await SupabaseCaller.resolve(request, context: context)
-                anonymous = caller == .anonymous
-                // Only the `public` schema exists here.
-                for header in ["Accept-Profile", "Content-Profile"] {
-                    if let profile = request.headers[header], profile != "public" {
-                        throw RestError(status: 406, code: "PGRST106", message: "Invalid schema: \(profile)",
-                                        hint: "Only the following schemas are exposed: public")
-                    }
+        .supabase { request, caller in
+            for header in ["Accept-Profile", "Content-Profile"] {
+                if let profile = request.headers[header], profile != "public" {
+                    throw RestError(status: 406, code: "PGRST106", message: "Invalid schema: \(profile)",
+                                    hint: "Only the following schemas are exposed: public")
                 }
-                return try await handler(request, caller)
-            } catch {
-                return RestError.answer(for: error, anonymous: anonymous, logger: context.logger)
             }
+            return try await handler(request, caller)
         }
     }
 

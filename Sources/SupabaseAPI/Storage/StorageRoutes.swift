@@ -13,30 +13,26 @@ struct StorageRoutes {
     static let maximumUpload = 3 << 20
 
     var routes: [Route] {
-        [
-            Route(.post, "/storage/v1/object/{bucket}/{path...}", maxBodySize: Self.maximumUpload,
-                  cost: .write, handler: answering(upload)),
-            Route(.put, "/storage/v1/object/{bucket}/{path...}", maxBodySize: Self.maximumUpload,
-                  cost: .write, handler: answering(update)),
-            Route(.get, "/storage/v1/object/{bucket}/{path...}", cost: .cheapRead, handler: answering(download)),
-            Route(.get, "/storage/v1/object/public/{bucket}/{path...}",
-                  cost: .cheapRead, handler: answering(publicDownload, needsKey: false)),
-            Route(.delete, "/storage/v1/object/{bucket}", cost: .write, handler: answering(remove)),
+        let caller = SupabasePolicies.storage.authenticated(by: SupabasePolicies(context).caller)
+        let uploads = caller.bodies(upTo: Self.maximumUpload)
+        return [
+            Route(.post, "/storage/v1/object/{bucket}/{path...}", uploads, cost: .write, handler: answering(upload)),
+            Route(.put, "/storage/v1/object/{bucket}/{path...}", uploads, cost: .write, handler: answering(update)),
+            Route(.get, "/storage/v1/object/{bucket}/{path...}", caller,
+                  cost: .cheapRead, handler: answering(download)),
+            Route(.get, "/storage/v1/object/public/{bucket}/{path...}", SupabasePolicies.storage,
+                  cost: .cheapRead, handler: answering(publicDownload)),
+            Route(.delete, "/storage/v1/object/{bucket}", caller, cost: .write, handler: answering(remove)),
         ]
     }
 
+    /// Only the `avatars` bucket exists.
     private func answering(
-        _ handler: @escaping @Sendable (Request, SupabaseCaller) async throws -> Response, needsKey: Bool = true
+        _ handler: @escaping @Sendable (Request, SupabaseCaller) async throws -> Response
     ) -> Handler {
-        let context = self.context
-        return Handler { request in
-            do {
-                guard request.pathParameter("bucket") == Self.bucket else { throw StorageError.bucketNotFound }
-                let caller = needsKey ? try await SupabaseCaller.resolve(request, context: context) : .anonymous
-                return try await handler(request, caller)
-            } catch {
-                return StorageError.answer(for: error, logger: context.logger)
-            }
+        .supabase { request, caller in
+            guard request.pathParameter("bucket") == Self.bucket else { throw StorageError.bucketNotFound }
+            return try await handler(request, caller)
         }
     }
 

@@ -1,6 +1,7 @@
 import HTTPServer
 import PGClient
-import SupabaseAPI
+import QuoteAPI
+import QuoteVault
 
 /// Admission by a route's cost class (`Route.cost`): expensive requests run under a global cap that leaves
 /// database connections to every other class, a per-address cap and a shorter statement timeout; over a cap they
@@ -11,11 +12,8 @@ struct CostAdmission: Sendable {
     /// Nil when throttling is off (`RATE_LIMITS=off`).
     let expensive: ConcurrencyGate?
     let expensiveTimeout: Duration?
-    /// For refusals on the Supabase doors, in their own formats.
-    let supabase: SupabaseContext
 
-    init(_ configuration: AppConfiguration, supabase: SupabaseContext) {
-        self.supabase = supabase
+    init(_ configuration: AppConfiguration) {
         expensive = configuration.rateLimitsEnabled
             ? ConcurrencyGate(
                 perAddress: configuration.expensivePerAddress, global: configuration.expensiveConcurrencyInEffect)
@@ -29,18 +27,17 @@ struct CostAdmission: Sendable {
     static let globalWait: Duration = .milliseconds(250)
 
     func run(
-        _ cost: CostClass, for address: String, pattern: String, _ body: @escaping @Sendable () async throws -> Response
+        _ route: Route, _ request: Request, _ body: @escaping @Sendable () async throws -> Response
     ) async throws -> Response {
-        guard cost == .expensive else { return try await body() }
+        guard route.cost.of(request) == .expensive else { return try await body() }
+        let address = request.clientAddress
         let timeout = expensiveTimeout
         let work = { @Sendable in try await PGPool.$statementTimeoutOverride.withValue(timeout) { try await body() } }
         guard let expensive else { return try await work() }
         if let refusal = await expensive.enter(address, waitingUpTo: Self.globalWait) {
             // Sent after the refusal delay like every refusal past a bound: a client looping on it pays with time,
             // not the server with CPU (the wait holds no thread and no database connection).
-            let error = refusal.httpError
-            var response = SupabaseAdmission.covers(pattern)
-                ? SupabaseAdmission.answer(error, pattern: pattern, context: supabase) : error.response
+            var response = route.policy.dialect.render(refusal, thrown: refusal, for: request)
             response.isRefusalPastABound = true
             return response
         }

@@ -3,23 +3,22 @@ import Foundation
 import HTTPServer
 import QuoteVault
 
-/// `Idempotency-Key` on every authenticated `/v1` write, wrapped around the routes once (not per route).
+/// `Idempotency-Key` on every route whose policy declares it (`RoutePolicy.idempotent`: the signed-in `/v1`
+/// writes), wrapped around the routes once.
 ///
 /// Within 24 hours the same key from the same user with the same method, path and body gets the first answer
 /// again with `Idempotent-Replayed: true` and runs nothing; another request under the key gets
 /// `422 idempotency_key_reused`. A request arriving while the first with its key still runs waits for that
 /// answer (up to `maximumWait`, then `409 conflict` with `Retry-After`), so two at once run once.
-/// Answers of 5xx and 429 are not kept (the key is released: a retry runs again). The sign-in routes of
-/// `/v1/auth` (no user yet, and answers carrying tokens that must not be stored) ignore the header.
+/// Answers of 5xx and 429 are not kept (the key is released: a retry runs again).
 struct IdempotentWrites {
     static let header = "Idempotency-Key"
     static let maximumWait: Duration = .seconds(10)
 
-    let context: AppContext
-    var store: IdempotencyStore { context.sync.idempotency }
+    let store: IdempotencyStore
 
     func wrap(_ routes: [Route]) -> [Route] {
-        routes.map { route in Self.applies(to: route) ? wrapped(route) : route }
+        routes.map { route in route.policy.idempotent ? wrapped(route) : route }
     }
 
     private func wrapped(_ route: Route) -> Route {
@@ -32,14 +31,9 @@ struct IdempotentWrites {
         return route.replacingHandler(Handler(immediate: immediate) { request in try await run(request, deferred) })
     }
 
-    static func applies(to route: Route) -> Bool {
-        guard [.post, .put, .patch, .delete].contains(route.method), route.pattern.hasPrefix("/v1/") else { return false }
-        return !route.pattern.hasPrefix("/v1/auth/") || route.pattern == "/v1/auth/logout"
-    }
-
     private func run(_ request: Request, _ handler: Handler.Deferred) async throws -> Response {
         guard let key = request.headers[Self.header] else { return try await handler(request) }
-        let user = try await context.authenticate(request)
+        let user = try request.caller(AuthenticatedUser.self)
         guard IdempotencyStore.isValidKey(key) else {
             throw HTTPError.validation(field: Self.header, "must be 1 to \(IdempotencyStore.maximumKeyLength) visible ASCII characters")
         }
@@ -59,12 +53,11 @@ struct IdempotentWrites {
                 response.headers.set("Idempotent-Replayed", "true")
                 return response
             case .mismatch:
-                throw HTTPError(status: 422, code: "idempotency_key_reused", title: "Idempotency key reused",
-                                detail: "This Idempotency-Key was used for another request")
+                throw Failure.idempotencyKeyReused
             case .inProgress:
                 guard ContinuousClock.now + pause < deadline else {
-                    throw HTTPError(status: 409, code: "conflict", title: "Conflict",
-                                    detail: "A request with this Idempotency-Key is still in progress", headers: ["Retry-After": "1"])
+                    throw Failure.conflict(
+                        "A request with this Idempotency-Key is still in progress", retryAfterSeconds: 1)
                 }
                 try await Task.sleep(for: pause)
                 pause = min(pause * 2, .milliseconds(200))
@@ -78,8 +71,8 @@ struct IdempotentWrites {
         do {
             response = try await handler(request)
         } catch {
-            let problem = HTTPError.answering(error)
-            await keep(problem.response, userID: userID, key: key)
+            await keep(ProblemJSON().render(Failure(classifying: error), thrown: error, for: request),
+                       userID: userID, key: key)
             throw error
         }
         await keep(response, userID: userID, key: key)

@@ -3,10 +3,13 @@ import Foundation
 import HTTPServer
 import Logging
 import PGClient
+import QuoteAPI
 import QuoteVault
+import SupabaseAPI
 
-/// The assembled server: database pool, services, routes and HTTP listener. `main` and the tests both build
-/// it through `Application.build`, so tests run exactly what production runs.
+/// The composition root: builds the database pools and the services once, mounts the `/v1` and Supabase surfaces
+/// on them side by side, and serves them. `main` and the tests both build it through `Application.build`, so tests
+/// run exactly what production runs.
 public final class Application: Sendable {
     public let context: AppContext
     public let server: HTTPServer
@@ -59,11 +62,8 @@ public final class Application: Sendable {
             hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
             collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger,
             sync: SyncContext(pool: pool, secret: configuration.jwtSecret, logger: logger))
-        // Built once: the Supabase routes, their admission and the cost refusals share one set of services.
-        let supabase = context.supabase
-        let costs = CostAdmission(configuration, supabase: supabase)
-        let routes = RouteTable.bindingOrigin(RouteTable.routes(context, supabase: supabase), costs: costs)
-        let router = Router(routes: routes)
+        let supabase = SupabaseContext(sharing: context, sessions: sessions)
+        let router = Router(routes: RouteTable.routes(context, supabase: supabase, costs: CostAdmission(configuration)))
         let metrics = context.metrics
         let requestLog = logger.logLevel <= .info ? RequestLog(format: configuration.logFormat) : nil
         var http = HTTPServerConfiguration(
@@ -76,7 +76,6 @@ public final class Application: Sendable {
             newConnectionsPerAddressPerSecond: configuration.httpNewConnectionsPerAddress,
             trustedProxies: TrustedProxies(configuration.trustedProxies),
             refusalDelay: .milliseconds(configuration.httpRefusalDelay))
-        http.smallBodyLimit = BodyAdmission.smallBodyLimit
         http.smallBodyReserve = configuration.httpSmallBodyReserve
         http.bodyMinRate = configuration.httpBodyMinRate
         http.bodyGrace = .seconds(configuration.httpBodyGrace)
@@ -87,7 +86,7 @@ public final class Application: Sendable {
                 metrics.observe(request)
                 requestLog?.record(request)
             },
-            admission: BodyAdmission.make(context: context, supabase: supabase), bodyOwner: BodyAdmission.owner(signer: signer))
+            classify: Failure.init(classifying:))
         return Application(context: context, server: server)
     }
 

@@ -1,0 +1,89 @@
+import Failures
+
+/// What a route asks of a request before its handler runs, declared with the route (never chosen by path): who
+/// may call it, how large a body it takes, whether writes are idempotent by key, what it costs, and the dialect
+/// its failures are answered in. `HTTPServer` applies it, the parts it can before a byte of the body is read.
+public struct RoutePolicy: Sendable {
+    public var authentication: Authentication
+    /// Larger bodies are refused with `413` from the headers (or while a chunked body is read).
+    public var bodyLimit: Int
+    /// `Idempotency-Key` is honoured (applied by the application around the handler).
+    public var idempotent: Bool
+    /// Nil: a cheap read for `GET`, a write otherwise.
+    public var cost: RouteCost?
+    public var dialect: any ErrorDialect
+
+    public init(
+        authentication: Authentication = .none, bodyLimit: Int = Route.defaultMaxBodySize, idempotent: Bool = false,
+        cost: RouteCost? = nil, dialect: any ErrorDialect = ProblemJSON()
+    ) {
+        self.authentication = authentication
+        self.bodyLimit = bodyLimit
+        self.idempotent = idempotent
+        self.cost = cost
+        self.dialect = dialect
+    }
+
+    /// No credentials, problem+json failures: the default of a route declared without a policy.
+    public static let open = RoutePolicy()
+
+    public func authenticated(by authentication: Authentication) -> RoutePolicy {
+        with { $0.authentication = authentication }
+    }
+    public func bodies(upTo limit: Int) -> RoutePolicy { with { $0.bodyLimit = limit } }
+    public func costing(_ cost: RouteCost) -> RoutePolicy { with { $0.cost = cost } }
+    public func idempotent(_ idempotent: Bool = true) -> RoutePolicy { with { $0.idempotent = idempotent } }
+
+    private func with(_ change: (inout RoutePolicy) -> Void) -> RoutePolicy {
+        var policy = self
+        change(&policy)
+        return policy
+    }
+}
+
+/// How a route checks credentials, in two steps so that each credential is verified once: `verify` reads only
+/// the headers (signatures, keys; no database) and runs before the body is read; `resolve`, when there is one,
+/// completes the check once the body is in (a session still live) and gives the caller the handler receives
+/// as `Request.caller`. A surface declares its own (a console adds an owner's cookie session).
+public struct Authentication: Sendable {
+    public typealias Verify = @Sendable (Request) throws -> Verified
+    public typealias Resolve = @Sendable (Request, Verified) async throws -> any Sendable
+
+    /// For logs and documentation: `none`, `user_token`, `anon_key`, …
+    public let name: String
+    let verify: Verify
+    let resolve: Resolve?
+
+    public init(name: String, verify: @escaping Verify, resolve: Resolve? = nil) {
+        self.name = name
+        self.verify = verify
+        self.resolve = resolve
+    }
+
+    /// Anyone; the handler gets no caller.
+    public static let none = Authentication(name: "none") { _ in Verified(mayStreamLargeBodies: true) }
+}
+
+/// What the headers proved: the caller as far as known without the database, and what it may send.
+public struct Verified: Sendable {
+    /// The caller handlers get when the authentication has no `resolve` step.
+    public var caller: (any Sendable)?
+    /// The account a large body is counted against (`HTTPServerConfiguration.bodyBudgetPerAccount`).
+    public var account: String?
+    /// Whether a body over `HTTPServerConfiguration.smallBodyLimit` (or chunked) may be sent: never on a key
+    /// anyone has, as uploads are what fill the body budget.
+    public var mayStreamLargeBodies: Bool
+
+    public init(caller: (any Sendable)? = nil, account: String? = nil, mayStreamLargeBodies: Bool) {
+        self.caller = caller
+        self.account = account
+        self.mayStreamLargeBodies = mayStreamLargeBodies
+    }
+}
+
+/// How a surface answers a failure: problem+json on `/v1`, GoTrue's, PostgREST's or Storage's body elsewhere.
+/// The status is the failure's; a surface whose clients pin another says so in its renderer.
+public protocol ErrorDialect: Sendable {
+    /// - Parameter thrown: the error as thrown, for a surface's own wire-exact errors.
+    func render(_ failure: Failure, thrown: any Error, for request: Request) -> Response
+}
