@@ -1,0 +1,141 @@
+-- The index of words, a tenth of its size: a GIN index over each quote's words replaces quote_words (one row per
+-- word and quote, stored twice: heap and primary key). Why GIN and not integer ids in a B-tree, or posting rows:
+-- see bench/README.md ("A compact index of words").
+--
+-- * A word is defined once, here: quote_words_array (a maximal run of \w in lower(text), as \m...\M delimits it
+--   and ILIKE compares). Everything else (the GIN indexes, the vocabulary, the search) derives from it.
+-- * quotes_text_words_idx / quotes_author_words_idx: GIN over quote_words_array(text) / (author). GIN stores each
+--   distinct word once and each word's quotes as a compressed list of row positions (1-2 bytes a quote).
+-- * quote_vocabulary: each word in use once, with the number of quotes using it (`uses`). A word no quote uses
+--   any more is deleted. `uses` tells the search, before reading anything, how many quotes a word can answer.
+-- * The search's thresholds are named in one place: quote_search_limit.
+
+DROP TRIGGER quote_words_insert ON quotes;
+DROP TRIGGER quote_words_update ON quotes;
+DROP TRIGGER quote_words_delete ON quotes;
+DROP TRIGGER quote_words_truncate ON quotes;
+DROP FUNCTION quote_words_on_insert();
+DROP FUNCTION quote_words_on_update();
+DROP FUNCTION quote_words_on_delete();
+DROP FUNCTION quote_words_on_truncate();
+DROP FUNCTION quote_words_add(uuid[]);
+DROP FUNCTION quote_search_words("char", text, text, bigint, bigint);
+DROP FUNCTION quote_vocabulary_inside("char", text);
+DROP FUNCTION quote_search_walk_text(text, text, text, text, text, bigint);
+DROP FUNCTION quote_search_walk_author(text, text, text, text, text, bigint);
+DROP TABLE quote_words;
+DROP TABLE quote_vocabulary;
+DROP FUNCTION quote_words_entries(text, text);
+DROP FUNCTION quote_words_of(text);
+
+-- The one definition of a word: the maximal runs of word characters (\w: letters, digits, _) of
+-- lower(t). Splitting on runs of \W gives exactly those runs (and empty strings at the ends, removed).
+CREATE FUNCTION quote_words_array(t text) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+    AS $$ SELECT array_remove(regexp_split_to_array(lower(t), '\W+'), '') $$;
+
+CREATE FUNCTION quote_words_of(t text) RETURNS SETOF text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+    AS $$ SELECT DISTINCT w FROM unnest(quote_words_array(t)) AS w $$;
+
+-- Every threshold of the search, by name (the contract's 1,000 exact matches included).
+CREATE FUNCTION quote_search_limit(name text) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+    AS $$ SELECT CASE name
+        -- Up to this many matches `total` is exact.
+        WHEN 'exact_total' THEN 1000
+        -- At most this many quotes (by the vocabulary's counts) are read from the word indexes to rank a query in
+        -- full; with more, the query is known or assumed to have many matches.
+        WHEN 'ranked_reads' THEN 5000
+        -- What a quote read by the newest-first walk costs, in percent of one read from a word index and
+        -- sorted: over texts the walk reads the table and tests a regular expression; over authors it reads
+        -- quotes_newest_author_idx alone. Decides which of the two reads a tier (quote_search_walk_*).
+        WHEN 'walk_row_cost_text' THEN 200
+        WHEN 'walk_row_cost_author' THEN 20
+        -- A tier or a query piece spread over more words of the vocabulary than this is not read from the index.
+        WHEN 'words_per_piece' THEN 200
+    END $$;
+
+CREATE TABLE quote_vocabulary (
+    field "char" NOT NULL CHECK (field IN ('t', 'a')),  -- 't': a quote's text; 'a': its author
+    word  text COLLATE "C" NOT NULL,
+    uses  bigint NOT NULL,                              -- quotes whose field holds the word
+    -- Word first: with the field first, the planner preferred this key's range over the trigram index.
+    PRIMARY KEY (word, field)
+);
+
+-- The words a statement added (+1 per quote) or removed (-1), applied in one order (sorted), so that concurrent
+-- writers sharing words wait for each other instead of deadlocking; a word whose count reaches 0 is forgotten.
+CREATE FUNCTION quote_vocabulary_count(added text[], removed text[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    WITH changes AS (
+        SELECT substr(e, 1, 1)::"char" AS field, substr(e, 3) AS word, count(*) AS n FROM unnest(added) AS e
+        GROUP BY e
+        UNION ALL
+        SELECT substr(e, 1, 1)::"char", substr(e, 3), -count(*) FROM unnest(removed) AS e GROUP BY e),
+    net AS (SELECT field, word, sum(n)::bigint AS n FROM changes GROUP BY field, word HAVING sum(n) <> 0)
+    INSERT INTO quote_vocabulary AS v (field, word, uses)
+    SELECT field, word, n FROM net ORDER BY word, field
+    ON CONFLICT (word, field) DO UPDATE SET uses = v.uses + excluded.uses;
+    DELETE FROM quote_vocabulary WHERE uses <= 0;
+END $$;
+
+-- The vocabulary entries ('t:word', 'a:word') of a set of quotes' texts and authors.
+CREATE FUNCTION quote_vocabulary_entries(texts text[], authors text[]) RETURNS text[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$ SELECT coalesce(array_agg(e), '{}') FROM (
+        SELECT 't:' || w AS e FROM unnest(texts) AS t, quote_words_of(t) AS w
+        UNION ALL SELECT 'a:' || w FROM unnest(authors) AS a, quote_words_of(a) AS w) AS entries $$;
+
+CREATE FUNCTION quote_vocabulary_on_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM quote_vocabulary_count(
+        (SELECT quote_vocabulary_entries(array_agg(n.text), array_agg(n.author)) FROM inserted n), '{}');
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION quote_vocabulary_on_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM quote_vocabulary_count(
+        '{}', (SELECT quote_vocabulary_entries(array_agg(o.text), array_agg(o.author)) FROM removed o));
+    RETURN NULL;
+END $$;
+
+-- Only rows whose text or author changed count.
+CREATE FUNCTION quote_vocabulary_on_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM quote_vocabulary_count(
+        (SELECT quote_vocabulary_entries(array_agg(n.text), array_agg(n.author)) FROM inserted n
+         WHERE NOT EXISTS (SELECT 1 FROM removed o WHERE o.id = n.id AND o.text = n.text AND o.author = n.author)),
+        (SELECT quote_vocabulary_entries(array_agg(o.text), array_agg(o.author)) FROM removed o
+         WHERE NOT EXISTS (SELECT 1 FROM inserted n WHERE o.id = n.id AND o.text = n.text AND o.author = n.author)));
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION quote_vocabulary_on_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    TRUNCATE quote_vocabulary;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER quote_vocabulary_insert AFTER INSERT ON quotes
+    REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION quote_vocabulary_on_insert();
+CREATE TRIGGER quote_vocabulary_update AFTER UPDATE ON quotes
+    REFERENCING OLD TABLE AS removed NEW TABLE AS inserted
+    FOR EACH STATEMENT EXECUTE FUNCTION quote_vocabulary_on_update();
+CREATE TRIGGER quote_vocabulary_delete AFTER DELETE ON quotes
+    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION quote_vocabulary_on_delete();
+CREATE TRIGGER quote_vocabulary_truncate AFTER TRUNCATE ON quotes
+    FOR EACH STATEMENT EXECUTE FUNCTION quote_vocabulary_on_truncate();
+
+INSERT INTO quote_vocabulary (field, word, uses)
+SELECT 't', w, count(*) FROM quotes, quote_words_of(text) AS w GROUP BY w
+UNION ALL SELECT 'a', w, count(*) FROM quotes, quote_words_of(author) AS w GROUP BY w;
+CREATE INDEX quote_vocabulary_word_trgm_idx ON quote_vocabulary USING gin (word gin_trgm_ops);
+
+CREATE INDEX quotes_text_words_idx ON quotes USING gin (quote_words_array(text));
+CREATE INDEX quotes_author_words_idx ON quotes USING gin (quote_words_array(author));
+
+-- Unused by every query (pg_stat_user_indexes after the bench): quotes_newest_author_idx holds the same key
+-- (created_at DESC, id DESC) and serves the same walks and pages.
+DROP INDEX quotes_newest_idx;
