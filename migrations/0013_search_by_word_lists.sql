@@ -89,6 +89,7 @@ BEGIN
               WHERE v.word LIKE '%' || replace(one_word, '_', '\_') || '%' AND v.field = searched
                 AND NOT starts_with(v.word, one_word)
               LIMIT word_limit + 1) AS v;
+        words := coalesce(words, '{}');
     END IF;
     words := CASE WHEN cardinality(words) > word_limit THEN NULL
                   WHEN words IS NULL AND tier < 2 THEN '{}' ELSE words END;
@@ -161,9 +162,10 @@ BEGIN
                 candidates bigint := 0;
                 counted bigint;
                 listed record;
-                a_words text[];  -- several words: the two rarest pieces' words
+                a_words text[];  -- several words: the two rarest pieces' words and quotes
                 a_uses bigint;
                 b_words text[];
+                b_uses bigint;
             BEGIN
                 IF one_word IS NOT NULL THEN
                     whole := '\m' || one_word || '\M';
@@ -180,9 +182,14 @@ BEGIN
                 ELSE
                     FOR listed IN SELECT * FROM quote_search_pieces(%3$L, query) AS p ORDER BY p.uses LIMIT 2 LOOP
                         IF a_words IS NULL THEN a_words := listed.words; a_uses := listed.uses;
-                        ELSE b_words := listed.words; END IF;
+                        ELSE b_words := listed.words; b_uses := listed.uses; END IF;
                     END LOOP;
-                    candidates := a_uses;
+                    -- Two pieces: the quotes holding both, as if independent (a guess; reading them costs at most
+                    -- the rarer piece's quotes).
+                    candidates := CASE WHEN b_words IS NULL THEN a_uses
+                                       ELSE a_uses * b_uses / greatest((SELECT c.reltuples FROM pg_class c
+                                                                        WHERE c.oid = 'quotes'::regclass), 1)::bigint
+                                  END;
                     counted := CASE WHEN a_words IS NULL THEN NULL ELSE -1 END;
                 END IF;
                 IF counted = -1 THEN
