@@ -120,8 +120,8 @@ BEGIN
                                     CASE WHEN t.%2$I !~* prefix THEN 2 WHEN t.%2$I ~* whole THEN 0 ELSE 1 END
                                 -- one word, one tier's words: the tier is known; a quote of an earlier tier (its
                                 -- word list may hold words of later ones) is -1
-                                WHEN min_tier = 1 AND lower(t.%2$I) ~ whole THEN -1
-                                WHEN min_tier = 2 AND lower(t.%2$I) ~ prefix THEN -1
+                                WHEN min_tier = 1 AND t.%2$I ~* whole AND lower(t.%2$I) ~ whole THEN -1
+                                WHEN min_tier = 2 AND t.%2$I ~* prefix AND lower(t.%2$I) ~ prefix THEN -1
                                 ELSE min_tier END AS tier
                     FROM quotes t
                     WHERE quote_words_array(t.%2$I) && any_a AND quote_words_array(t.%2$I) && any_b
@@ -234,6 +234,8 @@ END $make$;
 --   containing it; `uses` tells each tier's quotes before anything is read.
 -- * Several pieces: the candidates of the two rarest pieces, when few, sorted by tier; else the regular
 --   expressions' walk of 0007.
+-- A one-word tier's test is over lower(column), as the index's words are; `~*` first, which implies it and costs
+-- a twentieth of lower() and `~` on a text (most rows of a walk fail it).
 -- "Few": under sqrt(wanted * rows of quotes * walk_row_cost) or the rows wanted: the walk reads about
 -- wanted * rows / matches quotes, the sort reads the matches; below that the sort costs less.
 DO $make$
@@ -316,7 +318,8 @@ BEGIN
                     UNION ALL
                     (SELECT t.id, t.created_at, 1 FROM quotes t
                      WHERE walked[2] AND (only_category IS NULL OR t.category = only_category)
-                       AND CASE WHEN one_word IS NOT NULL THEN lower(t.%2$I) ~ prefix AND lower(t.%2$I) !~ whole
+                       AND CASE WHEN one_word IS NOT NULL THEN t.%2$I ~* prefix AND lower(t.%2$I) ~ prefix
+                                                                 AND NOT (t.%2$I ~* whole AND lower(t.%2$I) ~ whole)
                                 ELSE t.%2$I ~* prefix AND t.%2$I ILIKE contains AND t.%2$I !~* whole END
                      ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
                     UNION ALL
@@ -326,7 +329,8 @@ BEGIN
                     (SELECT t.id, t.created_at, 2 FROM quotes t
                      WHERE walked[3] AND (only_category IS NULL OR t.category = only_category)
                        AND t.%2$I ILIKE contains
-                       AND CASE WHEN one_word IS NOT NULL THEN lower(t.%2$I) !~ prefix ELSE t.%2$I !~* prefix END
+                       AND CASE WHEN one_word IS NOT NULL THEN NOT (t.%2$I ~* prefix AND lower(t.%2$I) ~ prefix)
+                                ELSE t.%2$I !~* prefix END
                      ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
                     LIMIT wanted) AS w
                 JOIN quotes q ON q.id = w.id
@@ -335,7 +339,7 @@ BEGIN
             $f$, 'quote_search_walk_' || searched, searched, CASE searched WHEN 'text' THEN 't' ELSE 'a' END,
             'quote_search_by_words_' || searched,
             -- over a text the regular expression first (about half ILIKE's cost a row); over a short author, ILIKE
-            CASE searched WHEN 'text' THEN 'lower(t.text) ~ whole'
-                          ELSE 't.author ILIKE contains AND lower(t.author) ~ whole' END);
+            CASE searched WHEN 'text' THEN 't.text ~* whole AND lower(t.text) ~ whole'
+                          ELSE 't.author ILIKE contains AND t.author ~* whole AND lower(t.author) ~ whole' END);
     END LOOP;
 END $make$;
