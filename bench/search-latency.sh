@@ -27,7 +27,8 @@ for spec in keyword:love keyword:river keyword:zenith keyword:velmir keyword:tor
   f=$([ "$field" = keyword ] && echo t || echo a)
   total=$(psql -X -At "$URL" -c "SELECT total FROM $(words_call "$f" "$column" "$term")" | head -1)
   if [ -z "$total" ]; then
-    total=$(psql -X -At "$URL" -c "SELECT total FROM quote_search_ranked_$column($(patterns "$term"), NULL, 21, 0) LIMIT 1")
+    total=$(psql -X -At "$URL" \
+      -c "SELECT total FROM quote_search_ranked_$column($(patterns "$term"), NULL, 21, 0) LIMIT 1")
     sql="SELECT * FROM quote_search_ranked_$column($(patterns "$term"), NULL, 21, 0);"
   else
     sql="SELECT * FROM $(words_call "$f" "$column" "$term");"

@@ -139,9 +139,9 @@ END $make$;
 
 -- A search with at most exact_total matches, ranked in full from the word indexes, with an exact `total`.
 -- `total` is exact_total + 1 (and no rows) when the query is known to have more (one word held by more quotes,
--- each of which contains the query; without a category), and NULL when this cannot tell cheaply (no piece usable, or more than
--- ranked_reads candidates): the caller counts through the trigram index instead. Every answer has one row at
--- least: `total` and the quotes' `version` ride on each (id NULL when the page is empty).
+-- each of which contains the query; without a category), and NULL when this cannot tell cheaply (no piece
+-- usable, or more than ranked_reads candidates): the caller counts through the trigram index instead. Every
+-- answer has one row at least: `total` and the quotes' `version` ride on each (id NULL when the page is empty).
 DO $make$
 DECLARE searched text;
 BEGIN

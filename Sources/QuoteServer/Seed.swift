@@ -62,14 +62,16 @@ enum QuoteLoading {
         } catch {
             line.end()
             // Each committed batch stays; the one in flight rolled back whole.
-            logger.error("import stopped; its committed batches stay, the batch in flight was rolled back; run it again to resume", metadata: [
-                "rows_committed": .stringConvertible(line.lastDone), "error": .string("\(error)"),
-            ])
+            logger.error(
+                "import stopped; its committed batches stay, the batch in flight rolled back; run it again to resume",
+                metadata: ["rows_committed": .stringConvertible(line.lastDone), "error": .string("\(error)")])
             throw error
         }
         line.end()
         if let resumedAfter = report.resumedAfter {
-            logger.info("resumed an interrupted import of these rows", metadata: ["rows_already_committed": .stringConvertible(resumedAfter)])
+            logger.info(
+                "resumed an interrupted import of these rows",
+                metadata: ["rows_already_committed": .stringConvertible(resumedAfter)])
         }
         for rejection in report.rejected {
             logger.warning("row skipped", metadata: ["line": .stringConvertible(rejection.line), "reason": .string(rejection.reason)])
@@ -93,10 +95,12 @@ final class ProgressLine: Sendable {
     func show(_ progress: ImportProgress) {
         done.withLock { $0 = progress.done }
         guard isTerminal else { return }
-        let seconds = Double(progress.elapsed.components.seconds) + Double(progress.elapsed.components.attoseconds) / 1e18
+        let parts = progress.elapsed.components
+        let seconds = Double(parts.seconds) + Double(parts.attoseconds) / 1e18
         let rate = seconds > 0 ? Double(progress.doneNow) / seconds : 0
         let left = rate > 0 ? Int(Double(progress.total - progress.done) / rate) : 0
-        let text = "\r\(progress.done) / \(progress.total) rows  \(Int(rate)) rows/s  \(left / 60)m\(left % 60)s left   "
+        let text = "\r\(progress.done) / \(progress.total) rows  \(Int(rate)) rows/s  "
+            + "\(left / 60)m\(left % 60)s left   "
         FileHandle.standardError.write(Data(text.utf8))
     }
 

@@ -12,7 +12,8 @@ final class HostileClientTests: XCTestCase {
 
     /// Collects the messages logged at warning level or above.
     private func makeServer(
-        _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }, warnings: LogCapture = LogCapture(level: .warning),
+        _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+        warnings: LogCapture = LogCapture(level: .warning),
         admission: HTTPServer.Admission? = nil
     ) throws -> HTTPServer {
         let routes = [

@@ -101,7 +101,9 @@ final class ImportTests: XCTestCase {
 
     func testBatchesReportProgressAndAnInterruptedImportResumesAfterItsLastBatch() async throws {
         let app = try await TestApp.start()
-        var records = (1...350).map { QuoteRecord(line: $0 + 1, text: "Quote\tnumber \\ \($0)", author: "Author", category: "love") }
+        var records = (1...350).map {
+            QuoteRecord(line: $0 + 1, text: "Quote\tnumber \\ \($0)", author: "Author", category: "love")
+        }
         records.insert(QuoteRecord(line: 100, text: "", author: "Nobody", category: "love"), at: 50)
         struct Stop: Error {}
         let seen = Mutex<[ImportProgress]>([])
@@ -116,7 +118,9 @@ final class ImportTests: XCTestCase {
         XCTAssertEqual(seen.withLock { $0.map(\.done) }, [100, 200])
         XCTAssertEqual(seen.withLock { $0.map(\.total) }, [350, 350])
         func count() async throws -> Int {
-            try await app.withConnection { try $0.query("SELECT count(*)::int8 AS n FROM quotes")[0].decode("n", as: Int.self) }
+            try await app.withConnection {
+                try $0.query("SELECT count(*)::int8 AS n FROM quotes")[0].decode("n", as: Int.self)
+            }
         }
         let afterStop = try await count()
         XCTAssertEqual(afterStop, 200, "the committed batches stay")
@@ -133,7 +137,8 @@ final class ImportTests: XCTestCase {
         XCTAssertEqual(afterResume, 350)
         // The file's first row is the newest, across batches and runs; escaped characters arrive whole.
         let newest = try await app.withConnection { connection in
-            try connection.query("SELECT text FROM quotes ORDER BY created_at DESC LIMIT 1")[0].decode("text", as: String.self)
+            try connection.query("SELECT text FROM quotes ORDER BY created_at DESC LIMIT 1")[0]
+                .decode("text", as: String.self)
         }
         XCTAssertEqual(newest, "Quote number \\ 1", "whitespace collapsed, the backslash kept")
         // Finished: a third run starts afresh and finds every row already there.

@@ -13,7 +13,9 @@ final class SearchWordIndexTests: XCTestCase {
     }
 
     /// `count` quotes by `author`, one a minute from `start`, each text distinct.
-    private func insert(_ app: TestApp, count: Int, author: String, text: String = "words", start: String) async throws {
+    private func insert(_ app: TestApp, count: Int, author: String, text: String = "words", start: String)
+        async throws
+    {
         try await app.withConnection { connection in
             _ = try connection.query("""
                 INSERT INTO quotes (text, author, category, created_at)
