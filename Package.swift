@@ -8,10 +8,10 @@ let package = Package(
         .executable(name: "quote-server", targets: ["QuoteServer"])
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         // Prometheus exposition for /metrics (its metric types are swift-metrics' CoreMetrics handlers).
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
     ],
     targets: [
         // C libraries, found through pkg-config; only the module that wraps each one imports it.

@@ -10,9 +10,14 @@ Every loop is bounded in count and time. Scenarios (each prints its figures and 
                  the mail_outbox table, as tests do)
   rolling        the three instances restarted one by one (SIGTERM: drain, stop, start) under mixed load
   kill           an instance killed with SIGKILL under load: time until HAProxy stops routing to it
-  replica        the standby stopped: reads go on from the primary, then return to it; a write waits for it
-  failover       the primary stopped, the standby promoted: time until writes succeed again; the old primary
-                 rejoins as a standby
+  ha             under one load (reads, favorite writes, logins through HAProxy), one phase after another: SIGKILL
+                 the primary (Patroni and PostgreSQL); once it has rejoined on its own (<= 60 s) SIGKILL the new one;
+                 stop the synchronous standby for 15 s; stop replay on the asynchronous replica (it must leave the
+                 read port); switchover; rolling restart of the instances. Per phase: 503s, 500s (none allowed),
+                 other failures (none allowed), and when the last failure came after the fault
+  strict         synchronous_mode_strict: both standbys stopped, writes must not be acknowledged while reads go on;
+                 writes resume when one standby is back
+  load           the load alone for --seconds, a line every 5 s (`scripts/cluster load`)
 After each load scenario every acknowledged favorite write is looked up in the database (count, lost).
 """
 import argparse
@@ -21,6 +26,7 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -61,11 +67,11 @@ def session(port, email):
     return json.loads(data)
 
 
-def haproxy_state(server):
+def haproxy_state(server, backend="quote_servers"):
     out = subprocess.run([CLUSTER, "haproxy", "show stat"], capture_output=True, text=True).stdout
     for line in out.splitlines():
         fields = line.split(",")
-        if len(fields) > 17 and fields[0] == "quote_servers" and fields[1] == server:
+        if len(fields) > 17 and fields[0] == backend and fields[1] == server:
             return fields[17]
     return "?"
 
@@ -80,28 +86,23 @@ def wait_for(condition, seconds, step=0.05):
     return None
 
 
-def replica_reads(ports):
-    """Reads served by replicas and by the primary, summed over the instances' /metrics."""
-    totals = {"replica": 0, "primary": 0}
-    for port in ports:
-        status, data = call(port, "GET", "/metrics")
-        for line in data.decode().splitlines():
-            if line.startswith("db_reads_served{"):
-                served = line.split('served_by="')[1].split('"')[0]
-                totals[served] += int(float(line.rsplit(" ", 1)[1]))
-    return totals
+def by_haproxy(status, body):
+    """A 503 HAProxy gave itself (no instance in rotation) is told apart from an instance's 503."""
+    return "(haproxy)" if status == 503 and body.lstrip().startswith(b"<html") else ""
 
 
 class Load:
     """Steady mixed traffic through HAProxy: reads (pages, a quote, search, quote of the day), logins and favorite
     writes, each worker paced; records every answer and every acknowledged write."""
 
-    def __init__(self, args, quote_ids, writers, readers=6, logins=1, pace=0.02):
+    def __init__(self, args, quote_ids, writers, readers=6, logins=1, pace=0.02, writer_pace=None):
         self.args, self.quote_ids, self.pace = args, quote_ids, pace
+        self.writer_pace = pace if writer_pace is None else writer_pace
         self.lock = threading.Lock()
         self.stop_flag = threading.Event()
         self.log = []  # (seconds since start, kind, status)
         self.acknowledged = {}  # user id -> set of quote ids
+        self.write_spans = []  # (sent, answered, status), seconds since start
         self.writers = writers
         self.threads = [threading.Thread(target=self.reader, args=(i,)) for i in range(readers)]
         self.threads += [threading.Thread(target=self.writer, args=(w,)) for w in writers]
@@ -128,15 +129,16 @@ class Load:
         while not self.stop_flag.is_set() and time.monotonic() < deadline:
             choice = rng.random()
             if choice < 0.4:
-                path = f"/v1/quotes?limit=20&page={rng.randint(1, 50)}"
+                kind, path = "read/page", f"/v1/quotes?limit=20&page={rng.randint(1, 50)}"
             elif choice < 0.7:
-                path = f"/v1/quotes/{rng.choice(self.quote_ids)}"
+                kind, path = "read/quote", f"/v1/quotes/{rng.choice(self.quote_ids)}"
             elif choice < 0.85:
-                path = "/v1/quotes/search?q=" + rng.choice(["life", "love", "time", "people", "world"])
+                word = rng.choice(["life", "love", "time", "people", "world"])
+                kind, path = "read/search", f"/v1/quotes/search?q={word}"
             else:
-                path = f"/v1/qotd?date=2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-            status, _ = call(self.args.port, "GET", path)
-            self.record("read", status)
+                kind, path = "read/qotd", f"/v1/qotd?date=2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+            status, body = call(self.args.port, "GET", path)
+            self.record(kind + by_haproxy(status, body), status)
             time.sleep(self.pace)
 
     def writer(self, user):
@@ -144,18 +146,23 @@ class Load:
         for quote in user["quotes"]:
             if self.stop_flag.is_set() or time.monotonic() > deadline:
                 return
-            status, _ = call(self.args.port, "PUT", f"/v1/favorites/{quote}", token=user["token"], timeout=35)
-            self.record("write", status)
+            sent = time.monotonic() - self.started
+            status, body = call(self.args.port, "PUT", f"/v1/favorites/{quote}", token=user["token"], timeout=35)
+            self.record("write" + by_haproxy(status, body), status)
+            with self.lock:
+                self.write_spans.append((sent, time.monotonic() - self.started, status))
             if 200 <= status < 300:
                 with self.lock:
                     self.acknowledged.setdefault(user["id"], set()).add(quote)
-            time.sleep(self.pace)
+            time.sleep(self.writer_pace)
 
     def login(self):
         deadline = self.started + self.args.max_seconds
         user = self.writers[0]
         while not self.stop_flag.is_set() and time.monotonic() < deadline:
-            status, _ = call(self.args.port, "POST", "/v1/auth/login", {"email": user["email"], "password": PASSWORD})
+            # A login writes a session: like a write, it may wait for a synchronous standby.
+            status, _ = call(self.args.port, "POST", "/v1/auth/login", {"email": user["email"], "password": PASSWORD},
+                             timeout=35)
             self.record("login", status)
             time.sleep(0.2)
 
@@ -320,77 +327,240 @@ def kill(args, quote_ids):
                    if out is not None else "; HAProxy never marked it down", out is not None and not after)
 
 
-def replica(args, quote_ids):
-    # Signing up writes, and writes wait for the synchronous standby: the user for the write below comes first.
-    writer = make_writers(args, 1, quote_ids, 1)[0]
-    load = Load(args, quote_ids, []).start()
-    time.sleep(3)
-    before = replica_reads(args.instances)
-    time.sleep(3)
-    during_start = replica_reads(args.instances)
-    share = (during_start["replica"] - before["replica"]) / max(1, sum(during_start.values()) - sum(before.values()))
-    cluster("pg", "stop", "standby")
-    stopped_at = time.monotonic()
-    time.sleep(2)
-    mark = replica_reads(args.instances)
-    # A write now waits for the synchronous standby: it is acknowledged only once the standby has it.
-    result = {}
+# --- Patroni: failovers, standby faults, switchover under one steady load ------------------------------------
 
-    def write():
-        started = time.monotonic()
-        result["status"] = call(args.port, "PUT", f"/v1/favorites/{writer['quotes'][0]}", token=writer["token"], timeout=35)[0]
-        result["seconds"] = time.monotonic() - started
+def cluster_out(*arguments):
+    return subprocess.run([CLUSTER, *map(str, arguments)], capture_output=True, text=True, check=True).stdout.strip()
 
-    thread = threading.Thread(target=write)
-    thread.start()
-    time.sleep(3)
-    during = replica_reads(args.instances)
-    cluster("pg", "start", "standby")
-    restarted_at = time.monotonic()
-    back = wait_for(lambda: replica_reads(args.instances)["replica"] > during["replica"], 30, step=0.2)
-    thread.join(timeout=40)
+
+def members(args):
+    """Patroni's view: {name: member} from the first REST API that answers."""
+    for port in args.rest_ports:
+        status, data = call(port, "GET", "/cluster", timeout=2)
+        if status == 200:
+            return {m["name"]: m for m in json.loads(data)["members"]}
+    return {}
+
+
+def role_of(args, role):
+    return next((name for name, m in members(args).items() if m["role"] == role and m.get("state") == "running"), None)
+
+
+def healthy(args):
+    """A running leader and two running replicas on its timeline, one synchronous, none lagging unknown."""
+    found = members(args)
+    leader = next((m for m in found.values() if m["role"] == "leader" and m.get("state") == "running"), None)
+    if not leader or len(found) != 3:
+        return False
+    replicas = [m for m in found.values() if m["role"] in ("replica", "sync_standby")]
+    return len(replicas) == 2 and all(m.get("state") == "running" and m.get("timeline") == leader.get("timeline")
+                                      and isinstance(m.get("lag"), int) for m in replicas) \
+        and any(m["role"] == "sync_standby" for m in replicas)
+
+
+def back_as_replica(args, name):
+    """NAME's own Patroni answers as a running replica, and the primary streams to it (a dead node's member key
+    lingers in etcd for a TTL, so Patroni's /cluster alone could show it before it is back)."""
+    leader = role_of(args, "leader")
+    if leader in (None, name):
+        return False
+    status, data = call(args.rest_ports[int(name[2:]) - 1], "GET", "/patroni", timeout=2)
+    if status != 200 or json.loads(data).get("role") != "replica" or json.loads(data).get("state") != "running":
+        return False
+    status, data = call(args.rest_ports[int(leader[2:]) - 1], "GET", "/patroni", timeout=2)
+    return status == 200 and any(r.get("application_name") == name and r.get("state") == "streaming"
+                                 for r in json.loads(data).get("replication", []))
+
+
+def node_sql(args, name, sql):
+    return psql(f"postgresql://quotevault@127.0.0.1:{args.pg_ports[name]}/postgres", sql)
+
+
+class Phases:
+    """One phase after another under the same load; per phase: requests, 503s, 500s, other failures, and how long
+    after the fault the last failure came (the time to recover)."""
+
+    def __init__(self, load):
+        self.load, self.rows, self.ok = load, [], True
+
+    def run(self, name, action, settle=3.0):
+        fault_at = time.monotonic() - self.load.started
+        detail, ok = action()
+        time.sleep(settle)
+        end_at = time.monotonic() - self.load.started
+        with self.load.lock:
+            window = [(t, kind, status) for t, kind, status in self.load.log if fault_at <= t <= end_at]
+        failed = [(t, kind, status) for t, kind, status in window if not 200 <= status < 300]
+        count = lambda code: sum(1 for _, _, status in failed if status == code)
+        last = max((t for t, _, _ in failed), default=fault_at)
+        row = {"phase": name, "requests": len(window), "503": count(503), "500": count(500),
+               "other": len(failed) - count(503) - count(500), "recovered": last - fault_at, "detail": detail}
+        kinds = {}
+        for _, kind, status in failed:
+            kinds[f"{kind}:{status}"] = kinds.get(f"{kind}:{status}", 0) + 1
+        ok = ok and row["500"] == 0 and row["other"] == 0
+        self.ok = self.ok and ok
+        print(f"  {name}: {row['requests']} requests, 503: {row['503']}, 500: {row['500']}, other failures: "
+              f"{row['other']} {kinds or ''}; last failure {row['recovered']:.1f} s after the fault; {detail}"
+              f"  {'PASS' if ok else 'FAIL'}", flush=True)
+        self.rows.append(row)
+
+
+def kill_primary(args):
+    """SIGKILL the primary's Patroni and PostgreSQL; seconds until another node leads and until the killed one is
+    back as a streaming replica of it, on its own (its supervisor restarts Patroni, which rewinds it)."""
+    def action():
+        killed = cluster_out("kill", "primary")
+        rejoined_now = lambda: back_as_replica(args, killed) and healthy(args)
+        promoted = wait_for(lambda: role_of(args, "leader") not in (None, killed), 60, step=0.2)
+        rejoined = wait_for(lambda: rejoined_now(), 90, step=0.5)
+        rejoined = None if rejoined is None else rejoined + (promoted or 0)  # from the kill, not the promotion
+        new = role_of(args, "leader")
+        ok = promoted is not None and rejoined is not None and rejoined <= 60
+        return (f"killed {killed}; {new} primary after {promoted or -1:.1f} s; {killed} rejoined as a replica "
+                f"{rejoined if rejoined is not None else -1:.1f} s after the kill"
+                + (" (over 60 s)" if rejoined is not None and rejoined > 60 else ""), ok)
+    return action
+
+
+def stop_sync(args, seconds):
+    def action():
+        stopped = cluster_out("stop", "sync")
+        took_over = wait_for(lambda: role_of(args, "sync_standby") not in (None, stopped), 30, step=0.2)
+        time.sleep(max(0.0, seconds - (took_over or 0)))
+        cluster_out("start", stopped)
+        back = wait_for(lambda: healthy(args), 60, step=0.5)
+        return (f"stopped {stopped} (the synchronous standby) for {seconds:.0f} s; "
+                f"{role_of(args, 'sync_standby')} synchronous {took_over or -1:.1f} s after the stop; "
+                f"{stopped} streaming again {back or -1:.1f} s after its start",
+                back is not None and took_over is not None)
+    return action
+
+
+def replica_lag(args, hold):
+    """Replay stopped on the asynchronous replica (SIGSTOP of its startup process: WAL still arrives, none is
+    applied; Patroni itself resumes a replay paused by pg_wal_replay_pause()) and the primary's WAL moved to a new
+    segment: HAProxy's read port must drop it (/replica?lag=...) while reads go on elsewhere; replay resumed
+    (SIGCONT), it comes back."""
+    def action():
+        lagging = role_of(args, "replica")
+        startup = int(node_sql(args, lagging, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'startup'"))
+        os.kill(startup, signal.SIGSTOP)
+        try:
+            def behind():
+                psql(args.write_url, "SELECT pg_switch_wal()")
+                return haproxy_state(lagging, "db_replicas") != "UP"
+            dropped = wait_for(behind, 20, step=0.5)
+            time.sleep(hold)
+        finally:
+            os.kill(startup, signal.SIGCONT)
+        back = wait_for(lambda: haproxy_state(lagging, "db_replicas") == "UP", 30, step=0.1)
+        return (f"{lagging} replay stopped {hold:.0f} s: left the read port after {dropped or -1:.1f} s, back "
+                f"{back or -1:.1f} s after replay resumed", dropped is not None and back is not None)
+    return action
+
+
+def switchover(args):
+    def action():
+        old, started = role_of(args, "leader"), time.monotonic()
+        cluster_out("switchover")
+        new = wait_for(lambda: role_of(args, "leader") not in (None, old), 60, step=0.2)
+        new = None if new is None else time.monotonic() - started
+        back = wait_for(lambda: healthy(args), 60, step=0.5)
+        back = None if back is None else time.monotonic() - started
+        return (f"{old} -> {role_of(args, 'leader')} after {new or -1:.1f} s; {old} a replica again after "
+                f"{back or -1:.1f} s", new is not None and back is not None)
+    return action
+
+
+def rolling_restart(args):
+    def action():
+        for n in range(1, len(args.instances) + 1):
+            cluster("instance", "stop", n)
+            cluster("instance", "start", n)
+            wait_for(lambda: haproxy_state(f"s{n}") == "UP", 15)
+        return f"instances 1..{len(args.instances)} restarted one by one (SIGTERM, drain, start)", True
+    return action
+
+
+def ha(args, quote_ids):
+    load = Load(args, quote_ids, make_writers(args, args.writers, quote_ids, 7000), writer_pace=0.05).start()
+    time.sleep(5)
+    phases = Phases(load)
+    print("ha: phases under one load (reads, favorite writes, logins through HAProxy):", flush=True)
+    phases.run("SIGKILL primary", kill_primary(args))
+    phases.run("SIGKILL the new primary", kill_primary(args))
+    phases.run("synchronous standby stopped 15 s", stop_sync(args, 15))
+    phases.run("replica lagging", replica_lag(args, 10))
+    phases.run("switchover", switchover(args))
+    phases.run("rolling restart of the instances", rolling_restart(args))
     load.stop()
-    stored = psql(args.write_url, f"SELECT count(*) FROM user_favorites WHERE user_id = '{writer['id']}'")
-    ok = during["replica"] == mark["replica"] and during["primary"] > mark["primary"] and back is not None \
-        and result.get("status") == 201 and stored == "1"
-    return summary("standby stopped for ~5 s", load,
-                   f"; replica share of reads before {share:.0%}; while stopped: replica reads +{during['replica'] - mark['replica']}, "
-                   f"primary reads +{during['primary'] - mark['primary']}; replica back in use {back:.1f} s after its restart"
-                   f" (standby down {restarted_at - stopped_at:.1f} s); a write sent while it was down: {result.get('status')} "
-                   f"after {result.get('seconds', 0):.1f} s (waited for the synchronous standby), stored: {stored}"
-                   if back is not None else "; replica never came back", ok)
+    return summary("ha (all phases)", load, "; " + ", ".join(f"{r['phase']}: 503 {r['503']} / 500 {r['500']}"
+                                                              for r in phases.rows), phases.ok)
 
 
-def failover(args, quote_ids):
-    load = Load(args, quote_ids, make_writers(args, 2, quote_ids, 2000)).start()
-    time.sleep(3)
-    acknowledged_before, _ = (sum(map(len, load.acknowledged.values())), 0)
+def strict(args, quote_ids):
+    """synchronous_mode_strict: both standbys stopped, writes answer 503 (nothing can be acknowledged without a
+    standby) while reads go on; writes resume when one standby returns; nothing acknowledged is lost."""
+    load = Load(args, quote_ids, make_writers(args, args.writers, quote_ids, 7000), writer_pace=0.05).start()
+    time.sleep(5)
+    first = cluster_out("stop", "sync")
+    wait_for(lambda: role_of(args, "sync_standby") not in (None, first), 30, step=0.2)
+    second = cluster_out("stop", "sync")
     stopped_at = time.monotonic() - load.started
-    cluster("pg", "stop", "primary")
-    time.sleep(args.promote_after)
-    cluster("pg", "promote", "standby")
-    promoted_at = time.monotonic() - load.started
+    time.sleep(args.strict_seconds)
+    cluster_out("start", first)
+    started_at = time.monotonic() - load.started
 
     def writes_ok_since(t):
         with load.lock:
             return any(kind == "write" and 200 <= status < 300 for when, kind, status in load.log if when > t)
 
-    resumed = wait_for(lambda: writes_ok_since(promoted_at), 30, step=0.05)
-    time.sleep(3)
+    resumed = wait_for(lambda: writes_ok_since(started_at), 60, step=0.1)
+    cluster_out("start", second)
+    wait_for(lambda: healthy(args), 60, step=0.5)
+    time.sleep(2)
     load.stop()
-    failed = load.failures(since=stopped_at)
-    last_failure = max((t for t, _, _ in failed), default=stopped_at)
-    # The old primary rejoins as a standby of the new one: pg_rewind, then streaming.
-    rejoin_started = time.monotonic()
-    rejoined = subprocess.run([CLUSTER, "pg", "rejoin", "primary"], capture_output=True, text=True)
-    rejoin = time.monotonic() - rejoin_started if rejoined.returncode == 0 else None
-    return summary("failover (primary stopped, standby promoted)", load,
-                   f"; acknowledged before the stop {acknowledged_before}; promoted {args.promote_after:.1f} s after the stop; "
-                   f"first acknowledged write {resumed:.2f} s after the promotion; failed requests between stop and "
-                   f"{last_failure - stopped_at:.1f} s after it: {len(failed)}; old primary rejoined as standby in "
-                   f"{rejoin:.1f} s" if resumed is not None and rejoin is not None
-                   else f"; writes resumed: {resumed}, rejoin: {rejoined.stderr[-300:]}",
-                   resumed is not None and rejoin is not None)
+    with load.lock:
+        during = [(kind, status) for t, kind, status in load.log if stopped_at + 1 <= t <= started_at]
+    tally = lambda kind: {s: sum(1 for k, x in during if k.startswith(kind) and x == s)
+                          for s in sorted({x for k, x in during if k.startswith(kind)})}
+    writes, reads = tally("write"), tally("read")
+    # Writes in flight while no standby ran (sent before the first started again, answered after both stopped).
+    sent = [(a, b, status) for a, b, status in load.write_spans if a <= started_at and b >= stopped_at]
+    acknowledged_alone = sum(n for s, n in writes.items() if 200 <= s < 300)
+    held = sum(1 for a, b, status in sent if 200 <= status < 300 and b >= started_at)
+    longest = max((b - a for a, b, _ in sent), default=0)
+    ok = acknowledged_alone == 0 and set(reads) <= set(range(200, 300)) and bool(reads) and resumed is not None \
+        and 500 not in writes and all(status != 500 for _, _, status in sent)
+    return summary("strict (both standbys stopped)", load,
+                   f"; {args.strict_seconds:.0f} s with {first} and {second} stopped: answers in that time: writes by "
+                   f"status {writes}, reads by status {reads}; {len(sent)} writes in flight then: "
+                   f"{held} acknowledged only after {first} was back, the rest answered "
+                   f"{sorted(status for a, b, status in sent if not (200 <= status < 300 and b >= started_at))}, "
+                   f"longest wait {longest:.1f} s; writes acknowledged again {resumed or -1:.1f} s after {first} was "
+                   f"started", ok)
+
+
+def steady_load(args, quote_ids):
+    """`scripts/cluster load SECONDS`: the load alone, a line every 5 s."""
+    load = Load(args, quote_ids, make_writers(args, args.writers, quote_ids, 7000), writer_pace=0.05).start()
+    seen = 0
+    for _ in range(int(args.seconds // 5)):
+        time.sleep(5)
+        with load.lock:
+            fresh, seen = load.log[seen:], len(load.log)
+        statuses = {}
+        for _, kind, status in fresh:
+            statuses[f"{kind}:{status}"] = statuses.get(f"{kind}:{status}", 0) + 1
+        print(f"  {time.monotonic() - load.started:5.0f} s: {statuses}", flush=True)
+    load.stop()
+    return summary("load", load, "", True)
+
+def cluster_env():
+    """Ports and URLs from `scripts/cluster env` (NAME=value words)."""
+    words = subprocess.run([CLUSTER, "env"], capture_output=True, text=True, check=True).stdout.split()
+    return dict(word.split("=", 1) for word in words if "=" in word)
 
 
 def main():
@@ -399,15 +569,24 @@ def main():
     parser.add_argument("--port", type=int, required=True, help="HAProxy")
     parser.add_argument("--instances", type=lambda s: [int(p) for p in s.split(",")], required=True)
     parser.add_argument("--write-url", required=True)
-    parser.add_argument("--quote-ids", required=True)
-    parser.add_argument("--max-seconds", type=float, default=90)
-    parser.add_argument("--promote-after", type=float, default=1.0)
+    parser.add_argument("--quote-ids", help="a file of quote ids, one a line (default: read from the database)")
+    parser.add_argument("--max-seconds", type=float, default=600)
+    parser.add_argument("--writers", type=int, default=3)
+    parser.add_argument("--strict-seconds", type=float, default=15)
+    parser.add_argument("--seconds", type=float, default=60, help="for the scenario load")
     args = parser.parse_args()
-    quote_ids = [line.strip() for line in open(args.quote_ids) if line.strip()]
+    env = cluster_env()
+    args.rest_ports = [int(env["REST_PORT"]) + i for i in range(3)]
+    args.pg_ports = {f"pg{i + 1}": int(env["PG_PORT"]) + i for i in range(3)}
+    if args.quote_ids:
+        quote_ids = [line.strip() for line in open(args.quote_ids) if line.strip()]
+    else:
+        quote_ids = psql(args.write_url, "SELECT id FROM quotes ORDER BY random()").split()
     runs = {"same-answers": lambda: same_answers(args, quote_ids), "sessions": lambda: sessions(args),
             "reset": lambda: reset(args),
             "rolling": lambda: rolling(args, quote_ids), "kill": lambda: kill(args, quote_ids),
-            "replica": lambda: replica(args, quote_ids), "failover": lambda: failover(args, quote_ids)}
+            "ha": lambda: ha(args, quote_ids), "strict": lambda: strict(args, quote_ids),
+            "load": lambda: steady_load(args, quote_ids)}
     results = [runs[name]() for name in args.scenarios]
     raise SystemExit(0 if all(results) else 1)
 

@@ -44,6 +44,22 @@ bench_token() {
   return 1
 }
 
+# Grows the benchmark database to 100,000+ distinct quotes by numbering copies of the real ones (same words, same
+# search load); prints the count.
+bench_grow_quotes() {
+  local url=$DATABASE_URL_BENCH count
+  count=$(psql -XAtq "$url" -c "SELECT count(*) FROM quotes")
+  if (( count < 100000 )); then
+    psql -XAtq "$url" -c "
+      INSERT INTO quotes (text, author, category, created_at)
+      SELECT left(q.text, 290) || ' #' || n, q.author, q.category, q.created_at - n * interval '1 second'
+      FROM quotes q, generate_series(1, 13) AS n
+      ON CONFLICT DO NOTHING;
+      ANALYZE quotes;" >/dev/null
+  fi
+  psql -XAtq "$url" -c "SELECT count(*) FROM quotes"
+}
+
 bench_stop_server() {
   [[ -n "${SERVER_PID:-}" ]] && kill -TERM "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null || true
   SERVER_PID=""

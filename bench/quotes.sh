@@ -15,18 +15,7 @@ bench_start_server 18080
 url=$DATABASE_URL_BENCH
 bench_seed
 
-# Grow the corpus to 100,000+ distinct quotes by numbering copies of the real ones (same words, same search load).
-count=$(psql -XAtq "$url" -c "SELECT count(*) FROM quotes")
-if (( count < 100000 )); then
-  psql -XAtq "$url" -c "
-    INSERT INTO quotes (text, author, category, created_at)
-    SELECT left(q.text, 290) || ' #' || n, q.author, q.category, q.created_at - n * interval '1 second'
-    FROM quotes q, generate_series(1, 13) AS n
-    ON CONFLICT DO NOTHING;
-    ANALYZE quotes;" >/dev/null
-fi
-count=$(psql -XAtq "$url" -c "SELECT count(*) FROM quotes")
-echo "quotes: $count"
+echo "quotes: $(bench_grow_quotes)"
 
 size=10
 # The cursor of page 5,001: the position after item 50,000.

@@ -150,6 +150,7 @@ public final class EmbeddedPostgres: Sendable {
                                             attributes: [.posixPermissions: 0o700])
         }
         guard let runAs = tools.runner.runAs else { return }
+        try handSecretOver(tools)  // written by root before this was done
         let attributes = try fileManager.attributesOfItem(atPath: path)
         if (attributes[.ownerAccountID] as? NSNumber)?.uint32Value != runAs.uid {
             try chownRecursively(dataDirectory, to: runAs)
@@ -191,7 +192,7 @@ public final class EmbeddedPostgres: Sendable {
             ["-D", dataDirectory.path, "-U", Self.user, "--auth=scram-sha-256", "--pwfile=\(passwordFile.path)",
              "--encoding=UTF8", "--locale=C", "--lc-ctype=C.UTF-8"],
             failure: "initdb failed for \(dataDirectory.path)")
-        try writeSecret(password)
+        try writeSecret(password, tools)
         try writeAuthentication(tools)
         // Settings that change per start (the port) live in embedded.conf, rewritten each time.
         let configuration = dataDirectory.appendingPathComponent("postgresql.conf")
@@ -307,7 +308,7 @@ public final class EmbeddedPostgres: Sendable {
             ["-X", "-q", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user, "-d", "postgres",
              "-c", "ALTER ROLE \(Self.user) PASSWORD '\(password)'"],  // hexadecimal: nothing to quote
             asPostgresUser: false, failure: "cannot set the embedded PostgreSQL's password")
-        try writeSecret(password)
+        try writeSecret(password, tools)
         try writeAuthentication(tools)
         try tools.runner.check(tools.pgCtl, ["reload", "-D", dataDirectory.path, "-s"], failure: "pg_ctl reload failed")
         return password
@@ -321,13 +322,22 @@ public final class EmbeddedPostgres: Sendable {
             """)
     }
 
-    /// The password, kept with the data, readable by this process's user only.
-    private func writeSecret(_ password: String) throws {
+    /// The password, kept with the data, readable by this process's user only (and, when that is root, by the
+    /// user running PostgreSQL, which owns the data anyway: a file backup then includes it).
+    private func writeSecret(_ password: String, _ tools: Tools) throws {
         guard FileManager.default.createFile(atPath: secretFile.path, contents: Data((password + "\n").utf8),
                                              attributes: [.posixPermissions: 0o600]) else {
             throw EmbeddedPostgresError("cannot write \(secretFile.path)")
         }
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretFile.path)
+        try handSecretOver(tools)
+    }
+
+    private func handSecretOver(_ tools: Tools) throws {
+        guard let runAs = tools.runner.runAs, FileManager.default.fileExists(atPath: secretFile.path) else { return }
+        guard chown(secretFile.path, runAs.uid, runAs.gid) == 0 else {
+            throw EmbeddedPostgresError("cannot chown \(secretFile.path) to \(runAs.name)")
+        }
     }
 
     /// 32 random bytes from the kernel, as hexadecimal.
@@ -368,7 +378,7 @@ public final class EmbeddedPostgres: Sendable {
 }
 
 /// The PostgreSQL tools and how to run them.
-private struct Tools {
+struct Tools {
     let initdb: URL
     let pgCtl: URL
     let psql: URL

@@ -16,8 +16,15 @@ final class TrackedConnection: Sendable {
     let address: ClientAddressKey
     /// Nanoseconds on the monotonic clock (`DispatchTime.uptimeNanoseconds`); 0: no deadline.
     let deadline = Atomic<UInt64>(0)
-    /// Body bytes of the current request counted against the budgets.
+    /// Body bytes of the current request counted against the budgets: the general share, the small bodies' one.
     let bodyBytes = Atomic<Int>(0)
+    let smallBodyBytes = Atomic<Int>(0)
+    /// When the current request's body began (monotonic nanoseconds; 0: no body expected) and the bytes of it
+    /// received since: the body must keep up with the minimum rate after the grace.
+    let bodyStartedAt = Atomic<UInt64>(0)
+    let bodyReceived = Atomic<Int>(0)
+    /// The account the current request's large body is counted against, if any.
+    let account = Mutex<String?>(nil)
 
     init(socket: Int32, address: ClientAddressKey) {
         self.socket = socket
@@ -51,6 +58,15 @@ final class ConnectionGuard: Sendable {
         var bodyBudgetPerAddress: Int
         /// New connections per second from one address, with bursts of twice that (0: no limit).
         var newConnectionsPerSecond: Int
+        /// Bodies of at most `smallBodyLimit` declared bytes are counted only against `smallBodyReserve`, a share
+        /// of `bodyBudget` no large body may take (of which one address may hold an eighth); large bodies get the
+        /// rest, at most `bodyBudgetPerAddress` per address and `bodyBudgetPerAccount` per account.
+        var smallBodyLimit: Int = 64 * 1024
+        var smallBodyReserve: Int = 0
+        var bodyBudgetPerAccount: Int = .max
+        /// After `bodyGrace`, a body must have arrived at `bodyMinRate` bytes a second on average (0: no minimum).
+        var bodyMinRate: Int = 0
+        var bodyGrace: Duration = .seconds(2)
     }
 
     private struct State {
@@ -59,6 +75,9 @@ final class ConnectionGuard: Sendable {
         var tracked: [ObjectIdentifier: TrackedConnection] = [:]
         var bodyBytes = 0
         var bodyBytesByAddress: [ClientAddressKey: Int] = [:]
+        var smallBodyBytes = 0
+        var smallBodyBytesByAddress: [ClientAddressKey: Int] = [:]
+        var bodyBytesByAccount: [String: Int] = [:]
         /// Each address's allowance of new connections (a token bucket) and when it was last topped up.
         var allowances: [ClientAddressKey: (tokens: Double, at: UInt64)] = [:]
     }
@@ -109,11 +128,11 @@ final class ConnectionGuard: Sendable {
 
     /// The connection is gone (MHD has not closed its socket yet). Releases its slot and any body bytes it held.
     func closed(_ connection: TrackedConnection) {
-        let bytes = connection.bodyBytes.exchange(0, ordering: .relaxed)
         state.withLock { state in
             state.tracked[ObjectIdentifier(connection)] = nil
-            release(address: connection.address, connections: 1, bodyBytes: bytes, in: &state)
+            release(address: connection.address, connections: 1, bodyBytes: 0, in: &state)
         }
+        releaseBody(of: connection)
     }
 
     /// A connection MHD refused after `admit` (so `opened` never came): gives the slot back.
@@ -141,34 +160,77 @@ final class ConnectionGuard: Sendable {
     /// Headers are in: the body (if any) must be complete within the body timeout of now.
     func headersReceived(_ connection: TrackedConnection, expectsBody: Bool) {
         connection.setDeadline(after: expectsBody ? limits.bodyTimeout : nil)
+        connection.bodyReceived.store(0, ordering: .relaxed)
+        connection.bodyStartedAt.store(expectsBody ? DispatchTime.now().uptimeNanoseconds : 0, ordering: .relaxed)
+    }
+
+    /// `count` bytes of the current request's body arrived.
+    func bodyArrived(_ count: Int, on connection: TrackedConnection) {
+        connection.bodyReceived.add(count, ordering: .relaxed)
     }
 
     /// The request is being handled: no deadline (MHD's idle timeout still applies to a client that stops reading).
     func handling(_ connection: TrackedConnection) {
         connection.setDeadline(after: nil)
+        connection.bodyStartedAt.store(0, ordering: .relaxed)
     }
 
     /// A response went out: the next request's headers must arrive within the header timeout, and the request's
     /// body bytes are released.
     func requestFinished(_ connection: TrackedConnection) {
         connection.setDeadline(after: limits.headerTimeout)
+        connection.bodyStartedAt.store(0, ordering: .relaxed)
+        releaseBody(of: connection)
+    }
+
+    /// Gives back every body byte `connection` holds, in each share.
+    private func releaseBody(of connection: TrackedConnection) {
         let bytes = connection.bodyBytes.exchange(0, ordering: .relaxed)
-        if bytes > 0 { state.withLock { release(address: connection.address, connections: 0, bodyBytes: bytes, in: &$0) } }
+        let small = connection.smallBodyBytes.exchange(0, ordering: .relaxed)
+        let account = connection.account.withLock { account in
+            defer { account = nil }
+            return account
+        }
+        guard bytes > 0 || small > 0 else { return }
+        state.withLock { state in
+            release(address: connection.address, connections: 0, bodyBytes: bytes, in: &state)
+            if small > 0 {
+                state.smallBodyBytes -= small
+                let left = state.smallBodyBytesByAddress[connection.address, default: 0] - small
+                state.smallBodyBytesByAddress[connection.address] = left > 0 ? left : nil
+            }
+            if let account, bytes > 0 {
+                let left = state.bodyBytesByAccount[account, default: 0] - bytes
+                state.bodyBytesByAccount[account] = left > 0 ? left : nil
+            }
+        }
     }
 
     // MARK: body budget
 
-    /// Counts `bytes` of a request body against the global and per-address budgets; false (nothing counted) when
-    /// either would be exceeded.
-    func reserveBody(_ bytes: Int, for connection: TrackedConnection) -> Bool {
+    /// Counts `bytes` of a request body against its budgets; false (nothing counted) when one would be exceeded.
+    /// - Parameters:
+    ///   - small: a body declared at most `smallBodyLimit` long: counted against the small bodies' reserve only.
+    ///   - account: who sends a large body (from a user's token), counted against the account's share; later
+    ///     chunks of the same body keep the first one's.
+    func reserveBody(
+        _ bytes: Int, for connection: TrackedConnection, small: Bool = false, account: String? = nil
+    ) -> Bool {
         guard bytes > 0 else { return true }
+        if small { return reserveSmallBody(bytes, for: connection) }
+        let account = connection.account.withLock { current in
+            if current == nil { current = account }
+            return current
+        }
         let reserved = state.withLock { state -> Bool in
             let byAddress = state.bodyBytesByAddress[connection.address, default: 0]
-            guard state.bodyBytes + bytes <= limits.bodyBudget, byAddress + bytes <= limits.bodyBudgetPerAddress else {
-                return false
-            }
+            let byAccount = account.map { state.bodyBytesByAccount[$0, default: 0] } ?? 0
+            guard state.bodyBytes + bytes <= limits.bodyBudget - limits.smallBodyReserve,
+                  byAddress + bytes <= limits.bodyBudgetPerAddress, byAccount + bytes <= limits.bodyBudgetPerAccount
+            else { return false }
             state.bodyBytes += bytes
             state.bodyBytesByAddress[connection.address] = byAddress + bytes
+            if let account { state.bodyBytesByAccount[account] = byAccount + bytes }
             return true
         }
         if reserved {
@@ -179,7 +241,25 @@ final class ConnectionGuard: Sendable {
         return reserved
     }
 
-    var bufferedBodyBytes: Int { state.withLock { $0.bodyBytes } }
+    private func reserveSmallBody(_ bytes: Int, for connection: TrackedConnection) -> Bool {
+        let reserved = state.withLock { state -> Bool in
+            let byAddress = state.smallBodyBytesByAddress[connection.address, default: 0]
+            guard state.smallBodyBytes + bytes <= limits.smallBodyReserve,
+                  byAddress + bytes <= max(limits.smallBodyLimit, limits.smallBodyReserve / 8)
+            else { return false }
+            state.smallBodyBytes += bytes
+            state.smallBodyBytesByAddress[connection.address] = byAddress + bytes
+            return true
+        }
+        if reserved {
+            connection.smallBodyBytes.add(bytes, ordering: .relaxed)
+        } else {
+            warnings.note("small request body reserve exhausted")
+        }
+        return reserved
+    }
+
+    var bufferedBodyBytes: Int { state.withLock { $0.bodyBytes + $0.smallBodyBytes } }
 
     // MARK: the reaper
 
@@ -194,8 +274,9 @@ final class ConnectionGuard: Sendable {
             var expired = 0
             for connection in state.tracked.values {
                 let deadline = connection.deadline.load(ordering: .relaxed)
-                guard deadline != 0, deadline <= now else { continue }
+                guard deadline != 0, deadline <= now || isBelowMinimumRate(connection, now: now) else { continue }
                 connection.deadline.store(0, ordering: .relaxed)
+                connection.bodyStartedAt.store(0, ordering: .relaxed)
                 // Under the lock: the socket cannot have been closed (and reused) yet, see the type's comment.
                 shutdown(connection.socket, Int32(SHUT_RDWR))
                 expired += 1
@@ -204,6 +285,17 @@ final class ConnectionGuard: Sendable {
         }
         if expired > 0 { warnings.note("slow clients disconnected (request deadline passed)", count: expired) }
         return expired
+    }
+
+    /// A body still arriving after the grace, with fewer bytes than the minimum rate would have brought: each
+    /// `bodyMinRate` bytes buy one more second (as mod_reqtimeout's `MinRate` extends its timeout).
+    private func isBelowMinimumRate(_ connection: TrackedConnection, now: UInt64) -> Bool {
+        let started = connection.bodyStartedAt.load(ordering: .relaxed)
+        guard limits.bodyMinRate > 0, started != 0, now > started else { return false }
+        let (graceSeconds, graceAttoseconds) = limits.bodyGrace.components
+        let grace = Double(graceSeconds) + Double(graceAttoseconds) / 1e18
+        let allowed = grace + Double(connection.bodyReceived.load(ordering: .relaxed)) / Double(limits.bodyMinRate)
+        return Double(now - started) / 1e9 > allowed
     }
 
     /// Runs `enforceDeadlines` every quarter second on a thread of its own until `stop()`.

@@ -26,6 +26,16 @@ public struct HTTPServerConfiguration: Sendable {
     public var bodyBudget: Int
     /// The share of `bodyBudget` one IP address may hold.
     public var bodyBudgetPerAddress: Int
+    /// Bodies declared at most this long are small (credentials, small JSON writes): they draw only on
+    /// `smallBodyReserve`, a share of `bodyBudget` that large bodies (uploads) never take. 0: no reserve.
+    public var smallBodyLimit = 64 * 1024
+    public var smallBodyReserve = 0
+    /// The share of `bodyBudget` one account's large bodies may hold (the account as `bodyOwner` names it).
+    public var bodyBudgetPerAccount = 8 << 20
+    /// After `bodyGrace`, a body must average at least `bodyMinRate` bytes a second (Apache mod_reqtimeout's
+    /// `MinRate`), so a stalled upload frees its share within seconds; 0: no minimum.
+    public var bodyMinRate = 0
+    public var bodyGrace: Duration = .seconds(2)
     /// New connections per second one IP address may open (bursts of twice that); beyond, they are closed at
     /// accept. 0: no limit. Keep-alive clients open few; a flood of short connections is refused cheaply.
     public var newConnectionsPerAddressPerSecond: Int
@@ -118,6 +128,9 @@ public final class HTTPServer: @unchecked Sendable {
     /// (for example: credentials that can be valid). Called only for matched routes and requests announcing a
     /// body; returning a response answers with it at once.
     public typealias Admission = @Sendable (Route, Request) -> Response?
+    /// Who sends an admitted large body (an account id from a user's token), for the per-account body share.
+    public typealias BodyOwner = @Sendable (Request) -> String?
+    private let bodyOwner: BodyOwner?
 
     private var daemon: MicroHTTPDDaemon?
     private let lock = NSLock()
@@ -131,8 +144,10 @@ public final class HTTPServer: @unchecked Sendable {
     ///   - admission: see `Admission`.
     public init(
         configuration: HTTPServerConfiguration, router: Router, logger: Logger,
-        observer: (@Sendable (CompletedRequest) -> Void)? = nil, admission: Admission? = nil
+        observer: (@Sendable (CompletedRequest) -> Void)? = nil, admission: Admission? = nil,
+        bodyOwner: BodyOwner? = nil
     ) {
+        self.bodyOwner = bodyOwner
         self.configuration = configuration
         self.router = router
         self.logger = logger
@@ -143,7 +158,11 @@ public final class HTTPServer: @unchecked Sendable {
                 connectionsPerAddress: configuration.connectionsPerAddress, connections: configuration.connectionLimit,
                 headerTimeout: configuration.headerTimeout, bodyTimeout: configuration.bodyTimeout,
                 bodyBudget: configuration.bodyBudget, bodyBudgetPerAddress: configuration.bodyBudgetPerAddress,
-                newConnectionsPerSecond: configuration.newConnectionsPerAddressPerSecond),
+                newConnectionsPerSecond: configuration.newConnectionsPerAddressPerSecond,
+                smallBodyLimit: configuration.smallBodyLimit,
+                smallBodyReserve: min(configuration.smallBodyReserve, configuration.bodyBudget / 2),
+                bodyBudgetPerAccount: configuration.bodyBudgetPerAccount, bodyMinRate: configuration.bodyMinRate,
+                bodyGrace: configuration.bodyGrace),
             logger: logger)
         self.overloadWarnings = RateLimitedWarning(logger: logger, interval: .seconds(10))
     }
@@ -241,11 +260,14 @@ public final class HTTPServer: @unchecked Sendable {
             if declared > state.bodyLimit {
                 return refuseLater(HTTPError.payloadTooLarge(limit: state.bodyLimit).response, for: state, on: connection)
             }
-            if let admission, let refusal = admission(route, headRequest(state, route: route, connection: connection)) {
+            let head = headRequest(state, route: route, connection: connection)
+            if let admission, let refusal = admission(route, head) {
                 return Self.isDelayedRefusal(refusal)
                     ? refuseLater(refusal, for: state, on: connection) : send(refusal, for: state, on: connection)
             }
-            if let tracked, !connectionGuard.reserveBody(declared, for: tracked) {
+            let small = configuration.smallBodyReserve > 0 && !chunked && declared <= configuration.smallBodyLimit
+            let account = small ? nil : bodyOwner?(head)
+            if let tracked, !connectionGuard.reserveBody(declared, for: tracked, small: small, account: account) {
                 return send(HTTPError.serviceUnavailable("Too many request bodies in flight; retry shortly").response, for: state, on: connection)
             }
             state.tracked = tracked
@@ -286,6 +308,7 @@ public final class HTTPServer: @unchecked Sendable {
             return state.discarded <= 4 * state.bodyLimit
         }
         if case .found = state.lookup {
+            if let tracked = state.tracked { connectionGuard.bodyArrived(chunk.count, on: tracked) }
             // A chunked body has no declared length: each chunk beyond what was reserved is counted as it comes.
             let beyond = state.body.count + chunk.count - state.reservedBytes
             if beyond > 0 {

@@ -28,16 +28,23 @@ public struct Route: Sendable {
     public let pattern: String
     public private(set) var handler: Handler
     public let maxBodySize: Int
+    /// What serving it costs (see `CostClass`); admission caps requests by it.
+    public let cost: RouteCost
 
     /// - Parameters:
     ///   - pattern: literal segments and `{name}` parameters, e.g. `/v1/collections/{id}/quotes/{quote_id}`; a
     ///     last segment `{name...}` takes the rest of the path (one or more segments, none of them `.` or `..`).
     ///   - maxBodySize: larger bodies are refused with `413` while they are read.
-    public init(_ method: HTTPMethod, _ pattern: String, maxBodySize: Int = Route.defaultMaxBodySize, handler: Handler) {
+    ///   - cost: nil: a cheap read for `GET`, a write otherwise.
+    public init(
+        _ method: HTTPMethod, _ pattern: String, maxBodySize: Int = Route.defaultMaxBodySize, cost: RouteCost? = nil,
+        handler: Handler
+    ) {
         self.method = method
         self.pattern = pattern
         self.handler = handler
         self.maxBodySize = maxBodySize
+        self.cost = cost ?? .byMethod(method)
     }
 
     /// The same route (every other property kept) answered by `handler`: for wrappers around many routes.

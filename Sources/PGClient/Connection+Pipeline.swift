@@ -50,7 +50,9 @@ extension PGConnection {
             return Array(repeating: .failure(error), count: queries.count)
         }
         guard PQenterPipelineMode(handle) == 1 else { return lost() }
+        answerWatch?.answered()
         defer {
+            answerWatch?.idle()
             // Fails only when answers are still unread, i.e. the connection broke: then it must not be reused.
             if PQexitPipelineMode(handle) != 1 { abandon() }
         }
@@ -123,6 +125,11 @@ extension PGConnection {
                 abandon()
                 return answered(upTo: index) + [.failure(error)]
             }
+            // Its commit (at the sync point) stopped waiting for the synchronous standby: not acknowledged.
+            if !shared, case .success = answers[index],
+               let unconfirmed = takeUnconfirmedCommit(query: query.description) {
+                answers[index] = .failure(unconfirmed)
+            }
         }
         if shared {
             _ = nextAnswer(query: "COMMIT")  // committed, or skipped after a failure
@@ -188,9 +195,15 @@ extension PGConnection {
         } == 1
     }
 
+    /// The next result (libpq's `PQgetResult`): an answer, so the wait for the next one starts now.
+    private func nextResult() -> OpaquePointer? {
+        defer { answerWatch?.answered() }
+        return PQgetResult(handle)
+    }
+
     /// Reads a sync point's `PGRES_PIPELINE_SYNC`; the error when something else (or nothing) comes instead.
     private func readSync(query: String) -> PGError? {
-        guard let pointer = PQgetResult(handle) else {
+        guard let pointer = nextResult() else {
             return PGError(kind: .connection, message: lastErrorMessage, query: query)
         }
         defer { PQclear(pointer) }
@@ -203,7 +216,7 @@ extension PGConnection {
     /// Reads one statement's answer: its result and the NULL that ends it. A NULL where a result is due means
     /// the connection is gone.
     private func nextAnswer(query: String) -> PipelinedAnswer {
-        guard let pointer = PQgetResult(handle) else {
+        guard let pointer = nextResult() else {
             return .lost(PGError(kind: .connection, message: lastErrorMessage, query: query))
         }
         let status = PQresultStatus(pointer)

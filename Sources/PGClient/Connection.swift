@@ -14,6 +14,8 @@ public final class PGConnection {
     /// The only owner of the `PGconn*`; `PQfinish` runs exactly once, in deinit.
     let handle: OpaquePointer
     private let noticeSink: NoticeSink
+    /// Since when a call has waited for the server (nil when libpq cannot make a cancel handle).
+    let answerWatch: AnswerWatch?
     /// Nesting depth of `transaction` calls that use savepoints.
     var savepointDepth = 0
     /// Set when the session is left in a state no later caller can use (see `abandon()`).
@@ -57,6 +59,7 @@ public final class PGConnection {
         }
         self.handle = pointer
         self.noticeSink = NoticeSink(logger: logger)
+        self.answerWatch = AnswerWatch(pointer)
         // From here on deinit owns the handle, also when this init throws below.
         guard PQstatus(handle) == CONNECTION_OK else {
             throw PGError(kind: .connection, message: lastErrorMessage)
@@ -92,9 +95,11 @@ public final class PGConnection {
     @discardableResult
     public func query(_ query: PGQuery) throws(PGError) -> PGRows {
         let parameters = try PGParameters(query)
-        let result = parameters.withCArguments { count, types, values, lengths, formats in
-            parameters.sql.withCString { sql in
-                PQexecParams(handle, sql, count, types, values, lengths, formats, 0)
+        let result = waiting {
+            parameters.withCArguments { count, types, values, lengths, formats in
+                parameters.sql.withCString { sql in
+                    PQexecParams(handle, sql, count, types, values, lengths, formats, 0)
+                }
             }
         }
         return try rows(of: result, query: query.description)
@@ -107,8 +112,22 @@ public final class PGConnection {
         guard !containsNUL(sql) else {
             throw PGError(kind: .invalidQuery, message: "the SQL text contains a NUL byte")
         }
-        let result = sql.withCString { PQexec(handle, $0) }
+        let result = waiting { sql.withCString { PQexec(handle, $0) } }
         _ = try rows(of: result, query: nil)
+    }
+
+    /// Runs `body` with no limit on how long a call may wait for the server (a pool otherwise cancels a wait past
+    /// its statement timeout, see `AnswerWatch`): for work that lifts the statement timeout itself (migrations).
+    public func withoutWaitLimit<T>(_ body: (PGConnection) throws -> T) rethrows -> T {
+        answerWatch?.setUnlimited(true)
+        defer { answerWatch?.setUnlimited(false) }
+        return try body(self)
+    }
+
+    /// Runs a blocking libpq call as one wait for the server (see `AnswerWatch`).
+    private func waiting<T>(_ body: () -> T) -> T {
+        guard let answerWatch else { return body() }
+        return answerWatch.waiting(body)
     }
 
     func rows(of pointer: OpaquePointer?, query: String?) throws(PGError) -> PGRows {
@@ -118,7 +137,18 @@ public final class PGConnection {
         guard result.succeeded else {
             throw result.error(connectionBroken: isBroken, query: query)
         }
+        if let unconfirmed = takeUnconfirmedCommit(query: query) { throw unconfirmed }
         return result.rows()
+    }
+
+    /// The failure of a statement whose commit stopped waiting for a synchronous standby (the statement timeout
+    /// cut the wait), once: it committed on this server but is not known to be on the standby, so it must not be
+    /// acknowledged as done (a failover could lose it). It counts as cut short by the statement timeout (57014).
+    func takeUnconfirmedCommit(query: String?) -> PGError? {
+        guard noticeSink.unconfirmedCommit else { return nil }
+        noticeSink.unconfirmedCommit = false
+        return PGError(kind: .server, sqlState: .queryCanceled,
+                       message: "the commit was not confirmed by a synchronous standby in time", query: query)
     }
 
     var lastErrorMessage: String {
@@ -157,11 +187,21 @@ public final class PGConnection {
 }
 
 /// Routes server notices ("relation already exists, skipping") to the logger instead of
-/// libpq's default of printing them on stderr.
+/// libpq's default of printing them on stderr, and notes the one that says a commit was not confirmed.
 private final class NoticeSink {
     let logger: Logger
+    /// A commit stopped waiting for its synchronous standby (statement timeout, cancel): committed here, but not
+    /// known to be on the standby. Set by the notice, taken by `PGConnection.takeUnconfirmedCommit`.
+    var unconfirmedCommit = false
+
     init(logger: Logger) { self.logger = logger }
+
     func receive(_ message: String) {
+        // PostgreSQL's WARNING (syncrep.c) has no SQLSTATE of its own: its text is the only sign.
+        if message.hasPrefix("canceling wait for synchronous replication")
+            || message.hasPrefix("canceling the wait for synchronous replication") {
+            unconfirmedCommit = true
+        }
         logger.debug("PostgreSQL notice: \(message)")
     }
 }

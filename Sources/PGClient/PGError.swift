@@ -112,11 +112,9 @@ public struct PGError: Error, Sendable, CustomStringConvertible, CustomDebugStri
     /// may run again on a connection to the primary.
     public var isReadOnlyRefusal: Bool { sqlState == .readOnlySQLTransaction }
 
-    /// The database is temporarily unavailable to this process (connection failure, pool
-    /// exhausted or shut down): a server should answer 503 rather than 500.
-    public var isServiceUnavailable: Bool {
-        isConnectionFailure || kind == .poolExhausted || kind == .poolShutdown
-    }
+    /// The database is temporarily unavailable to this process (see `DatabaseUnavailable`, the one place that
+    /// decides): a server should answer 503 rather than 500.
+    public var isServiceUnavailable: Bool { DatabaseUnavailable(self) != nil }
 
     /// A transaction lost a race (serialization failure or deadlock); rerunning it may succeed.
     public var isRetryableTransactionFailure: Bool {

@@ -79,11 +79,29 @@ public final class PGPool: Sendable {
         shutdown()
     }
 
-    /// For a read pool: reads served by replicas and by the primary so far, and which replicas are in use now.
-    public var replicaUse: (replicaReads: Int, primaryReads: Int, healthy: [Bool])? {
+    /// For a read pool: reads served by standbys and by a primary so far (by what the node is, not by the URL that
+    /// reached it), which read URLs are in use now, and which led to a standby at their last check.
+    public var replicaUse: (replicaReads: Int, primaryReads: Int, healthy: [Bool], standby: [Bool])? {
         guard case .replicas(let router) = backend else { return nil }
         let served = router.readsServed
-        return (served.replicas, served.primary, router.healthyReplicas)
+        return (served.replicas, served.primary, router.healthyReplicas, router.standbyReplicas)
+    }
+
+    /// A `statement_timeout` for the `withConnection` jobs of the current task instead of the pool's (e.g. a
+    /// shorter one for expensive requests). Statements pipelined by `query`/`read` keep the pool's.
+    @TaskLocal public static var statementTimeoutOverride: Duration?
+
+    /// `SET statement_timeout` to `timeout` in milliseconds (an integer: nothing to quote), or back to the default.
+    private static func timeoutSQL(_ timeout: Duration?) -> String {
+        guard let timeout else { return "RESET statement_timeout" }
+        let (seconds, attoseconds) = timeout.components
+        return "SET statement_timeout = \(seconds * 1000 + attoseconds / 1_000_000_000_000_000)"
+    }
+
+    /// For a read pool: the pools of its read URLs, whatever their last check found (none for any other pool).
+    public var replicaPools: [PGPool] {
+        guard case .replicas(let router) = backend else { return [] }
+        return router.replicas.map(\.pool)
     }
 
     /// Runs `body` on a worker thread with a leased connection and returns its result.
@@ -97,10 +115,18 @@ public final class PGPool: Sendable {
         case .replicas(let router):
             return try await router.run { try await $0.withConnection(body) }
         case .connections(let core):
+            let timeout = Self.statementTimeoutOverride.map {
+                (set: Self.timeoutSQL($0), reset: Self.timeoutSQL(core.statementTimeout))
+            }
             return try await againIfReadOnly {
                 try await Self.submitAndWait(to: core) { continuation in
                     .session { connection in
-                        let result = Result { try body(connection) }
+                        let result = Result {
+                            guard let timeout else { return try body(connection) }
+                            try connection.execute(unsafeSQL: timeout.set)
+                            defer { try? connection.execute(unsafeSQL: timeout.reset) }
+                            return try body(connection)
+                        }
                         if case .failure(let error as PGError) = result, error.isReadOnlyRefusal { connection.abandon() }
                         return { continuation.resume(with: result) }
                     }

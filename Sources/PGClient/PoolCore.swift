@@ -63,6 +63,12 @@ final class PoolCore: @unchecked Sendable {
     private var isShutDown = false
     /// Workers running a statement pipeline (see `pipelineLanes`).
     private var pipelinesRunning = 0
+    /// Workers running a batch of jobs. While fewer than `size` are, a queued job is not waiting for a free
+    /// connection but for a free worker to be scheduled, which a loaded machine may delay past a short acquire
+    /// timeout (or, at start, for the workers' threads to begin).
+    private var busyWorkers = 0
+    /// Each worker's open connection's watch, by worker index (see `cancelOverdueWaits`).
+    private var watches: [Int: AnswerWatch] = [:]
 
     init(connectionString: String, size: Int, acquireTimeout: Duration, statementTimeout: Duration? = nil,
          usesPreparedStatements: Bool = true, logger: Logger) {
@@ -79,7 +85,7 @@ final class PoolCore: @unchecked Sendable {
     /// threads, never on Swift's cooperative pool.
     func startWorkers() {
         for index in 0..<size {
-            let thread = Thread { [self] in workerLoop() }
+            let thread = Thread { [self] in workerLoop(index) }
             thread.name = "pg-pool-\(index)"
             thread.start()
         }
@@ -131,12 +137,22 @@ final class PoolCore: @unchecked Sendable {
     private func expireOverdueJobs() -> Bool {
         let now = ContinuousClock.now
         condition.lock()
-        let overdue = queue.filter { $0.deadline < now }
-        queue.removeAll { $0.deadline < now }
+        let isOverdue = { (job: PoolJob) in job.deadline < now && !self.isAboutToBeTaken(job) }
+        let overdue = queue.filter(isOverdue)
+        queue.removeAll(where: isOverdue)
         let running = !isShutDown
         condition.unlock()
         for job in overdue { job.fail(exhaustedError) }
+        cancelOverdueWaits(now: now)
         return running
+    }
+
+    /// Beyond the statement timeout the server cancels a statement itself; a wait that lasts a second longer is
+    /// one it does not cover (a commit waiting for a synchronous standby) and is cancelled from here.
+    private func cancelOverdueWaits(now: ContinuousClock.Instant) {
+        guard let statementTimeout else { return }
+        let open = update { Array($0.watches.values) }
+        for watch in open { watch.cancelIfWaiting(longerThan: statementTimeout + .seconds(1), now: now) }
     }
 
     /// Fails the job with CancellationError if it is still waiting.
@@ -179,6 +195,11 @@ final class PoolCore: @unchecked Sendable {
     /// transactions.
     let maxPipelineLanes: Int
 
+    /// Whether an idle worker takes `job` as soon as it runs: the job waits for a thread, not for a connection.
+    private func isAboutToBeTaken(_ job: PoolJob) -> Bool {
+        busyWorkers < size && (!job.isStatement || mayStartPipeline)
+    }
+
     /// Whether another worker may start a statement pipeline. One lane runs whenever statements wait; a second
     /// (and so on) opens only when at least half a pipeline's worth is queued behind the running ones. Short
     /// statements then gather into long pipelines on one connection, which the database answers for far less
@@ -210,6 +231,7 @@ final class PoolCore: @unchecked Sendable {
                 let batch = Array(queue[start..<end])
                 queue.removeSubrange(start..<end)
                 inUse += batch.count
+                busyWorkers += 1
                 return batch
             }
             condition.wait()
@@ -217,10 +239,10 @@ final class PoolCore: @unchecked Sendable {
         return nil
     }
 
-    private func update(_ change: (PoolCore) -> Void) {
+    private func update<T>(_ change: (PoolCore) -> T) -> T {
         condition.lock()
-        change(self)
-        condition.unlock()
+        defer { condition.unlock() }
+        return change(self)
     }
 
     private var exhaustedError: PGError {
@@ -230,7 +252,7 @@ final class PoolCore: @unchecked Sendable {
 
     /// A worker thread: owns at most one connection, opened lazily, checked before each job
     /// and replaced when broken, so the pool heals by itself after a database restart.
-    private func workerLoop() {
+    private func workerLoop(_ index: Int) {
         var connection: PGConnection?
         while let batch = takeJobs() {
             // Jobs not yet handed back, and hand-backs that run after the connection is free again (so
@@ -240,6 +262,7 @@ final class PoolCore: @unchecked Sendable {
             defer {
                 update { core in
                     core.inUse -= unfinished
+                    core.busyWorkers -= 1
                     if batch[0].isStatement { core.pipelinesRunning -= 1 }
                 }
                 for deliver in deliveries { deliver() }
@@ -247,7 +270,7 @@ final class PoolCore: @unchecked Sendable {
             if let current = connection, !current.isIdleAndHealthy {
                 logger.info("replacing a database connection that was closed or broken")
                 connection = nil
-                update { $0.open -= 1 }
+                update { $0.open -= 1; $0.watches[index] = nil }
             }
             // Waited too long (the reaper lost a race with this dequeue).
             let now = ContinuousClock.now
@@ -272,7 +295,7 @@ final class PoolCore: @unchecked Sendable {
                 }
                 if !usesPreparedStatements { active.preparedStatements = PreparedStatements(capacity: 0) }
                 connection = active
-                update { $0.open += 1 }
+                update { $0.open += 1; $0.watches[index] = active.answerWatch }
                 logger.debug("opened a database connection")
             }
 
@@ -306,12 +329,12 @@ final class PoolCore: @unchecked Sendable {
             }
             if active.isBroken || active.transactionState != .idle {
                 connection = nil
-                update { $0.open -= 1 }
+                update { $0.open -= 1; $0.watches[index] = nil }
             }
         }
         if connection != nil {
             connection = nil
-            update { $0.open -= 1 }
+            update { $0.open -= 1; $0.watches[index] = nil }
         }
     }
 }

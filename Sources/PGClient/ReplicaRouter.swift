@@ -8,9 +8,14 @@ import Logging
 /// thread checks every replica each `checkInterval` on a connection of its own; a replica whose job fails for lack
 /// of a connection is taken out at once, and every replica comes back by itself once a check passes again. A read
 /// that failed on a replica for want of a connection, a free slot, or because recovery cancelled it is run again on
-/// the primary: reads have no effects, so running one twice is safe.
+/// the next healthy replica, then on the primary; and when the primary fails it too (a failover under way), once
+/// more on every read URL, healthy or not, on a fresh connection: behind a load balancer's read port one URL leads
+/// to whichever standby is left. Reads have no effects, so running one twice is safe.
 ///
-/// `@unchecked Sendable`: `healthy`, `next` and the counters are touched only under `lock`.
+/// Reads are counted by what the node that served them is (`pg_is_in_recovery()`, learnt by each check), not by
+/// the URL it was reached through: after a failover a read URL may lead to the primary.
+///
+/// `@unchecked Sendable`: `healthy`, `isStandby`, `next` and the counters are touched only under `lock`.
 final class ReplicaRouter: @unchecked Sendable {
     struct Replica: Sendable {
         let pool: PGPool
@@ -25,6 +30,8 @@ final class ReplicaRouter: @unchecked Sendable {
 
     private let lock = NSLock()
     private var healthy: [Bool]
+    /// Whether each replica was in recovery at its last check.
+    private var isStandby: [Bool]
     private var next = 0
     private var isShutDown = false
     private var servedByReplicas = 0
@@ -38,36 +45,58 @@ final class ReplicaRouter: @unchecked Sendable {
         self.logger = logger
         // Unknown until the first check: start on the primary rather than send reads to a replica that lags.
         healthy = Array(repeating: false, count: replicas.count)
+        isStandby = Array(repeating: false, count: replicas.count)
     }
 
-    /// Runs `work` on a healthy replica's pool, or on the primary's when none is healthy or the replica failed it.
+    /// Runs `work` on a healthy replica's pool, or on another node when none is healthy or the node failed it:
+    /// the other healthy replicas, the primary, then every replica once more (see the type's comment).
     func run<T>(_ work: (PGPool) async throws -> T) async throws -> T {
-        if let index = pickReplica() {
+        var failed = Set<Int>()
+        while let index = pickReplica(excluding: failed) {
             do {
-                let result = try await work(replicas[index].pool)
-                count(replica: true)
-                return result
-            } catch let error as PGError where Self.shouldRetryOnPrimary(error) {
+                return try await run(work, onReplica: index)
+            } catch let error as PGError where Self.shouldRetryElsewhere(error) {
+                failed.insert(index)
                 // A write sent to a read pool by mistake is refused by the replica, which is still fine for reads.
                 if error.isConnectionFailure, !error.isReadOnlyRefusal { markDown(index, reason: error.description) }
             }
         }
-        let result = try await work(primary)
-        count(replica: false)
+        do {
+            let result = try await work(primary)
+            count(replica: false)
+            return result
+        } catch let error as PGError where error.isConnectionFailure || error.kind == .poolExhausted {
+            // The primary is missing too, as while a failover or switchover hands it over. A replica taken out a
+            // moment ago (a connection cut as its node left the read port) may well answer on a new connection.
+            for index in replicas.indices {
+                do {
+                    return try await run(work, onReplica: index)
+                } catch let replicaError as PGError where Self.shouldRetryElsewhere(replicaError) {
+                    continue
+                }
+            }
+            throw error
+        }
+    }
+
+    private func run<T>(_ work: (PGPool) async throws -> T, onReplica index: Int) async throws -> T {
+        let result = try await work(replicas[index].pool)
+        count(replica: lock.withLock { isStandby[index] })
         return result
     }
 
-    /// A replica's failure that the primary may not share.
-    static func shouldRetryOnPrimary(_ error: PGError) -> Bool {
+    /// A failure on one node that another may not share.
+    static func shouldRetryElsewhere(_ error: PGError) -> Bool {
         // 40001 on a standby: "canceling statement due to conflict with recovery".
         error.isConnectionFailure || error.kind == .poolExhausted || error.sqlState == .serializationFailure
     }
 
-    private func pickReplica() -> Int? {
+    /// The next healthy replica in turn, apart from `excluded`.
+    private func pickReplica(excluding excluded: Set<Int>) -> Int? {
         lock.withLock {
             for offset in 0..<replicas.count {
                 let index = (next + offset) % replicas.count
-                if healthy[index] {
+                if healthy[index], !excluded.contains(index) {
                     next = index + 1
                     return index
                 }
@@ -90,11 +119,14 @@ final class ReplicaRouter: @unchecked Sendable {
         if changed { logger.warning("read replica \(index) skipped: \(reason)") }
     }
 
-    /// Reads served by replicas and by the primary since the start.
+    /// Reads served by standbys and by a primary (the fallback, or a read URL that leads to one) since the start.
     var readsServed: (replicas: Int, primary: Int) { lock.withLock { (servedByReplicas, servedByPrimary) } }
 
     /// Which replicas are in use right now.
     var healthyReplicas: [Bool] { lock.withLock { healthy } }
+
+    /// Which replicas were in recovery (standbys) at their last check.
+    var standbyReplicas: [Bool] { lock.withLock { isStandby } }
 
     // MARK: Monitoring
 
@@ -102,7 +134,8 @@ final class ReplicaRouter: @unchecked Sendable {
     func startMonitor() {
         let thread = Thread { [weak self] in
             var connections = [PGConnection?](repeating: nil, count: self?.replicas.count ?? 0)
-            while let router = self, router.checkAll(&connections) {
+            var lags = [ReplayLag](repeating: ReplayLag(), count: connections.count)
+            while let router = self, router.checkAll(&connections, &lags) {
                 let interval = router.checkInterval
                 Thread.sleep(forTimeInterval: Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18)
             }
@@ -117,11 +150,14 @@ final class ReplicaRouter: @unchecked Sendable {
     }
 
     /// One round of checks; false once shut down.
-    private func checkAll(_ connections: inout [PGConnection?]) -> Bool {
+    private func checkAll(_ connections: inout [PGConnection?], _ lags: inout [ReplayLag]) -> Bool {
         for index in replicas.indices {
-            let verdict = check(index, &connections[index])
+            let (verdict, standby) = check(index, &connections[index], &lags[index])
             let previous = lock.withLock {
-                defer { healthy[index] = verdict == nil }
+                defer {
+                    healthy[index] = verdict == nil
+                    if let standby { isStandby[index] = standby }
+                }
                 return healthy[index]
             }
             if previous, let verdict {
@@ -133,44 +169,24 @@ final class ReplicaRouter: @unchecked Sendable {
         return lock.withLock { !isShutDown }
     }
 
-    /// Where the replica stands: WAL received but not yet replayed, if any, and the age of the last transaction it
-    /// replayed. A server not in recovery (or one that replayed all it received) lags by nothing.
-    static let positionQuery: PGQuery = """
-        SELECT CASE WHEN pg_is_in_recovery() AND pg_last_wal_receive_lsn() > pg_last_wal_replay_lsn()
-                    THEN pg_last_wal_receive_lsn()::text END AS unreplayed
-        """
-
-    /// Whether replay reached `received`, and the age in seconds of the last replayed transaction.
-    static func catchUpQuery(_ received: String) -> PGQuery {
-        """
-        SELECT pg_last_wal_replay_lsn() >= \(received)::pg_lsn AS caught_up,
-               coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 1e9)::float8 AS age
-        """
-    }
-
-    /// The replay lag in seconds. The age of the last replayed transaction alone would count an idle primary's
-    /// quiet time as lag whenever a check lands in the instant between a commit's arrival and its replay: so when
-    /// WAL waits, the check looks again 100 ms later, and replay that has reached what was waiting means no lag
-    /// worth the name.
-    private static func replayLag(_ connection: PGConnection) throws -> Double {
-        guard let received = try connection.query(positionQuery).first?.decode("unreplayed", as: String?.self) else { return 0 }
-        Thread.sleep(forTimeInterval: 0.1)
-        guard let row = try connection.query(catchUpQuery(received)).first else { return .infinity }
-        return try row.decode("caught_up", as: Bool.self) ? 0.1 : row.decode("age", as: Double.self)
-    }
-
-    /// nil when the replica is fit for reads, else why not.
-    private func check(_ index: Int, _ connection: inout PGConnection?) -> String? {
+    /// nil when the replica is fit for reads, else why not; and whether it is in recovery, when it answered.
+    private func check(_ index: Int, _ connection: inout PGConnection?, _ lag: inout ReplayLag) -> (String?, Bool?) {
         do {
             if connection == nil || connection?.isIdleAndHealthy == false {
                 connection = try PGConnection(connectionString: replicas[index].connectionString, logger: logger)
             }
-            let lag = try Self.replayLag(connection!)
-            let bound = Double(maxLag.components.seconds) + Double(maxLag.components.attoseconds) / 1e18
-            return lag <= bound ? nil : "replay lags \(lag) s (bound \(bound) s)"
+            let node = connection!
+            let read = { try ReplayLag.reading(node.query(ReplayLag.query)[0]) }
+            let reading = try read()
+            let seconds = try lag.update(reading, at: .now) {
+                Thread.sleep(forTimeInterval: 0.1)
+                return try read()
+            }
+            let bound = maxLag / .seconds(1)
+            return (seconds <= bound ? nil : "replay lags \(seconds) s (bound \(bound) s)", reading.inRecovery)
         } catch {
             connection = nil
-            return "\(error)"
+            return ("\(error)", nil)
         }
     }
 }

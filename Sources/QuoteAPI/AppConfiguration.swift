@@ -9,6 +9,11 @@ public struct AppConfiguration: Sendable {
     /// A libpq URI or keyword string; the command starts an embedded cluster when none is configured.
     public var databaseURL: String
     public var databasePoolSize: Int = 2 * ProcessInfo.processInfo.activeProcessorCount
+    /// Connections kept for public reads (`DB_PUBLIC_POOL_SIZE`): quote pages, search, categories and quotes of
+    /// the day never queue behind writes (e.g. writes waiting for a synchronous standby's acknowledgement).
+    public var databasePublicPoolSize: Int = max(2, ProcessInfo.processInfo.activeProcessorCount)
+    /// How long a request waits for a free pool connection before it answers 503 (`DB_ACQUIRE_TIMEOUT`).
+    public var databaseAcquireTimeout: Duration = .seconds(5)
     /// Read replicas for public reads (`DATABASE_READ_URL`); empty: everything runs on `databaseURL`.
     public var databaseReadURLs: [String] = []
     /// A replica whose replay lags more than this is skipped until it catches up (`REPLICA_MAX_LAG`).
@@ -23,6 +28,19 @@ public struct AppConfiguration: Sendable {
     /// `STATEMENT_TIMEOUT` in milliseconds: PostgreSQL cancels any statement of the pool running longer (503
     /// `statement_timeout`); 0 turns it off.
     public var statementTimeoutMilliseconds = 5000
+    /// `EXPENSIVE_CONCURRENCY`: expensive requests (search, `/rest/v1` pattern filters, bulk writes) running at
+    /// once in all; nil: half the smaller pool, at least 1, so the other classes always keep connections.
+    public var expensiveConcurrency: Int?
+    /// Expensive requests running at once from one address.
+    public var expensivePerAddress = 2
+    /// `EXPENSIVE_STATEMENT_TIMEOUT` in milliseconds: the statement timeout of expensive requests.
+    public var expensiveStatementTimeoutMilliseconds = 3000
+    /// `HTTP_BODY_MIN_RATE` in bytes a second, after a grace of `HTTP_BODY_GRACE` seconds: a body arriving slower
+    /// is cut off (Apache mod_reqtimeout's `MinRate`), so a stalled upload frees its share of the budget.
+    public var httpBodyMinRate = 4096
+    public var httpBodyGrace = 2
+    /// The share of the body budget kept for small bodies (credentials, small JSON writes).
+    public var httpSmallBodyReserve = 8 << 20
     /// `REFRESH_TOKEN_REUSE_INTERVAL` in seconds: a rotated refresh token presented again within this long of its
     /// rotation (parallel refreshes of one client) gets new tokens instead of revoking the session.
     public var refreshTokenReuseInterval = 10
@@ -82,6 +100,10 @@ public struct AppConfiguration: Sendable {
     public var supabasePublicURL: String?
     /// The public base URL in effect: `supabasePublicURL`, else the server's own address.
     public var publicURL: String { supabasePublicURL ?? "http://\(host):\(port)" }
+    /// The global cap on expensive requests in effect.
+    public var expensiveConcurrencyInEffect: Int {
+        expensiveConcurrency ?? max(1, min(databasePoolSize, databasePublicPoolSize) / 2)
+    }
     /// Prefixes a recovery link's `redirect_to` may start with (`SUPABASE_REDIRECT_ALLOW_LIST`, comma-separated);
     /// others go to `passwordResetURL`.
     public var supabaseRedirectAllowList = ["quotevault://"]

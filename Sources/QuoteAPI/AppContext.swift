@@ -8,7 +8,10 @@ import QuoteVault
 public struct AppContext: Sendable {
     public let configuration: AppConfiguration
     public let pool: PGPool
-    /// Public reads (quotes, search, categories, stored quotes of the day): replicas when configured, else `pool`.
+    /// Connections of public reads on the primary, apart from `pool`'s (`DB_PUBLIC_POOL_SIZE`).
+    public let publicPool: PGPool
+    /// Public reads (quotes, search, categories, stored quotes of the day): replicas when configured, falling back
+    /// to `publicPool`; else `publicPool`.
     public let readPool: PGPool
     public let migrator: Migrator
     public let signer: JWTSigner

@@ -21,14 +21,20 @@ public final class Application: Sendable {
         let statementTimeout: Duration? = configuration.statementTimeoutMilliseconds > 0
             ? .milliseconds(configuration.statementTimeoutMilliseconds) : nil
         let pool = PGPool(connectionString: configuration.databaseURL, size: configuration.databasePoolSize,
-                          statementTimeout: statementTimeout,
+                          acquireTimeout: configuration.databaseAcquireTimeout, statementTimeout: statementTimeout,
                           preparedStatements: configuration.databasePreparedStatements, logger: logger)
+        // Public reads have connections of their own on the primary, so they never queue behind writes (which may
+        // all wait for a synchronous standby); with replicas it is where reads fall back to.
+        let publicPool = PGPool(
+            connectionString: configuration.databaseURL, size: configuration.databasePublicPoolSize,
+            acquireTimeout: configuration.databaseAcquireTimeout, statementTimeout: statementTimeout,
+            preparedStatements: configuration.databasePreparedStatements, logger: logger)
         // What a user writes or reads back about themselves stays on `pool` (read-your-writes); public data may
         // come from a replica a moment behind.
-        let readPool = configuration.databaseReadURLs.isEmpty ? pool : PGPool(
-            replicas: configuration.databaseReadURLs, primary: pool, size: configuration.databasePoolSize,
+        let readPool = configuration.databaseReadURLs.isEmpty ? publicPool : PGPool(
+            replicas: configuration.databaseReadURLs, primary: publicPool, size: configuration.databasePoolSize,
             maxLag: configuration.replicaMaxLag, checkInterval: configuration.replicaCheckInterval,
-            statementTimeout: statementTimeout,
+            acquireTimeout: configuration.databaseAcquireTimeout, statementTimeout: statementTimeout,
             preparedStatements: configuration.databasePreparedStatements, logger: logger)
         let migrator = Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), logger: logger)
         let signer = JWTSigner(secret: configuration.jwtSecret)
@@ -44,7 +50,8 @@ public final class Application: Sendable {
             resetLinkBase: configuration.passwordResetURL)
         let mail = MailDelivery(pool: pool, smtpURL: configuration.smtpURL, from: configuration.mailFrom, logger: logger)
         let context = AppContext(
-            configuration: configuration, pool: pool, readPool: readPool, migrator: migrator, signer: signer,
+            configuration: configuration, pool: pool, publicPool: publicPool, readPool: readPool, migrator: migrator,
+            signer: signer,
             authenticator: Authenticator(signer: signer, pool: pool),
             quotes: QuoteService(pool: readPool, cursorSecret: configuration.jwtSecret), search: QuoteSearch(pool: readPool),
             quoteOfTheDay: QuoteOfTheDay(pool: pool, readPool: readPool), accounts: accounts,
@@ -52,25 +59,35 @@ public final class Application: Sendable {
             hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
             collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger,
             sync: SyncContext(pool: pool, secret: configuration.jwtSecret, logger: logger))
-        let router = Router(routes: RouteTable.bindingOrigin(RouteTable.routes(context)))
+        // Built once: the Supabase routes, their admission and the cost refusals share one set of services.
+        let supabase = context.supabase
+        let costs = CostAdmission(configuration, supabase: supabase)
+        let routes = RouteTable.bindingOrigin(RouteTable.routes(context, supabase: supabase), costs: costs)
+        let router = Router(routes: routes)
         let metrics = context.metrics
         let requestLog = logger.logLevel <= .info ? RequestLog(format: configuration.logFormat) : nil
+        var http = HTTPServerConfiguration(
+            host: configuration.host, port: configuration.port, eventThreads: configuration.eventThreads,
+            connectionLimit: configuration.httpMaxConnections,
+            connectionsPerAddress: configuration.httpConnectionsPerAddress,
+            headerTimeout: .seconds(configuration.httpHeaderTimeout),
+            bodyTimeout: .seconds(configuration.httpBodyTimeout),
+            bodyBudget: configuration.httpBodyBudget,
+            newConnectionsPerAddressPerSecond: configuration.httpNewConnectionsPerAddress,
+            trustedProxies: TrustedProxies(configuration.trustedProxies),
+            refusalDelay: .milliseconds(configuration.httpRefusalDelay))
+        http.smallBodyLimit = BodyAdmission.smallBodyLimit
+        http.smallBodyReserve = configuration.httpSmallBodyReserve
+        http.bodyMinRate = configuration.httpBodyMinRate
+        http.bodyGrace = .seconds(configuration.httpBodyGrace)
         let server = HTTPServer(
-            configuration: HTTPServerConfiguration(
-                host: configuration.host, port: configuration.port, eventThreads: configuration.eventThreads,
-                connectionLimit: configuration.httpMaxConnections,
-                connectionsPerAddress: configuration.httpConnectionsPerAddress,
-                headerTimeout: .seconds(configuration.httpHeaderTimeout), bodyTimeout: .seconds(configuration.httpBodyTimeout),
-                bodyBudget: configuration.httpBodyBudget,
-                newConnectionsPerAddressPerSecond: configuration.httpNewConnectionsPerAddress,
-                trustedProxies: TrustedProxies(configuration.trustedProxies),
-                refusalDelay: .milliseconds(configuration.httpRefusalDelay)),
+            configuration: http,
             router: router, logger: logger,
             observer: { request in
                 metrics.observe(request)
                 requestLog?.record(request)
             },
-            admission: BodyAdmission.make(context: context))
+            admission: BodyAdmission.make(context: context, supabase: supabase), bodyOwner: BodyAdmission.owner(signer: signer))
         return Application(context: context, server: server)
     }
 
@@ -115,6 +132,7 @@ public final class Application: Sendable {
         context.sync.maintenance.stop()
         context.hashing.stop()
         context.readPool.shutdown()  // its replicas' pools; the primary's below
+        context.publicPool.shutdown()
         context.pool.shutdown()
         LogSink.standardError.flush()
     }

@@ -40,17 +40,21 @@ extension QuoteVaultError: HTTPErrorConvertible {
 }
 
 extension PGError: HTTPErrorConvertible {
-    /// A database that cannot be reached (or a pool with no free connection) is `503`; anything else
-    /// is a bug or an unexpected state, `500`. Neither leaks SQL.
+    /// The database being unavailable (`DatabaseUnavailable`) is `503`, a write past a quota (`QuotaExceeded`)
+    /// `403`; anything else is a bug or an unexpected state, `500`. None leaks SQL.
     public var httpError: HTTPError {
-        if sqlState == .queryCanceled {
-            // The server-wide statement timeout (`STATEMENT_TIMEOUT`) cut the query short.
-            return HTTPError(
-                status: 503, code: "statement_timeout", title: "Query took too long",
-                detail: "The request took longer than the server allows; try a narrower one", headers: ["Retry-After": "1"])
-        }
-        return isConnectionFailure ? .serviceUnavailable("The database is unavailable") : .internalError
+        DatabaseUnavailable(self)?.httpError ?? QuotaExceeded(self)?.httpError ?? .internalError
     }
+}
+
+extension QuotaExceeded: HTTPErrorConvertible {
+    public var httpError: HTTPError {
+        HTTPError(status: 403, code: "quota_exceeded", title: "Quota exceeded", detail: message)
+    }
+}
+
+extension DatabaseUnavailable: HTTPErrorConvertible {
+    public var httpError: HTTPError { .serviceUnavailable(message, retryAfter: retryAfterSeconds) }
 }
 
 extension SyncTokenExpired: HTTPErrorConvertible {

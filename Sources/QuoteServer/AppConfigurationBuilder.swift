@@ -29,6 +29,16 @@ enum AppConfigurationBuilder {
         configuration.databasePoolSize = try options.intValue(
             options.dbPoolSize, "DB_POOL_SIZE", default: 2 * ProcessInfo.processInfo.activeProcessorCount)
         guard configuration.databasePoolSize >= 1 else { throw ValidationError("DB_POOL_SIZE must be at least 1") }
+        configuration.databasePublicPoolSize = try options.intValue(
+            options.dbPublicPoolSize, "DB_PUBLIC_POOL_SIZE", default: configuration.databasePublicPoolSize)
+        guard configuration.databasePublicPoolSize >= 1 else {
+            throw ValidationError("DB_PUBLIC_POOL_SIZE must be at least 1")
+        }
+        let acquireTimeout = try options.intValue(options.dbAcquireTimeout, "DB_ACQUIRE_TIMEOUT", default: 5000)
+        guard (1...60_000).contains(acquireTimeout) else {
+            throw ValidationError("DB_ACQUIRE_TIMEOUT must be 1...60000")
+        }
+        configuration.databaseAcquireTimeout = .milliseconds(acquireTimeout)
         if let readURLs = options.value(options.databaseReadURL, "DATABASE_READ_URL") {
             // ';' because a libpq URI may itself list several hosts with ','.
             configuration.databaseReadURLs = readURLs.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -85,6 +95,22 @@ enum AppConfigurationBuilder {
             options.refreshTokenReuseInterval, "REFRESH_TOKEN_REUSE_INTERVAL", default: configuration.refreshTokenReuseInterval)
         guard configuration.statementTimeoutMilliseconds >= 0, configuration.refreshTokenReuseInterval >= 0 else {
             throw ValidationError("STATEMENT_TIMEOUT and REFRESH_TOKEN_REUSE_INTERVAL must not be negative")
+        }
+        if let text = options.value(nil, "EXPENSIVE_CONCURRENCY") {
+            guard let number = Int(text), number >= 1 else {
+                throw ValidationError("EXPENSIVE_CONCURRENCY must be >= 1")
+            }
+            configuration.expensiveConcurrency = number
+        }
+        configuration.expensiveStatementTimeoutMilliseconds = try options.intValue(
+            nil, "EXPENSIVE_STATEMENT_TIMEOUT", default: configuration.expensiveStatementTimeoutMilliseconds)
+        configuration.httpBodyMinRate = try options.intValue(
+            nil, "HTTP_BODY_MIN_RATE", default: configuration.httpBodyMinRate)
+        configuration.httpBodyGrace = try options.intValue(nil, "HTTP_BODY_GRACE", default: configuration.httpBodyGrace)
+        guard configuration.expensiveStatementTimeoutMilliseconds >= 0, configuration.httpBodyMinRate >= 0,
+              configuration.httpBodyGrace >= 1
+        else {
+            throw ValidationError("EXPENSIVE_STATEMENT_TIMEOUT, HTTP_BODY_MIN_RATE must be >= 0, HTTP_BODY_GRACE >= 1")
         }
         configuration.answerCacheBytes = try options.intValue(
             options.answerCacheBytes, "ANSWER_CACHE_BYTES", default: configuration.answerCacheBytes)

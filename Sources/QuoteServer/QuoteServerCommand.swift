@@ -12,7 +12,8 @@ struct QuoteServerCommand: AsyncParsableCommand {
             under QUOTEVAULT_DATA.
             """,
         subcommands: [Serve.self, Migrate.self, Seed.self, Import.self, PrintOpenAPI.self, PrintAnonKey.self,
-                      PrintServiceRoleKey.self, HealthCheck.self],
+                      PrintServiceRoleKey.self, HealthCheck.self,
+                      BackupCommand.self, ListBackups.self, RestoreCommand.self],
         defaultSubcommand: Serve.self
     )
 }

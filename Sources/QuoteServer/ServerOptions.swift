@@ -28,6 +28,10 @@ struct ServerOptions: ParsableArguments {
     var rateLimits: String?
     @Option(help: "Connections per instance (env DB_POOL_SIZE, default 2 x cores).")
     var dbPoolSize: Int?
+    @Option(help: "Connections for public reads, apart from writes (env DB_PUBLIC_POOL_SIZE, default cores, min 2).")
+    var dbPublicPoolSize: Int?
+    @Option(help: "Milliseconds a request waits for a pool connection, then 503 (env DB_ACQUIRE_TIMEOUT, def. 5000).")
+    var dbAcquireTimeout: Int?
     @Option(name: .customLong("database-read-url"),
             help: "Read replicas for public reads, separated by ';' (env DATABASE_READ_URL); unset reads from DATABASE_URL.")
     var databaseReadURL: String?
@@ -92,6 +96,14 @@ struct ServerOptions: ParsableArguments {
     var metricsToken: String?
     @Option(help: "Directory of NNNN_name.sql files (env MIGRATIONS_DIR; default: found beside the program).")
     var migrationsDir: String?
+    @Option(help: "Embedded mode: pgBackRest repository directory, or off (env BACKUP_REPO, default QUOTEVAULT_DATA-backups).")
+    var backupRepo: String?
+    @Option(help: "Embedded mode: a pgBackRest config file with the repository options, e.g. S3 (env BACKUP_CONFIG).")
+    var backupConfig: String?
+    @Option(help: "Embedded mode: e.g. full=1d,incr=1h, or off (env BACKUP_SCHEDULE, default full=1d,incr=1h).")
+    var backupSchedule: String?
+    @Option(help: "Embedded mode: full backups kept (env BACKUP_RETENTION, default 7).")
+    var backupRetention: Int?
 
     /// The flag if given, else the environment variable, else nil. Empty variables count as unset.
     func value(_ flag: String?, _ variable: String) -> String? {

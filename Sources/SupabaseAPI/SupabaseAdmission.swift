@@ -33,4 +33,33 @@ public enum SupabaseAdmission {
         if pattern.hasPrefix("/rest/v1/") { return RestError.answer(for: refusal, anonymous: true, logger: context.logger) }
         return StorageError.answer(for: refusal, logger: context.logger)
     }
+
+    /// `error` (a refusal under load, say) answered in the error format of the Supabase route `pattern`.
+    public static func answer(_ error: HTTPError, pattern: String, context: SupabaseContext) -> Response {
+        if pattern.hasPrefix("/auth/v1/") { return GoTrueError.answer(for: error, logger: context.logger) }
+        if pattern.hasPrefix("/rest/v1/") {
+            return RestError.answer(for: error, anonymous: true, logger: context.logger)
+        }
+        return StorageError.answer(for: error, logger: context.logger)
+    }
+
+    /// Nil when `request` may send a large body (more than `limit` bytes, or chunked) to the Supabase route
+    /// `pattern`: a signed-in user's well-signed access token, or the service role key. The anon key alone may
+    /// not: anyone has it, and uploads are what fill the body budget.
+    public static func largeBodyRefusal(pattern: String, _ request: Request, limit: Int, context: SupabaseContext)
+        -> Response?
+    {
+        let presented = [request.headers["apikey"], request.bearerToken].compactMap { $0 }
+        if presented.contains(where: { SupabaseCaller.keyRole($0, context: context) == .serviceRole }) { return nil }
+        if let token = request.bearerToken,
+           (try? context.signer.verify(token, audience: "authenticated", now: .now)) != nil {
+            return nil
+        }
+        let message = "A request body over \(limit) bytes needs a signed-in user's access token"
+        if pattern.hasPrefix("/auth/v1/") {
+            return GoTrueError(status: 413, code: "request_too_large", message: message).response
+        }
+        if pattern.hasPrefix("/rest/v1/") { return RestError(status: 401, code: "42501", message: message).response }
+        return StorageError(statusCode: "403", error: "Unauthorized", message: message, httpStatus: 403).response
+    }
 }

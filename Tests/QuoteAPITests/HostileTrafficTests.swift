@@ -265,7 +265,8 @@ final class HostileTrafficTests: XCTestCase {
         } catch let error as PGError {
             XCTAssertEqual(error.sqlState, .queryCanceled)
             XCTAssertEqual(error.httpError.status, 503)
-            XCTAssertEqual(error.httpError.code, "statement_timeout")
+            XCTAssertEqual(error.httpError.code, "service_unavailable")
+            XCTAssertEqual(error.httpError.headers["Retry-After"], "1")
         }
         XCTAssertEqual(try app.client.get("/v1/quotes").status, 200, "the pool's connections keep working")
         await app.stop()

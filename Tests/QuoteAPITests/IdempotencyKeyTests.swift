@@ -1,4 +1,5 @@
 import Foundation
+import QuoteVault
 import TestSupport
 import XCTest
 
@@ -145,6 +146,37 @@ final class IdempotencyKeyTests: XCTestCase {
         }
         XCTAssertEqual(try send("number-10001").status, 201)
         XCTAssertEqual(try collections(app, user).count, 3)
+        await app.stop()
+    }
+
+    func testAUsersLiveKeysHoldAtMost16MiBOfAnswers() async throws {
+        let app = try await TestApp.start()
+        let user = try await app.makeUser()
+        // One stored answer a byte short of the quota: room for one more key, whose answer passes it.
+        let stored = IdempotencyStore.maximumAnswerBytesPerUser - 1
+        try await app.withConnection {
+            try $0.query("""
+                INSERT INTO idempotency_keys (user_id, key, fingerprint, status, content_type, body)
+                VALUES (\(user.id), 'big', '\\x00'::bytea, 200, 'application/json',
+                        \([UInt8](repeating: 32, count: stored)))
+                """)
+        }
+        func send(_ key: String) throws -> HTTPTestResponse {
+            try app.client.send("POST", "/v1/collections", json: ["name": key],
+                                headers: user.authorization.merging(["Idempotency-Key": key]) { $1 })
+        }
+        XCTAssertEqual(try send("within").status, 201, "under the quota a new key is taken")
+        let refused = try send("past")
+        XCTAssertEqual(refused.status, 429, refused.text)
+        XCTAssertEqual(try refused.jsonObject()["code"] as? String, "rate_limited")
+        XCTAssertNotNil(refused.header("Retry-After"))
+        XCTAssertEqual(try send("within").header("Idempotent-Replayed"), "true", "a key already held still replays")
+        XCTAssertEqual(try collections(app, user).count, 1, "the refused request wrote nothing")
+        // Once the big answer expires, new keys are taken again.
+        try await app.withConnection {
+            try $0.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'big'")
+        }
+        XCTAssertEqual(try send("past").status, 201)
         await app.stop()
     }
 

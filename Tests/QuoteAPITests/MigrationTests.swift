@@ -91,6 +91,22 @@ final class MigrationTests: XCTestCase {
         XCTAssertTrue(halfDone, "the failed migration's statements were rolled back")
     }
 
+    func testAMigrationMayRunPastThePoolsStatementTimeout() async throws {
+        // The pool cancels a wait longer than its statement timeout plus a second; a migration lifts both.
+        let url = try TestDatabase.makeDatabase()
+        let migrations = try Migration.load(from: try directory(["0001_slow.sql": "SELECT pg_sleep(1.6);"]))
+        let pool = PGPool(connectionString: url, size: 1, statementTimeout: .milliseconds(200), logger: logger)
+        defer { pool.shutdown() }
+        let applied = try await Migrator(migrations: migrations, logger: logger).migrate(using: pool)
+        XCTAssertEqual(applied, ["0001"])
+        do {
+            try await pool.query("SELECT pg_sleep(1.6)")
+            XCTFail("outside a migration the statement timeout holds")
+        } catch let error as PGError {
+            XCTAssertEqual(error.sqlState, .queryCanceled)
+        }
+    }
+
     func testBadFileNamesAreRefused() throws {
         let folder = try directory(["first.sql": "SELECT 1;"])
         XCTAssertThrowsError(try Migration.load(from: folder)) { error in

@@ -74,7 +74,7 @@ final class RefreshChainTests: XCTestCase {
                     let response = try door.refresh(token, port: ports[index % 2], headers: headers)
                     let json = try? response.jsonObject()
                     let answer = (response.status, json?["refresh_token"] as? String, json?["access_token"] as? String)
-                    answers.value.append(answer)
+                    answers.withLock { $0.append(answer) }
                 }.wait()
                 let all = answers.value
                 XCTAssertEqual(all.count, parallel)

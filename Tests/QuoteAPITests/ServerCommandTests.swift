@@ -86,6 +86,7 @@ final class ServerCommandTests: XCTestCase {
             ("REPLICA_MAX_LAG", "-0.001"), ("REPLICA_MAX_LAG", "86400.5"), ("REPLICA_MAX_LAG", "soon"),
             ("REPLICA_CHECK_INTERVAL", "0.049"), ("REPLICA_CHECK_INTERVAL", "3600.1"), ("DB_PREPARED_STATEMENTS", "maybe"),
             ("ANSWER_CACHE_BYTES", "-1"), ("ANSWER_CACHE_BYTES", "1073741825"), ("ANSWER_CACHE_BYTES", "lots"),
+            ("DB_PUBLIC_POOL_SIZE", "0"), ("DB_ACQUIRE_TIMEOUT", "0"), ("DB_ACQUIRE_TIMEOUT", "60001"),
         ]
         for (variable, value) in refused {
             let server = try ServerProcess(["serve"], environment: [
@@ -100,6 +101,7 @@ final class ServerCommandTests: XCTestCase {
             "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "REPLICA_MAX_LAG": "0",
             "REPLICA_CHECK_INTERVAL": "0.05", "DB_PREPARED_STATEMENTS": "off", "ANSWER_CACHE_BYTES": "0",
             "DATABASE_READ_URL": "postgresql://nobody@127.0.0.1:1/none ; \(url)",
+            "DB_PUBLIC_POOL_SIZE": "1", "DB_ACQUIRE_TIMEOUT": "60000",
         ])
         let port = try await server.waitForPort()
         XCTAssertEqual(try HTTPTestClient(port: port).get("/v1/quotes").status, 200)
@@ -110,9 +112,18 @@ final class ServerCommandTests: XCTestCase {
         server.signal(SIGTERM)
         let status = try await server.waitForExit()
         XCTAssertEqual(status, 0, server.output)
+        // The shortest acquire timeout is accepted; with it, a start on a loaded machine may still find no
+        // connection free within 1 ms and stop, which is not a refusal of the setting.
+        let shortest = try ServerProcess(["serve"], environment: [
+            "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "DB_ACQUIRE_TIMEOUT": "1",
+        ])
+        if (try? await shortest.waitForPort()) != nil { shortest.signal(SIGTERM) }
+        _ = try await shortest.waitForExit()
+        XCTAssertFalse(shortest.output.contains("DB_ACQUIRE_TIMEOUT"), shortest.output)
         // The largest answer caches allowed.
         let largest = try ServerProcess(["serve"], environment: [
             "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "ANSWER_CACHE_BYTES": "1073741824",
+            "DB_ACQUIRE_TIMEOUT": "60000",
         ])
         let largestPort = try await largest.waitForPort()
         XCTAssertEqual(try HTTPTestClient(port: largestPort).get("/v1/quotes/search?q=a").status, 200)
@@ -181,6 +192,7 @@ final class ServerCommandTests: XCTestCase {
         let data = URL(fileURLWithPath: "/tmp/quotevault-command-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         defer { try? FileManager.default.removeItem(at: data) }
+        defer { try? FileManager.default.removeItem(atPath: data.path + "-backups") }  // the default BACKUP_REPO
         let server = try ServerProcess(["serve"], environment: ["QUOTEVAULT_DATA": data.path, "PORT": "0"])
         let port = try await server.waitForPort(timeout: .seconds(120))
         XCTAssertEqual(try HTTPTestClient(port: port).get("/ready").status, 200)

@@ -149,9 +149,17 @@ final class SupabaseAttackTests: XCTestCase {
         let counted4 = try await count("SELECT count(*)::int8 AS n FROM collections")
 
         XCTAssertEqual(counted4, 0)
-        let edge = try app.supabase("POST", "/rest/v1/collections", as: user, body: (0..<1000).map { ["name": "c\($0)"] })
-        XCTAssertEqual(edge.status, 201)
-        let counted5 = try await count("SELECT count(*)::int8 AS n FROM collections WHERE user_id = \(user.id)")
+        // The edge, 1,000 rows, as favorites: an account holds at most 200 collections (AccountQuotaTests).
+        let quotes: [UUID] = try await app.withConnection { connection in
+            try connection.query("""
+                INSERT INTO quotes (text, author, category)
+                SELECT 'Bulk ' || g, 'Author', 'wisdom' FROM generate_series(1, 1000) g RETURNING id
+                """).map { try $0.decode("id", as: UUID.self) }
+        }
+        let rows = quotes.map { ["user_id": user.id.uuidString, "quote_id": $0.uuidString] }
+        let edge = try app.supabase("POST", "/rest/v1/user_favorites", as: user, body: rows)
+        XCTAssertEqual(edge.status, 201, edge.text)
+        let counted5 = try await count("SELECT count(*)::int8 AS n FROM user_favorites WHERE user_id = \(user.id)")
 
         XCTAssertEqual(counted5, 1000)
     }
@@ -213,7 +221,7 @@ final class SupabaseAttackTests: XCTestCase {
 final class SupabaseDatabaseErrorTests: XCTestCase {
     private struct StatementNotStopped: Error {}
 
-    func testAStatementTimeoutIsA504AndAnExhaustedPoolA503() async throws {
+    func testAStatementTimeoutAndAnExhaustedPoolAreBoth503() async throws {
         let app = try await TestApp.start()
         let timeout: PGError = try await app.withConnection { connection in
             try connection.query("SET statement_timeout = '10ms'")
@@ -227,7 +235,8 @@ final class SupabaseDatabaseErrorTests: XCTestCase {
         }
         XCTAssertEqual(timeout.sqlState?.rawValue, "57014")
         let answer = RestError.answer(for: timeout, anonymous: false, logger: app.application.context.logger)
-        XCTAssertEqual(answer.status, 504)
+        XCTAssertEqual(answer.status, 503, "the same status as on every other surface")
+        XCTAssertEqual(answer.headers["Retry-After"], "1")
         let body = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])
         XCTAssertEqual(body["code"] as? String, "57014")
         XCTAssertNotNil(body["message"] as? String)

@@ -129,11 +129,24 @@ final class SupabaseRecoveryTests: XCTestCase {
         XCTAssertEqual(try expired.jsonObject()["code"] as? String, "flow_state_expired")
     }
 
+    /// Signs up `email`, asks for a recovery mail to `redirectTo` (query-encoded) and follows the mail's link.
+    private func followedRecoveryLink(_ email: String, redirectTo: String) async throws -> String {
+        _ = try signUp(email)
+        _ = try post("/auth/v1/recover?redirect_to=\(redirectTo)", #"{"email":"\#(email)"}"#)
+        return try location(try await mailedLink(email).path)
+    }
+
+    func testTheLocationBuiltFromRedirectToIsPercentEncoded() async throws {
+        // An allowed prefix followed by a space, TAB, DEL, ESC, `é` and an already-encoded `%2F`.
+        let redirect = try await followedRecoveryLink(
+            "encoded-redirect@example.com", redirectTo: "quotevault%3A%2F%2Freset%20me%09%7F%1B%C3%A9%252F")
+        XCTAssertTrue(redirect.hasPrefix("quotevault://reset%20me%09%7F%1B%C3%A9%2F#access_token="), redirect)
+        XCTAssertTrue(redirect.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }, "no raw space, control or non-ASCII byte")
+    }
+
     func testImplicitFlowAndVerifyWithTheMailsToken() async throws {
         let email = "implicit@example.com"
-        _ = try signUp(email)
-        _ = try post("/auth/v1/recover?redirect_to=quotevault%3A%2F%2Freset", #"{"email":"\#(email)"}"#)
-        let redirect = try location(try await mailedLink(email).path)
+        let redirect = try await followedRecoveryLink(email, redirectTo: "quotevault%3A%2F%2Freset")
         XCTAssertTrue(redirect.hasPrefix("quotevault://reset#access_token="), redirect)
         XCTAssertTrue(redirect.contains("&token_type=bearer&type=recovery"))
         let fragment = try XCTUnwrap(URLComponents(string: "x:?" + (redirect.components(separatedBy: "#").last ?? ""))?.queryItems)

@@ -170,7 +170,7 @@ final class SyncFeedTests: XCTestCase {
             }
             // Once every writer is done, one more sync from the reader's own token.
             try client.pull(user, since: token, limit: 7, into: &library)
-            readerLibraries.value.append(library)
+            readerLibraries.withLock { $0.append(library) }
         }
         try await Task.detached { try writerFailures.wait() }.value
         written.value = true
@@ -214,5 +214,9 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
     var value: Value {
         get { lock.withLock { stored } }
         set { lock.withLock { stored = newValue } }
+    }
+    /// A read-modify-write in one hold of the lock (`value.append(…)` reads and writes in two).
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        try lock.withLock { try body(&stored) }
     }
 }

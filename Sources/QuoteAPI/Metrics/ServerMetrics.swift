@@ -34,8 +34,17 @@ public final class ServerMetrics: Sendable {
         metricName: "db_pool", unitName: "connections", helpText: "Database pool: size, connections in use, connections open.")
     nonisolated(unsafe) private static let poolWaiting = MetricNameDescriptor(
         metricName: "db_pool_waiting", unitName: "jobs", helpText: "Database jobs waiting for a free pool connection.")
+    nonisolated(unsafe) private static let publicPoolConnections = MetricNameDescriptor(
+        metricName: "db_public_pool", unitName: "connections",
+        helpText: "Database pool of public reads (DB_PUBLIC_POOL_SIZE): size, connections in use, connections open.")
+    nonisolated(unsafe) private static let publicPoolWaiting = MetricNameDescriptor(
+        metricName: "db_public_pool_waiting", unitName: "jobs", helpText: "Public reads waiting for a free connection.")
     nonisolated(unsafe) private static let readsServed = MetricNameDescriptor(
-        metricName: "db_reads", unitName: "served", helpText: "Public reads since start, by where they ran (replica or primary), with DATABASE_READ_URL.")
+        metricName: "db_reads", unitName: "served",
+        helpText: "Public reads since start, by what served them (replica: a node in recovery, or primary).")
+    nonisolated(unsafe) private static let readNodes = MetricNameDescriptor(
+        metricName: "db_read_nodes", unitName: "in_use",
+        helpText: "Read URLs in use now, by what the node was at its last check (pg_is_in_recovery()).")
     nonisolated(unsafe) private static let healthyReplicas = MetricNameDescriptor(
         metricName: "db_read_replicas", unitName: "healthy", helpText: "Read replicas in use now (reachable, within REPLICA_MAX_LAG).")
     nonisolated(unsafe) private static let hashingQueue = MetricNameDescriptor(
@@ -44,6 +53,18 @@ public final class ServerMetrics: Sendable {
         metricName: "mail_outbox", unitName: "backlog", helpText: "Mails not yet delivered, as of the delivery loop's last pass.")
     nonisolated(unsafe) private static let residentMemory = MetricNameDescriptor(
         metricName: "process_resident_memory", unitName: "bytes", helpText: "Resident memory of the server process.")
+
+    nonisolated(unsafe) private static let backupLastSuccess = MetricNameDescriptor(
+        metricName: "backup_last_success", unitName: "timestamp_seconds", helpText: "When the last successful backup of the embedded database ended (Unix time).")
+    nonisolated(unsafe) private static let backupLastSize = MetricNameDescriptor(
+        metricName: "backup_last_size", unitName: "bytes", helpText: "Size of the last successful backup: the database it restores, and what it added to the repository.")
+    nonisolated(unsafe) private static let walArchiveFailures = MetricNameDescriptor(
+        metricName: "wal_archive_failures", unitName: "total", helpText: "WAL segments PostgreSQL failed to archive since it started (pg_stat_archiver).")
+    nonisolated(unsafe) private static let oldestRestorable = MetricNameDescriptor(
+        metricName: "backup_oldest_restorable", unitName: "timestamp_seconds", helpText: "The oldest time a restore can reach (Unix time).")
+
+    /// Backups of the embedded database, set by the server's backup schedule.
+    public let backups = BackupStatus()
 
     public init() {}
 
@@ -79,8 +100,10 @@ public final class ServerMetrics: Sendable {
     nonisolated(unsafe) private var knownSeries: [SeriesKey: (Counter, DurationHistogram)] = [:]
 
     /// The exposition text of every metric, with the gauges read now.
-    public func render(pool: PGPoolStats, hashingQueueDepth: Int, mailBacklog: Int?,
-                       replicaUse: (replicaReads: Int, primaryReads: Int, healthy: [Bool])? = nil) -> [UInt8] {
+    public func render(pool: PGPoolStats, publicPool: PGPoolStats? = nil, hashingQueueDepth: Int, mailBacklog: Int?,
+                       replicaUse: (replicaReads: Int, primaryReads: Int, healthy: [Bool], standby: [Bool])? = nil)
+        -> [UInt8]
+    {
         let gauge = { (descriptor: MetricNameDescriptor, labels: [(String, String)], value: Int) in
             self.registry.makeGauge(descriptor: descriptor, labels: labels).set(Double(value))
         }
@@ -89,13 +112,34 @@ public final class ServerMetrics: Sendable {
         gauge(Self.poolConnections, [("state", "open")], pool.open)
         gauge(Self.poolWaiting, [], pool.waiting)
         gauge(Self.hashingQueue, [], hashingQueueDepth)
+        if let publicPool {
+            gauge(Self.publicPoolConnections, [("state", "size")], publicPool.size)
+            gauge(Self.publicPoolConnections, [("state", "in_use")], publicPool.inUse)
+            gauge(Self.publicPoolConnections, [("state", "open")], publicPool.open)
+            gauge(Self.publicPoolWaiting, [], publicPool.waiting)
+        }
         if let replicaUse {
             gauge(Self.readsServed, [("served_by", "replica")], replicaUse.replicaReads)
             gauge(Self.readsServed, [("served_by", "primary")], replicaUse.primaryReads)
             gauge(Self.healthyReplicas, [], replicaUse.healthy.filter { $0 }.count)
+            let inUse = zip(replicaUse.healthy, replicaUse.standby).filter(\.0)
+            gauge(Self.readNodes, [("role", "replica")], inUse.filter(\.1).count)
+            gauge(Self.readNodes, [("role", "primary")], inUse.filter { !$0.1 }.count)
         }
         if let mailBacklog { gauge(Self.mailBacklog, [], mailBacklog) }
         if let resident = ProcessMemory.residentBytes() { gauge(Self.residentMemory, [], resident) }
+        if let backup = backups.snapshot { renderBackups(backup) }
         return registry.emitToBuffer()
+    }
+
+    private func renderBackups(_ backup: BackupStatus.Snapshot) {
+        let gauge = { (descriptor: MetricNameDescriptor, labels: [(String, String)], value: Double?) in
+            if let value { self.registry.makeGauge(descriptor: descriptor, labels: labels).set(value) }
+        }
+        gauge(Self.backupLastSuccess, [], backup.lastSuccess?.timeIntervalSince1970)
+        gauge(Self.backupLastSize, [("of", "database")], backup.lastDatabaseBytes.map(Double.init))
+        gauge(Self.backupLastSize, [("of", "repository")], backup.lastRepositoryBytes.map(Double.init))
+        gauge(Self.walArchiveFailures, [], backup.archiveFailures.map(Double.init))
+        gauge(Self.oldestRestorable, [], backup.oldestRestorable?.timeIntervalSince1970)
     }
 }

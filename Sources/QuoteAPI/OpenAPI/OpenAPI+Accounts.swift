@@ -47,6 +47,7 @@ extension OpenAPIDocument {
             "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
         "/v1/auth/password-reset": {"post": {"operationId": "requestPasswordReset", "tags": ["Auth"],
           "summary": "Mail a single-use reset link (answered the same whether or not the account exists)",
+          "description": "An hour: 3 per email, 10 per address, both doors; past either 429 for any email, no mail",
           "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["email"],
             "properties": {"email": {"type": "string", "format": "email"}}}}}},
           "responses": {
@@ -89,13 +90,29 @@ extension OpenAPIDocument {
               "422": {"$ref": "#/components/responses/ValidationFailed"}, "503": {"$ref": "#/components/responses/ServiceUnavailable"}}},
           "delete": {"operationId": "deleteMe", "tags": ["Me"], "security": [{"bearer": []}],
             "summary": "Delete the account and everything it owns",
+            "description": "A wrong password counts as a failed login (limited like logins; then 429).",
             "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["password"],
               "properties": {"password": {"type": "string"}}}}}},
             "responses": {"204": {"description": "Deleted"}, "400": {"$ref": "#/components/responses/BadRequest"},
               "401": {"description": "unauthorized, or invalid_credentials for a wrong password",
                 "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
+              "429": {"$ref": "#/components/responses/TooManyRequests"},
               "413": {"$ref": "#/components/responses/PayloadTooLarge"}, "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
               "422": {"$ref": "#/components/responses/ValidationFailed"}, "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
+        "/v1/me/export": {
+          "get": {"operationId": "exportMe", "tags": ["Me"], "security": [{"bearer": []}],
+            "summary": "Everything the caller keeps here in one JSON document: account, profile, preferences, favorites, collections",
+            "responses": {"200": {"description": "The export (Content-Disposition: attachment), favorites and collections oldest first",
+              "content": {"application/json": {"schema": {"type": "object", "required": ["exported_at", "user", "favorites", "collections"],
+                "properties": {
+                  "exported_at": {"type": "string", "format": "date-time"},
+                  "user": {"$ref": "#/components/schemas/User"},
+                  "favorites": {"type": "array", "items": {"$ref": "#/components/schemas/ExportedQuote"}},
+                  "collections": {"type": "array", "items": {"type": "object", "required": ["id", "name", "created_at", "updated_at", "quotes"],
+                    "properties": {"id": {"type": "string", "format": "uuid"}, "name": {"type": "string"},
+                      "created_at": {"type": "string", "format": "date-time"}, "updated_at": {"type": "string", "format": "date-time"},
+                      "quotes": {"type": "array", "items": {"$ref": "#/components/schemas/ExportedQuote"}}}}}}}}}},
+              "401": {"$ref": "#/components/responses/Unauthorized"}, "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
         "/v1/me/avatar": {
           "put": {"operationId": "putAvatar", "tags": ["Me"], "security": [{"bearer": []}],
             "summary": "Upload a PNG or JPEG (checked by its bytes), at most 2 MiB",
@@ -112,7 +129,9 @@ extension OpenAPIDocument {
             {"name": "v", "in": "query", "description": "the avatar's version from avatar_url", "schema": {"type": "string"}},
             {"name": "If-None-Match", "in": "header", "schema": {"type": "string"}}],
           "responses": {
-            "200": {"description": "The image", "headers": {"ETag": {"schema": {"type": "string"}}, "Cache-Control": {"schema": {"type": "string"}}},
+            "200": {"description": "The image", "headers": {"ETag": {"schema": {"type": "string"}},
+              "Cache-Control": {"schema": {"type": "string"}},
+              "Content-Security-Policy": {"description": "default-src 'none'; sandbox", "schema": {"type": "string"}}},
               "content": {"image/png": {"schema": {"type": "string", "format": "binary"}}, "image/jpeg": {"schema": {"type": "string", "format": "binary"}}}},
             "304": {"description": "Not modified"},
             "404": {"$ref": "#/components/responses/NotFound"},
@@ -136,7 +155,11 @@ extension OpenAPIDocument {
         "Session": {"type": "object", "required": ["access_token", "token_type", "expires_in", "expires_at", "refresh_token", "user"],
           "properties": {"access_token": {"type": "string"}, "token_type": {"const": "bearer"},
             "expires_in": {"type": "integer"}, "expires_at": {"type": "integer"}, "refresh_token": {"type": "string"},
-            "user": {"$ref": "#/components/schemas/User"}}}
+            "user": {"$ref": "#/components/schemas/User"}}},
+        "ExportedQuote": {"type": "object", "required": ["quote_id", "added_at", "text", "author", "category"],
+          "properties": {"quote_id": {"type": "string", "format": "uuid"}, "added_at": {"type": "string", "format": "date-time"},
+            "text": {"type": "string"}, "author": {"type": "string"},
+            "category": {"enum": ["motivation", "love", "success", "wisdom", "humor"]}}}
       }
     }
     """#

@@ -53,6 +53,8 @@ extension OpenAPIDocument {
           "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
         "TooManyRequests": {"description": "Throttled; retry after the given seconds",
           "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+          "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
+        "QuotaExceeded": {"description": "quota_exceeded: past a per-account quota (see the README)",
           "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
       }
     }

@@ -15,7 +15,7 @@ extension OpenAPIDocument {
           "responses": {"200": {"description": "OpenAPI 3.1 document", "content": {"application/json": {"schema": {"type": "object"}}}}}}}
       },
       "responses": {
-        "ServiceUnavailable": {"description": "The database is unavailable or the server is busy",
+        "ServiceUnavailable": {"description": "The server is busy, or the database is unavailable: unreachable, no free pool connection within DB_ACQUIRE_TIMEOUT, read-only (failing over) or past the statement timeout; code service_unavailable",
           "headers": {"Retry-After": {"schema": {"type": "integer"}}},
           "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
       },

@@ -14,7 +14,7 @@ extension OpenAPIDocument {
             "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
         "/v1/quotes/search": {"get": {"operationId": "searchQuotes", "tags": ["Quotes"],
           "summary": "Search quotes by keyword (text) or author",
-          "description": "Literal, case-insensitive, Unicode-aware substring match: every result contains q (after trimming) in its text (type=keyword) or author (type=author); %, _ and \\ match themselves. Ranking: q as a whole word first, then q at the start of a word, then q anywhere; ties newest first (created_at desc, id desc). Offset pages only (next_cursor is always null). total is exact up to 1,000 matches; beyond, it is 1000 and total_is_exact is false.",
+          "description": "Literal, case-insensitive, Unicode-aware substring match: every result contains q (after trimming) in its text (type=keyword) or author (type=author); %, _ and \\ match themselves. Ranking: q as a whole word first, then q at the start of a word, then q anywhere; ties newest first (created_at desc, id desc). Offset pages only (next_cursor is always null). total is exact up to 1,000 matches; beyond, it is 1000 and total_is_exact is false. Cost class expensive: at most 2 at once per address (beyond: 429) and EXPENSIVE_CONCURRENCY in all (beyond: 503), both with Retry-After and at once; statements cut after EXPENSIVE_STATEMENT_TIMEOUT (3 s, then 503).",
           "parameters": [
             {"name": "q", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 200}},
             {"name": "type", "in": "query", "schema": {"type": "string", "enum": ["keyword", "author"], "default": "keyword"}},
@@ -24,6 +24,7 @@ extension OpenAPIDocument {
             "304": {"$ref": "#/components/responses/NotModified"},
             "200": {"description": "Matching quotes, best first", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SearchPage"}}}},
             "422": {"$ref": "#/components/responses/ValidationFailed"},
+            "429": {"$ref": "#/components/responses/TooManyRequests"},
             "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
         "/v1/quotes/{id}": {"get": {"operationId": "getQuote", "tags": ["Quotes"], "summary": "One quote",
           "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],

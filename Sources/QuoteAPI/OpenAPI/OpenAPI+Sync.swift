@@ -38,6 +38,7 @@ extension OpenAPIDocument {
                   "next": {"type": "string"}}}}}},
               "400": {"$ref": "#/components/responses/BadRequest"},
               "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/QuotaExceeded"},
               "413": {"$ref": "#/components/responses/PayloadTooLarge"},
               "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
               "422": {"$ref": "#/components/responses/ValidationFailed"},

@@ -9,12 +9,12 @@ struct AuthRoutes {
 
     var routes: [Route] {
         [
-            Route(.post, "/v1/auth/signup", handler: Handler(signUp)),
-            Route(.post, "/v1/auth/login", handler: Handler(logIn)),
-            Route(.post, "/v1/auth/refresh", handler: Handler(refresh)),
-            Route(.post, "/v1/auth/logout", handler: Handler(logOut)),
-            Route(.post, "/v1/auth/password-reset", handler: Handler(requestReset)),
-            Route(.post, "/v1/auth/password-reset/confirm", handler: Handler(confirmReset)),
+            Route(.post, "/v1/auth/signup", cost: .auth, handler: Handler(signUp)),
+            Route(.post, "/v1/auth/login", cost: .auth, handler: Handler(logIn)),
+            Route(.post, "/v1/auth/refresh", cost: .auth, handler: Handler(refresh)),
+            Route(.post, "/v1/auth/logout", cost: .write, handler: Handler(logOut)),
+            Route(.post, "/v1/auth/password-reset", cost: .auth, handler: Handler(requestReset)),
+            Route(.post, "/v1/auth/password-reset/confirm", cost: .auth, handler: Handler(confirmReset)),
         ]
     }
 
@@ -46,7 +46,7 @@ struct AuthRoutes {
 
     @Sendable private func requestReset(_ request: Request) async throws -> Response {
         let body = try request.decodeJSON(ResetBody.self)
-        try await accounts.requestPasswordReset(email: body.email)
+        try await accounts.requestPasswordReset(email: body.email, clientAddress: request.clientAddress)
         return .json(bytes: Array(#"{"status":"accepted"}"#.utf8), status: 202)
     }
 

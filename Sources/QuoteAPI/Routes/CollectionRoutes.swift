@@ -11,13 +11,13 @@ struct CollectionRoutes {
 
     var routes: [Route] {
         [
-            Route(.get, "/v1/collections", handler: Handler(list)),
-            Route(.post, "/v1/collections", handler: Handler(create)),
-            Route(.patch, "/v1/collections/{id}", handler: Handler(rename)),
-            Route(.delete, "/v1/collections/{id}", handler: Handler(delete)),
-            Route(.get, "/v1/collections/{id}/quotes", handler: Handler(quotes)),
-            Route(.put, "/v1/collections/{id}/quotes/{quote_id}", handler: Handler(addQuote)),
-            Route(.delete, "/v1/collections/{id}/quotes/{quote_id}", handler: Handler(removeQuote)),
+            Route(.get, "/v1/collections", cost: .cheapRead, handler: Handler(list)),
+            Route(.post, "/v1/collections", cost: .write, handler: Handler(create)),
+            Route(.patch, "/v1/collections/{id}", cost: .write, handler: Handler(rename)),
+            Route(.delete, "/v1/collections/{id}", cost: .write, handler: Handler(delete)),
+            Route(.get, "/v1/collections/{id}/quotes", cost: .cheapRead, handler: Handler(quotes)),
+            Route(.put, "/v1/collections/{id}/quotes/{quote_id}", cost: .write, handler: Handler(addQuote)),
+            Route(.delete, "/v1/collections/{id}/quotes/{quote_id}", cost: .write, handler: Handler(removeQuote)),
         ]
     }
 

@@ -10,10 +10,10 @@ struct FavoriteRoutes {
 
     var routes: [Route] {
         [
-            Route(.get, "/v1/favorites", handler: Handler(list)),
-            Route(.get, "/v1/favorites/ids", handler: Handler(ids)),
-            Route(.put, "/v1/favorites/{quote_id}", handler: Handler(add)),
-            Route(.delete, "/v1/favorites/{quote_id}", handler: Handler(remove)),
+            Route(.get, "/v1/favorites", cost: .cheapRead, handler: Handler(list)),
+            Route(.get, "/v1/favorites/ids", cost: .cheapRead, handler: Handler(ids)),
+            Route(.put, "/v1/favorites/{quote_id}", cost: .write, handler: Handler(add)),
+            Route(.delete, "/v1/favorites/{quote_id}", cost: .write, handler: Handler(remove)),
         ]
     }
 

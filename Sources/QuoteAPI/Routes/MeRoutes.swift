@@ -9,12 +9,14 @@ struct MeRoutes {
 
     var routes: [Route] {
         [
-            Route(.get, "/v1/me", handler: Handler(me)),
-            Route(.patch, "/v1/me", handler: Handler(update)),
-            Route(.delete, "/v1/me", handler: Handler(deleteAccount)),
-            Route(.put, "/v1/me/avatar", maxBodySize: ProfileService.maximumAvatarBytes, handler: Handler(putAvatar)),
-            Route(.delete, "/v1/me/avatar", handler: Handler(deleteAvatar)),
-            Route(.get, "/v1/avatars/{user_id}", handler: Handler(avatar)),
+            Route(.get, "/v1/me", cost: .cheapRead, handler: Handler(me)),
+            Route(.get, "/v1/me/export", cost: .expensive, handler: Handler(export)),
+            Route(.patch, "/v1/me", cost: .write, handler: Handler(update)),
+            Route(.delete, "/v1/me", cost: .auth, handler: Handler(deleteAccount)),
+            Route(.put, "/v1/me/avatar", maxBodySize: ProfileService.maximumAvatarBytes,
+                  cost: .write, handler: Handler(putAvatar)),
+            Route(.delete, "/v1/me/avatar", cost: .write, handler: Handler(deleteAvatar)),
+            Route(.get, "/v1/avatars/{user_id}", cost: .cheapRead, handler: Handler(avatar)),
         ]
     }
 
@@ -24,6 +26,21 @@ struct MeRoutes {
     @Sendable private func me(_ request: Request) async throws -> Response {
         let user = try await context.authenticate(request)
         return .user(try await profiles.user(user.userID))
+    }
+
+    /// The caller's account, profile, preferences and library in one JSON document, to take elsewhere.
+    @Sendable private func export(_ request: Request) async throws -> Response {
+        let user = try await context.authenticate(request)
+        let exported = try await AccountExport(pool: context.pool).export(user.userID)
+        var writer = JSONWriter(capacity: 4096 + exported.library.utf8.count)
+        writer.raw("{")
+        writer.key("exported_at"); writer.timestamp(Date()); writer.comma()
+        writer.key("user"); writer.user(exported.user); writer.comma()
+        // The library object's members (favorites, collections), spliced in after its opening brace.
+        writer.raw(bytes: Array(exported.library.utf8.dropFirst()))
+        return .json(bytes: writer.bytes, headers: [
+            "Cache-Control": "no-store", "Content-Disposition": "attachment; filename=\"quotevault-export.json\"",
+        ])
     }
 
     @Sendable private func update(_ request: Request) async throws -> Response {
@@ -74,7 +91,8 @@ struct MeRoutes {
         if matches {
             return Response(status: 304, headers: ["ETag": etag, "Cache-Control": cacheControl])
         }
-        return Response(status: 200, headers: ["Content-Type": avatar.contentType, "ETag": etag, "Cache-Control": cacheControl],
-                        body: avatar.bytes)
+        var headers: HTTPHeaders = ["Content-Type": avatar.contentType, "ETag": etag, "Cache-Control": cacheControl]
+        headers.markAsUserContent()
+        return Response(status: 200, headers: headers, body: avatar.bytes)
     }
 }

@@ -10,10 +10,12 @@ struct OperationsRoutes {
 
     var routes: [Route] {
         [
-            Route(.get, "/health", handler: .immediate { _ in Self.healthy }),
-            Route(.get, "/ready", handler: Handler(ready)),
-            Route(.get, "/openapi.json", handler: .immediate { _ in Self.openAPI }),
-            Route(.get, "/metrics", handler: .immediate { request in mayScrape(request) ? metrics : HTTPError.notFound().response }),
+            Route(.get, "/health", cost: .cheapRead, handler: .immediate { _ in Self.healthy }),
+            Route(.get, "/ready", cost: .cheapRead, handler: Handler(ready)),
+            Route(.get, "/openapi.json", cost: .cheapRead, handler: .immediate { _ in Self.openAPI }),
+            Route(.get, "/metrics",
+                  cost: .cheapRead,
+                  handler: .immediate { request in mayScrape(request) ? metrics : HTTPError.notFound().response }),
         ]
     }
 
@@ -23,7 +25,8 @@ struct OperationsRoutes {
     /// Prometheus text; every gauge is read from memory, so this never waits for the database.
     private var metrics: Response {
         let body = context.metrics.render(
-            pool: context.pool.stats, hashingQueueDepth: context.hashing.queueDepth, mailBacklog: context.mail.backlog,
+            pool: context.pool.stats, publicPool: context.publicPool.stats, hashingQueueDepth: context.hashing.queueDepth,
+            mailBacklog: context.mail.backlog,
             replicaUse: context.readPool.replicaUse)
         return Response(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: body)
     }
@@ -40,20 +43,34 @@ struct OperationsRoutes {
     /// Ready when PostgreSQL answers and every migration this build knows is applied. With read replicas, an
     /// unreachable primary alone does not make the instance unready: public reads go on from a replica, and a load
     /// balancer that took every instance out (they share the primary) would refuse those too; writes answer 503
-    /// meanwhile, and the body says `"primary":"unavailable"`.
+    /// meanwhile, and the body says `"primary":"unavailable"`. The check runs on the public reads' connections:
+    /// writes that all wait (for a synchronous standby) do not take the instance out while its reads still answer.
+    /// With read replicas their check runs alongside the primary's, so a primary slow to fail (a failover under way)
+    /// does not also delay the answer past the load balancer's check timeout.
     @Sendable private func ready(_ request: Request) async throws -> Response {
         guard !context.drain.isDraining else { throw HTTPError.serviceUnavailable("The server is stopping") }
+        async let readNodesAnswer = readNodesAreCurrent()
         do {
-            if try await context.migrator.isCurrent(using: context.pool) {
+            if try await context.migrator.isCurrent(using: context.publicPool) {
                 return Response.json(bytes: Array(#"{"status":"ready"}"#.utf8))
             }
             throw HTTPError.serviceUnavailable("Migrations are not current")
         } catch let error as PGError {
             context.logger.warning("not ready", metadata: ["error": .string(error.description)])
-            if context.readPool !== context.pool, (try? await context.migrator.isCurrent(using: context.readPool)) == true {
+            if await readNodesAnswer {
                 return Response.json(bytes: Array(#"{"status":"ready","primary":"unavailable"}"#.utf8))
             }
             throw HTTPError.serviceUnavailable("The database is unavailable")
         }
+    }
+
+    /// Whether a read URL answers with every migration applied, even one the replica monitor took out a moment ago
+    /// (reads go there when the primary fails too; see `ReplicaRouter`). Never the primary: its public-reads pool
+    /// may be queued with reads waiting for it while it is handed over. False without read replicas.
+    private func readNodesAreCurrent() async -> Bool {
+        for pool in context.readPool.replicaPools where (try? await context.migrator.isCurrent(using: pool)) == true {
+            return true
+        }
+        return false
     }
 }

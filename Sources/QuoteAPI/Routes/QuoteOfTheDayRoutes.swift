@@ -16,8 +16,8 @@ struct QuoteOfTheDayRoutes {
 
     var routes: [Route] {
         [
-            Route(.get, "/v1/qotd", handler: Handler(immediate: cached, single)),
-            Route(.get, "/v1/qotd/range", handler: Handler(range)),
+            Route(.get, "/v1/qotd", cost: .cheapRead, handler: Handler(immediate: cached, single)),
+            Route(.get, "/v1/qotd/range", cost: .cheapRead, handler: Handler(range)),
         ]
     }
 

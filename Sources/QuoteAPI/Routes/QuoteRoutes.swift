@@ -6,8 +6,6 @@ import QuoteVault
 struct QuoteRoutes {
     let quotes: QuoteService
     let search: QuoteSearch
-    /// Searches running at once per client address (see `ConcurrencyGate`).
-    let searchGate: ConcurrencyGate
     private let pages: VersionedAnswerCache<PageKey>
     private let searches: VersionedAnswerCache<SearchKey>
 
@@ -27,22 +25,20 @@ struct QuoteRoutes {
     }
 
     /// - Parameters:
-    ///   - searchesPerAddress: nil when throttling is off (`RATE_LIMITS=off`).
     ///   - answerCacheBytes: the bound of each answer cache (`ANSWER_CACHE_BYTES`); 0: none.
-    init(quotes: QuoteService, search: QuoteSearch, searchesPerAddress: Int? = 2, answerCacheBytes: Int = 4 << 20) {
+    init(quotes: QuoteService, search: QuoteSearch, answerCacheBytes: Int = 4 << 20) {
         self.quotes = quotes
         self.search = search
-        self.searchGate = ConcurrencyGate(perAddress: searchesPerAddress ?? .max)
         pages = VersionedAnswerCache(capacityInBytes: answerCacheBytes)
         searches = VersionedAnswerCache(capacityInBytes: answerCacheBytes) { 64 + $0.query.text.utf8.count }
     }
 
     var routes: [Route] {
         [
-            Route(.get, "/v1/quotes", handler: Handler(list)),
-            Route(.get, "/v1/quotes/search", handler: Handler(find)),
-            Route(.get, "/v1/quotes/{id}", handler: Handler(one)),
-            Route(.get, "/v1/categories", handler: Handler(categories)),
+            Route(.get, "/v1/quotes", cost: .cheapRead, handler: Handler(list)),
+            Route(.get, "/v1/quotes/search", cost: .expensive, handler: Handler(find)),
+            Route(.get, "/v1/quotes/{id}", cost: .cheapRead, handler: Handler(one)),
+            Route(.get, "/v1/categories", cost: .cheapRead, handler: Handler(categories)),
         ]
     }
 
@@ -75,9 +71,8 @@ struct QuoteRoutes {
         // A popular search asked again costs one small read, however many quotes match it.
         let key = SearchKey(field: field, category: category, query: query, page: page.page ?? 1, size: page.size)
         return try await answer(from: searches, key: key) {
-            let results = try await searchGate.run(for: request.clientAddress) {
-                try await search.search(query, in: field, category: category, page: page)
-            }
+            // An expensive route (see `CostAdmission`): capped per address and in all, with a shorter timeout.
+            let results = try await search.search(query, in: field, category: category, page: page)
             var writer = JSONWriter(forPageOf: results.items.count)
             writer.page(results) { $0.quote($1) }
             return writer.bytes

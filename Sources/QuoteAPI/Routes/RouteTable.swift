@@ -4,14 +4,13 @@ import SupabaseAPI
 
 /// Every route of the server on one screen; each resource's handlers live in their own file.
 enum RouteTable {
-    static func routes(_ context: AppContext) -> [Route] {
-        IdempotentWrites(context: context).wrap(table(context))
+    static func routes(_ context: AppContext, supabase: SupabaseContext) -> [Route] {
+        IdempotentWrites(context: context).wrap(table(context, supabase: supabase))
     }
 
-    private static func table(_ context: AppContext) -> [Route] {
+    private static func table(_ context: AppContext, supabase: SupabaseContext) -> [Route] {
         OperationsRoutes(context: context).routes
             + QuoteRoutes(quotes: context.quotes, search: context.search,
-                          searchesPerAddress: context.configuration.rateLimitsEnabled ? 2 : nil,
                           answerCacheBytes: context.configuration.answerCacheBytes).routes
             + QuoteOfTheDayRoutes(quoteOfTheDay: context.quoteOfTheDay).routes
             + AuthRoutes(context: context).routes
@@ -19,16 +18,22 @@ enum RouteTable {
             + FavoriteRoutes(context: context, favorites: context.favorites).routes
             + CollectionRoutes(context: context, collections: context.collections).routes
             + SyncRoutes(context: context).routes
-            + SupabaseRoutes.routes(context.supabase)
+            + SupabaseRoutes.routes(supabase)
     }
 
     /// Every route's async handler runs with `RequestOrigin.clientAddress` bound to its request's client, so the
-    /// services' per-address throttles and the hashing queue's fair share work the same for every API.
-    static func bindingOrigin(_ routes: [Route]) -> [Route] {
+    /// services' per-address throttles and the hashing queue's fair share work the same for every API, and is
+    /// admitted by its cost class (`CostAdmission`).
+    static func bindingOrigin(_ routes: [Route], costs: CostAdmission) -> [Route] {
         routes.map { route in
             let handler = route.handler
-            return Route(route.method, route.pattern, maxBodySize: route.maxBodySize, handler: Handler(immediate: handler.immediate) { request in
-                try await RequestOrigin.$clientAddress.withValue(request.clientAddress) { try await handler.deferred(request) }
+            let cost = route.cost
+            return route.replacingHandler(Handler(immediate: handler.immediate) { request in
+                try await RequestOrigin.$clientAddress.withValue(request.clientAddress) {
+                    try await costs.run(cost.of(request), for: request.clientAddress, pattern: route.pattern) {
+                        try await handler.deferred(request)
+                    }
+                }
             })
         }
     }

@@ -24,6 +24,11 @@ struct SyncBatch {
 
     let pool: PGPool
 
+    /// Results of operations one account keeps (30 days of them): storage stays bounded whatever a client sends.
+    /// A batch that would keep more is refused whole (`403 quota_exceeded`); operations already applied still
+    /// answer their stored result.
+    static let maximumResultsPerUser = 50_000
+
     func apply(_ operations: [SyncOperation], userID: UUID) async throws -> [Result] {
         guard !operations.isEmpty else { return [] }
         return try await pool.withTransaction { connection in try Self.apply(operations, userID: userID, connection) }
@@ -31,11 +36,22 @@ struct SyncBatch {
 
     private static func apply(_ operations: [SyncOperation], userID: UUID, _ connection: PGConnection) throws -> [Result] {
         let ids = Array(Set(operations.map(\.id)))
+        // One batch of a user at a time counts against the quota, so two at once cannot overshoot it.
+        try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("quota:sync_operations:\(userID)"), 0))")
         let claimed = Set(try connection.query("""
             INSERT INTO sync_operations (user_id, id, status)
             SELECT \(userID), id, 0 FROM unnest(\(ids)::uuid[]) AS claim (id) ORDER BY id
             ON CONFLICT (user_id, id) DO NOTHING RETURNING id
             """).map { try $0.decode("id", as: UUID.self) })
+        if !claimed.isEmpty, try connection.query("""
+            SELECT count(*)::int8 AS kept FROM (
+                SELECT 1 FROM sync_operations WHERE user_id = \(userID) LIMIT \(Self.maximumResultsPerUser + 1)) AS kept
+            """)[0].decode("kept", as: Int.self) > Self.maximumResultsPerUser {
+            // Thrown inside the transaction: the claims are rolled back with it.
+            throw QuotaExceeded(
+                quota: "sync_results_per_account",
+                message: "an account keeps at most \(Self.maximumResultsPerUser) results of sync operations")
+        }
         var results: [UUID: Result] = [:]
         for row in try connection.query("""
             SELECT id, status, code, object FROM sync_operations

@@ -9,8 +9,10 @@ struct SyncRoutes {
 
     var routes: [Route] {
         [
-            Route(.get, "/v1/sync", handler: Handler(changes)),
-            Route(.post, "/v1/sync", handler: Handler(applyBatch)),
+            Route(.get, "/v1/sync", cost: .cheapRead, handler: Handler(changes)),
+            // A batch of more than about a hundred operations is a bulk write.
+            Route(.post, "/v1/sync", cost: .upgraded(.write, expensiveWhen: { $0.body.count > 16 << 10 }),
+                  handler: Handler(applyBatch)),
         ]
     }
 

@@ -163,12 +163,15 @@ public struct AccountService: Sendable {
     }
 
     /// Writes a reset token and its mail (same transaction) when the account exists; answers the same either way.
-    public func requestPasswordReset(email: String) async throws {
+    /// Throttled per email and per `clientAddress` (`RateLimiter.resetsPerEmail`, `.resetsPerAddress`).
+    public func requestPasswordReset(email: String, clientAddress: String? = nil) async throws {
         let normalised = try Credentials.normaliseEmail(email)
         let limits = self.limits
         let linkBase = resetLinkBase
         try await pool.withTransaction { connection in
-            guard let (token, _) = try PasswordResetToken.issue(email: normalised, limits: limits, connection) else { return }
+            guard let (token, _) = try PasswordResetToken.issue(
+                email: normalised, clientAddress: clientAddress, limits: limits, connection)
+            else { return }
             try MailOutbox.enqueue(
                 to: normalised, subject: "Reset your QuoteVault password",
                 body: """
@@ -239,10 +242,31 @@ public struct AccountService: Sendable {
     }
 
     /// Deletes the account and everything it owns (foreign-key cascades), after checking the password.
+    /// A wrong password here is throttled like a failed login (the same counts per account and per address), so a
+    /// stolen session cannot be used to guess the password.
     public func deleteAccount(_ user: AuthenticatedUser, password: String) async throws {
-        let phc = try await pool.query("SELECT password_hash FROM users WHERE id = \(user.userID)")
-            .first?.decode("password_hash", as: String.self)
-        guard try await hashing.verify(password, against: phc) else { throw QuoteVaultError.invalidCredentials }
-        try await pool.query("DELETE FROM users WHERE id = \(user.userID)")
+        guard let row = try await pool.query("SELECT email, password_hash FROM users WHERE id = \(user.userID)").first
+        else { throw QuoteVaultError.unauthorized }
+        let email = try row.decode("email", as: String.self)
+        let phc = try row.decode("password_hash", as: String.self)
+        let (limits, address) = (self.limits, RequestOrigin.clientAddress)
+        try limits.refuseIfRecentlyLimited("login_failed", email: email, address: address)
+        let attempt = try await pool.withTransaction { connection in
+            try limits.reserve(
+                "login_failed", email: email, emailRule: RateLimiter.failedLoginsPerEmail,
+                address: address, addressRule: RateLimiter.failedLoginsPerAddress, connection)
+        }
+        let matches: Bool
+        do {
+            matches = try await hashing.verify(password, against: phc)
+        } catch {
+            try? await pool.withConnection { try limits.giveBack(attempt, $0) }
+            throw error
+        }
+        guard matches else { throw QuoteVaultError.invalidCredentials }
+        try await pool.withTransaction { connection in
+            try limits.giveBack(attempt, connection)
+            try connection.query("DELETE FROM users WHERE id = \(user.userID)")
+        }
     }
 }

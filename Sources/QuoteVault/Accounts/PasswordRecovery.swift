@@ -43,14 +43,17 @@ public struct PasswordRecovery: Sendable {
 
     /// Writes a reset token, its PKCE flow when `codeChallenge` is given, and the mail carrying `link(token)`, in
     /// one transaction, when the account exists; the same answer either way (no account enumeration).
-    public func request(email: String, codeChallenge: String?, link: @escaping @Sendable (String) -> String) async throws {
+    public func request(email: String, codeChallenge: String?, clientAddress: String? = nil,
+                        link: @escaping @Sendable (String) -> String) async throws {
         let normalised = try Credentials.normaliseEmail(email)
         if let codeChallenge, !Self.isValidChallenge(codeChallenge) {
             throw QuoteVaultError.invalid("code_challenge", "must be 43 to 128 characters of base64url")
         }
         let limits = self.limits
         try await pool.withTransaction { connection in
-            guard let (token, userID) = try PasswordResetToken.issue(email: normalised, limits: limits, connection) else { return }
+            guard let (token, userID) = try PasswordResetToken.issue(
+                email: normalised, clientAddress: clientAddress, limits: limits, connection)
+            else { return }
             if let codeChallenge {
                 try connection.query("""
                     INSERT INTO recovery_flows (reset_token_hash, user_id, code_challenge)
@@ -126,17 +129,27 @@ public struct PasswordRecovery: Sendable {
         }
     }
 
+    /// The nonces a password change from an old session needs.
+    public var reauthentication: Reauthentication { Reauthentication(pool: pool) }
+
     /// Sets the signed-in user's password; every other session of the user is revoked, this one stays, and every
-    /// reset token the user still holds stops working.
-    /// - Throws: a validation error for a weak password, `RecoveryError.samePassword` for the current one.
-    public func changePassword(_ user: AuthenticatedUser, to password: String) async throws -> User {
+    /// reset token the user still holds stops working. From a session older than a day it needs the mailed
+    /// `nonce` (see `Reauthentication`), which it spends.
+    /// - Throws: a validation error for a weak password, `RecoveryError.samePassword` for the current one,
+    ///   `ReauthenticationError` for a missing or wrong nonce.
+    public func changePassword(
+        _ user: AuthenticatedUser, to password: String, nonce: String? = nil
+    ) async throws -> User {
         try Credentials.validatePassword(password)
+        // Before any hashing: an old session without the nonce costs one indexed read.
+        try await reauthentication.check(nonce, for: user)
         let current = try await pool.query("SELECT password_hash FROM users WHERE id = \(user.userID)")
             .first?.decode("password_hash", as: String.self)
         guard current != nil else { throw QuoteVaultError.unauthorized }
         if try await hashing.verify(password, against: current) { throw RecoveryError.samePassword }
         let hash = try await hashing.hash(password)
         return try await pool.withTransaction { connection in
+            try Reauthentication.spend(nonce, for: user, connection)
             try AccountService.changePassword(of: user.userID, to: hash, connection)
             try connection.query("""
                 UPDATE sessions SET revoked_at = now() WHERE user_id = \(user.userID) AND id <> \(user.sessionID) AND revoked_at IS NULL

@@ -4,13 +4,14 @@ import PGClient
 
 /// A single-use password reset token (one hour), shared by `/v1`'s reset and GoTrue-style recovery.
 enum PasswordResetToken {
-    /// Inside the caller's transaction: counts the request against the per-email limit, then stores a new token
-    /// for the account of `email` and answers it with the account, or nil when there is no such account.
+    /// Inside the caller's transaction: takes one request of the per-email and per-address limits (atomically, so
+    /// concurrent requests cannot overshoot; over either, `rateLimited` and no mail), then stores a new token for
+    /// the account of `email` and answers it with the account, or nil when there is no such account.
     static func issue(
-        email normalised: String, limits: RateLimiter, _ connection: PGConnection
+        email normalised: String, clientAddress: String?, limits: RateLimiter, _ connection: PGConnection
     ) throws -> (token: String, userID: UUID)? {
-        try limits.check(RateLimiter.resetsPerEmail, email: normalised, connection)
-        try limits.record("reset_requested", email: normalised, address: nil, connection)
+        _ = try limits.reserve("reset_requested", email: normalised, emailRule: RateLimiter.resetsPerEmail,
+                               address: clientAddress, addressRule: RateLimiter.resetsPerAddress, connection)
         guard let row = try connection.query("SELECT id FROM users WHERE email = \(normalised)").first else { return nil }
         let userID = try row.decode("id", as: UUID.self)
         let token = try OpaqueToken.generate()

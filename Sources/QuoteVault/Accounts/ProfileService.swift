@@ -87,6 +87,7 @@ public struct ProfileService: Sendable {
             newURL = .some(url)
         default: errors.append(FieldError(field: "avatar_url", message: "must be a string of 1 to \(Self.maximumAvatarURLLength) characters or null"))
         }
+        if case .some(.some(let url)) = newURL, !AvatarURL.isAllowed(url) { errors.append(AvatarURL.refusal) }
         var document: PGJSON?
         switch preferences {
         case nil: document = nil

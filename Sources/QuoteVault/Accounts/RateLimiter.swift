@@ -14,8 +14,11 @@ public struct RateLimiter: Sendable {
     public static let failedLoginsPerEmail = Rule(kind: "login_failed", limit: 10, window: 900)
     /// More than 100 failed logins from one client address within 15 minutes.
     public static let failedLoginsPerAddress = Rule(kind: "login_failed", limit: 100, window: 900)
-    /// More than 5 password-reset requests for one email within an hour.
-    public static let resetsPerEmail = Rule(kind: "reset_requested", limit: 5, window: 3600)
+    /// More than 3 password-reset requests for one email within an hour, whether or not it has an account (so the
+    /// refusal tells nothing about which accounts exist), through either door.
+    public static let resetsPerEmail = Rule(kind: "reset_requested", limit: 3, window: 3600)
+    /// More than 10 password-reset requests from one client address within an hour, whatever emails they name.
+    public static let resetsPerAddress = Rule(kind: "reset_requested", limit: 10, window: 3600)
     /// More than 30 sign-ups (each a password hash) from one client address within 10 minutes.
     public static let signUpsPerAddress = Rule(kind: "signup", limit: 30, window: 600)
     /// More than 20 failed password-reset confirmations from one client address within 15 minutes.

@@ -13,6 +13,9 @@ public struct IdempotencyStore: Sendable {
     /// Live keys one user may hold (24 hours of them): storage stays bounded whatever a client sends. Beyond it a
     /// new key is `429` until old ones expire; keys already held keep working.
     public static let maximumKeysPerUser = 10_000
+    /// Bytes of stored answers one user's live keys may hold (a sync batch's answer can be a few hundred KB):
+    /// beyond it a new key is `429` until old ones expire, like past `maximumKeysPerUser`.
+    public static let maximumAnswerBytesPerUser = 16 << 20
 
     /// A stored first answer.
     public struct StoredResponse: Sendable {
@@ -54,10 +57,7 @@ public struct IdempotencyStore: Sendable {
             let claimed = try await pool.query("""
                 INSERT INTO idempotency_keys AS k (user_id, key, fingerprint)
                 SELECT \(userID), \(key), \(fingerprint)
-                WHERE (SELECT count(*) FROM (
-                          SELECT 1 FROM idempotency_keys WHERE user_id = \(userID)
-                          AND created_at >= now() - make_interval(secs => \(retention)) LIMIT \(Self.maximumKeysPerUser)) AS live)
-                      < \(Self.maximumKeysPerUser)
+                WHERE \(Self.withinQuota(userID, retention: retention))
                 ON CONFLICT (user_id, key) DO UPDATE
                     SET fingerprint = excluded.fingerprint, started_at = now(), created_at = now(),
                         status = NULL, content_type = NULL, body = NULL
@@ -71,7 +71,8 @@ public struct IdempotencyStore: Sendable {
                 SELECT fingerprint, status, content_type, body FROM idempotency_keys WHERE user_id = \(userID) AND key = \(key)
                 """).first else {
                 // Not claimed and not there: the user holds too many keys (or the row was pruned just now).
-                if try await liveKeys(userID, retention: retention) >= Self.maximumKeysPerUser {
+                if try await !pool.query("SELECT \(Self.withinQuota(userID, retention: retention)) AS within")[0]
+                    .decode("within", as: Bool.self) {
                     throw QuoteVaultError.rateLimited(retryAfterSeconds: 60)
                 }
                 continue
@@ -84,11 +85,14 @@ public struct IdempotencyStore: Sendable {
         return .inProgress
     }
 
-    private func liveKeys(_ userID: UUID, retention: Int) async throws -> Int {
-        try await pool.query("""
-            SELECT count(*)::int8 AS live FROM idempotency_keys
-            WHERE user_id = \(userID) AND created_at >= now() - make_interval(secs => \(retention))
-            """).first?.decode("live", as: Int.self) ?? 0
+    /// Whether the user's live keys leave room for one more: fewer than `maximumKeysPerUser`, holding fewer than
+    /// `maximumAnswerBytesPerUser` bytes of answers (`octet_length` reads a stored value's size, not the value).
+    private static func withinQuota(_ userID: UUID, retention: Int) -> PGQuery {
+        """
+        (SELECT count(*) < \(maximumKeysPerUser) AND coalesce(sum(octet_length(body)), 0) < \(maximumAnswerBytesPerUser)
+         FROM (SELECT body FROM idempotency_keys WHERE user_id = \(userID)
+               AND created_at >= now() - make_interval(secs => \(retention)) LIMIT \(maximumKeysPerUser)) AS live)
+        """
     }
 
     /// Stores the first answer of a claimed key.

@@ -23,9 +23,9 @@ public struct Migrator: Sendable {
     public func migrate(using pool: PGPool) async throws -> [String] {
         let migrations = self.migrations
         let logger = self.logger
-        return try await pool.withConnection { connection in
+        return try await pool.withConnection { connection in try connection.withoutWaitLimit { connection in
             // Waiting for another instance's migrations, and the migrations themselves, may take longer than the
-            // pool's statement timeout: lifted here, put back after.
+            // pool's statement timeout: lifted here (and the pool's watch on waits), put back after.
             let timeout = try connection.query("SELECT current_setting('statement_timeout') AS value")[0].decode("value", as: String.self)
             try connection.query("SELECT set_config('statement_timeout', '0', false)")
             defer { _ = try? connection.query("SELECT set_config('statement_timeout', \(timeout), false)") }
@@ -60,7 +60,7 @@ public struct Migrator: Sendable {
                 appliedNow.append(migration.version)
             }
             return appliedNow
-        }
+        } }
     }
 
     /// True when every known migration is recorded with the same content (used by `/ready`).

@@ -42,6 +42,7 @@ struct GoTrueError: Error {
 
     /// The GoTrue answer for anything a handler throws; unexpected errors are logged, never shown.
     static func answer(for error: any Error, logger: Logger) -> Response {
+        if let outage = DatabaseUnavailable(error) { return unavailable(outage).response }
         switch error {
         case let error as GoTrueError:
             return error.response
@@ -51,19 +52,29 @@ struct GoTrueError: Error {
             return from(error).response
         case let error as RecoveryError:
             return from(error).response
+        case let error as ReauthenticationError:
+            return from(error).response
         case let error as HTTPError where error.status == 413:
             return GoTrueError(status: 413, code: "request_too_large", message: "Request body too large").response
         case let error as HTTPError where error.code == "invalid_json":
             return GoTrueError(status: 400, code: "bad_json", message: "Could not parse request body as JSON").response
+        case let error as HTTPError where error.status == 429 || error.status == 503:
+            // A refusal under load keeps its status and Retry-After whichever door it came through.
+            let code = error.status == 429 ? "over_request_rate_limit" : "service_unavailable"
+            return GoTrueError(status: error.status, code: code, message: error.detail ?? error.title,
+                               headers: error.headers).response
         case let error as HTTPError:
             return GoTrueError(status: 400, code: "validation_failed", message: error.detail ?? error.title).response
-        case let error as PGError where error.isServiceUnavailable:
-            return GoTrueError(status: 503, code: "service_unavailable", message: "The database is unavailable",
-                               headers: ["Retry-After": "1"]).response
         default:
             logger.error("auth request failed", metadata: ["error": "\(error)"])
             return GoTrueError(status: 500, code: "unexpected_failure", message: "Unexpected failure").response
         }
+    }
+
+    /// The database cannot serve the request now (`DatabaseUnavailable`): 503, as on every surface.
+    static func unavailable(_ outage: DatabaseUnavailable) -> GoTrueError {
+        GoTrueError(status: 503, code: "service_unavailable", message: outage.message,
+                    headers: [outage.retryAfterHeader.name: outage.retryAfterHeader.value])
     }
 
     private static func from(_ error: RecoveryError) -> GoTrueError {
@@ -114,6 +125,20 @@ struct GoTrueError: Error {
             return GoTrueError(status: 403, code: "otp_expired", message: "Token has expired or is invalid")
         case .unsupportedMediaType(let detail):
             return GoTrueError(status: 415, code: "validation_failed", message: detail)
+        }
+    }
+
+    /// GoTrue's answers for the secure password change.
+    static func from(_ error: ReauthenticationError) -> GoTrueError {
+        switch error {
+        case .needed:
+            GoTrueError(status: 400, code: "reauthentication_needed",
+                        message: "Password update requires reauthentication")
+        case .notValid:
+            GoTrueError(status: 422, code: "reauthentication_not_valid", message: "Nonce has expired or is invalid")
+        case .tooSoon(let seconds):
+            GoTrueError(status: 429, code: "over_email_send_rate_limit",
+                        message: "For security purposes, you can only request this after \(seconds) seconds.")
         }
     }
 }

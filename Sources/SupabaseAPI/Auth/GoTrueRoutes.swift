@@ -9,21 +9,27 @@ struct GoTrueRoutes {
 
     var routes: [Route] {
         [
-            Route(.post, "/auth/v1/signup", handler: answering(signUp, needsSession: false)),
-            Route(.post, "/auth/v1/token", handler: answering(token, needsSession: false)),
-            Route(.get, "/auth/v1/user", handler: answering(user)),
-            Route(.put, "/auth/v1/user", handler: answering(updateUser)),
-            Route(.post, "/auth/v1/logout", handler: answering(logOut)),
-            Route(.post, "/auth/v1/recover", handler: answering(recover, needsSession: false)),
-            Route(.get, "/auth/v1/verify", handler: followLink),
-            Route(.post, "/auth/v1/verify", handler: answering(verify, needsSession: false)),
+            Route(.post, "/auth/v1/signup", cost: .auth, handler: answering(signUp, needsSession: false)),
+            Route(.post, "/auth/v1/token", cost: .auth, handler: answering(token, needsSession: false)),
+            Route(.get, "/auth/v1/user", cost: .cheapRead, handler: answering(user)),
+            Route(.put, "/auth/v1/user", cost: .auth, handler: answering(updateUser)),
+            Route(.get, "/auth/v1/reauthenticate", cost: .auth, handler: answering(reauthenticate)),
+            Route(.post, "/auth/v1/logout", cost: .write, handler: answering(logOut)),
+            Route(.post, "/auth/v1/recover", cost: .auth, handler: answering(recover, needsSession: false)),
+            Route(.get, "/auth/v1/verify", cost: .auth, handler: followLink),
+            Route(.post, "/auth/v1/verify", cost: .auth, handler: answering(verify, needsSession: false)),
         ]
     }
 
     private struct SignUpBody: Decodable { let email: String; let password: String; let data: [String: JSONValue]? }
     private struct PasswordGrant: Decodable { let email: String; let password: String }
     private struct RefreshGrant: Decodable { let refresh_token: String }
-    private struct UserChanges: Decodable { let data: [String: JSONValue]?; let email: String?; let password: String? }
+    private struct UserChanges: Decodable {
+        let data: [String: JSONValue]?
+        let email: String?
+        let password: String?
+        let nonce: String?
+    }
     private struct RecoverBody: Decodable { let email: String; let code_challenge: String?; let code_challenge_method: String? }
     private struct PKCEGrant: Decodable { let auth_code: String; let code_verifier: String }
     private struct VerifyBody: Decodable { let type: String; let token_hash: String?; let token: String?; let email: String? }
@@ -48,16 +54,17 @@ struct GoTrueRoutes {
         }
     }
 
+    // Answers carrying tokens or the user are never stored by a cache on the way.
     private static func session(_ session: Session) -> Response {
         var writer = JSONWriter(capacity: 1024)
         writer.goTrueSession(session)
-        return .json(bytes: writer.bytes)
+        return .json(bytes: writer.bytes, headers: ["Cache-Control": "no-store"])
     }
 
     private static func user(_ user: User) -> Response {
         var writer = JSONWriter(capacity: 512)
         writer.goTrueUser(user)
-        return .json(bytes: writer.bytes)
+        return .json(bytes: writer.bytes, headers: ["Cache-Control": "no-store"])
     }
 
     /// Accounts are confirmed at once, so sign-up answers a Session (as GoTrue with auto-confirm does).
@@ -107,9 +114,18 @@ struct GoTrueRoutes {
         // Validated before anything is written: a bad password leaves the metadata unchanged too.
         if let data = body.data { _ = try UserMetadata.encode(data) }
         var changed = try await context.profiles.user(user.userID)
-        if let password = body.password { changed = try await context.recovery.changePassword(user, to: password) }
+        if let password = body.password {
+            changed = try await context.recovery.changePassword(user, to: password, nonce: body.nonce)
+        }
         if let data = body.data { changed = try await context.profiles.mergeMetadata(user.userID, data) }
         return Self.user(changed)
+    }
+
+    /// Mails the nonce a password change from a session older than a day needs (supabase-swift's
+    /// `reauthenticate()`); `{}` like GoTrue.
+    @Sendable private func reauthenticate(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+        try await context.recovery.reauthentication.send(to: try signedIn(caller))
+        return .json(bytes: Array("{}".utf8))
     }
 
     @Sendable private func logOut(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
@@ -130,7 +146,9 @@ struct GoTrueRoutes {
         }
         let verifyURL = context.publicURL + "/auth/v1/verify"
         let redirect = context.redirects.target(request.queryValue("redirect_to"))
-        try await context.recovery.request(email: body.email, codeChallenge: body.code_challenge) { token in
+        try await context.recovery.request(
+            email: body.email, codeChallenge: body.code_challenge, clientAddress: request.clientAddress
+        ) { token in
             "\(verifyURL)?token=\(token)&type=recovery&redirect_to=\(Self.queryEscaped(redirect))"
         }
         return .json(bytes: Array("{}".utf8))
@@ -141,7 +159,7 @@ struct GoTrueRoutes {
     private var followLink: Handler {
         let context = self.context
         return Handler { request in
-            let target = context.redirects.target(request.queryValue("redirect_to"))
+            let target = RedirectAllowList.percentEncoded(context.redirects.target(request.queryValue("redirect_to")))
             var location: String
             do {
                 guard request.queryValue("type") == "recovery" else { throw QuoteVaultError.resetTokenInvalid }

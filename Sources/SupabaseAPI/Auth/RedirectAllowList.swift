@@ -18,6 +18,20 @@ public struct RedirectAllowList: Sendable {
         return requested
     }
 
+    /// `url` fit for a `Location` header: every byte that may not appear raw in a URL (controls, space, DEL,
+    /// non-ASCII, `"<>\^`{|}`) percent-encoded, the rest (`%` included, so encoding twice changes nothing) kept.
+    public static func percentEncoded(_ url: String) -> String {
+        var encoded = ""
+        for byte in url.utf8 {
+            if byte > 0x20, byte < 0x7F, !"\"<>\\^`{|}".utf8.contains(byte) {
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                encoded += "%" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return encoded
+    }
+
     private func allows(_ url: String, prefix: String) -> Bool {
         guard url.hasPrefix(prefix) else { return false }
         if prefix.hasSuffix("/") || prefix.hasSuffix(":") { return true }

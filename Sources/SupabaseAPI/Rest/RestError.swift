@@ -64,6 +64,11 @@ struct RestError: Error {
 
     /// The PostgREST answer for anything a handler throws; unexpected errors are logged, never shown.
     static func answer(for error: any Error, anonymous: Bool, logger: Logger) -> Response {
+        if let outage = DatabaseUnavailable(error) { return unavailable(outage) }
+        if let quota = QuotaExceeded(error) {
+            return RestError(status: 403, code: "QV001", message: quota.message, details: quota.quota,
+                             hint: "Delete some rows first (README, Per-account quotas)").response
+        }
         switch error {
         case let error as RestError:
             return error.response
@@ -74,19 +79,13 @@ struct RestError: Error {
             case .invalidToken: return RestError(status: 401, code: "PGRST301", message: "JWT could not be verified").response
             }
         case let error as QuoteVaultError:
-            if case .validation(let fields) = error {
-                return RestError(status: 400, code: "23514", message: fields.map { "\($0.field) \($0.message)" }.joined(separator: "; ")).response
-            }
-            if case .unauthorized = error { return RestError(status: 401, code: "PGRST301", message: "JWT could not be verified").response }
-            logger.error("rest request failed", metadata: ["error": "\(error)"])
-            return RestError(status: 500, code: "PGRST000", message: "Unexpected failure").response
+            return from(error, logger: logger)
         case let error as HTTPError where error.code == "invalid_json":
             return RestError(status: 400, code: "PGRST102", message: "Empty or invalid json").response
         case let error as HTTPError:
-            return RestError(status: error.status, code: "PGRST100", message: error.detail ?? error.title).response
-        case let error as PGError where error.isServiceUnavailable:
-            var response = RestError(status: 503, code: "PGRST001", message: "Database client error. Retrying the connection.").response
-            response.headers.set("Retry-After", "1")
+            var response = RestError(status: error.status, code: "PGRST100", message: error.detail ?? error.title)
+                .response
+            for (name, value) in error.headers { response.headers.set(name, value) }
             return response
         case let error as PGError where error.kind == .server:
             return fromServer(error, anonymous: anonymous, logger: logger).response
@@ -96,6 +95,46 @@ struct RestError: Error {
         }
     }
 
+    /// The service's own failures, at the status `/v1` gives them.
+    private static func from(_ error: QuoteVaultError, logger: Logger) -> Response {
+        let refusal: (status: Int, seconds: Int, message: String)
+        switch error {
+        case .validation(let fields):
+            let message = fields.map { "\($0.field) \($0.message)" }.joined(separator: "; ")
+            return RestError(status: 400, code: "23514", message: message).response
+        case .unauthorized:
+            return RestError(status: 401, code: "PGRST301", message: "JWT could not be verified").response
+        case .notFound:
+            return RestError(status: 404, code: "PGRST116", message: "The result contains 0 rows").response
+        case .unsupportedMediaType(let detail):
+            return RestError(status: 415, code: "PGRST107", message: detail).response
+        case .rateLimited(let seconds): refusal = (429, seconds, "Too many requests; try again later")
+        case .busy(let seconds): refusal = (503, seconds, "The server is busy; try again shortly")
+        default:
+            logger.error("rest request failed", metadata: ["error": "\(error)"])
+            return RestError(status: 500, code: "PGRST000", message: "Unexpected failure").response
+        }
+        var response = RestError(status: refusal.status, code: "PGRST\(refusal.status)", message: refusal.message)
+            .response
+        response.headers.set("Retry-After", String(refusal.seconds))
+        return response
+    }
+
+    /// The database cannot serve the request now (`DatabaseUnavailable`): 503, as on every surface, with the
+    /// code PostgREST gives the same failure (PGRST000 cannot connect, PGRST003 no pool connection) or SQLSTATE.
+    static func unavailable(_ outage: DatabaseUnavailable) -> Response {
+        let code: String
+        switch outage.reason {
+        case .unreachable: code = "PGRST000"
+        case .poolExhausted: code = "PGRST003"
+        case .readOnly: code = "25006"
+        case .statementTimeout: code = "57014"
+        }
+        var response = RestError(status: 503, code: code, message: outage.message).response
+        response.headers.set(outage.retryAfterHeader.name, outage.retryAfterHeader.value)
+        return response
+    }
+
     /// PostgreSQL's own errors keep their SQLSTATE, message and detail, as PostgREST shows them.
     private static func fromServer(_ error: PGError, anonymous: Bool, logger: Logger) -> RestError {
         let code = error.sqlState?.rawValue ?? "XX000"
@@ -103,8 +142,6 @@ struct RestError: Error {
         switch code {
         case "23505", "23503": status = 409
         case "42501": status = anonymous ? 401 : 403
-        // A statement the client shaped ran past the server's statement timeout.
-        case "57014": status = 504
         // Bad input, a query the client shaped that PostgreSQL refuses, or one past a limit of PostgreSQL's.
         case _ where ["22", "23", "42", "54"].contains(code.prefix(2)): status = 400
         default:

@@ -11,11 +11,15 @@ struct RestRoutes {
 
     var routes: [Route] {
         [
-            Route(.get, "/rest/v1/{table}", handler: answering(read)),
-            Route(.post, "/rest/v1/{table}", maxBodySize: 1 << 20, handler: answering(insert)),
-            Route(.patch, "/rest/v1/{table}", maxBodySize: 1 << 20, handler: answering(update)),
-            Route(.delete, "/rest/v1/{table}", handler: answering(delete)),
-            Route(.post, "/rest/v1/rpc/{function}", handler: answering(rpc)),
+            Route(.get, "/rest/v1/{table}",
+                  cost: .upgraded(.cheapRead, expensiveWhen: RestCost.hasPatternFilter), handler: answering(read)),
+            Route(.post, "/rest/v1/{table}", maxBodySize: 1 << 20,
+                  cost: .upgraded(.write, expensiveWhen: RestCost.isBulkOrPatterned), handler: answering(insert)),
+            Route(.patch, "/rest/v1/{table}", maxBodySize: 1 << 20,
+                  cost: .upgraded(.write, expensiveWhen: RestCost.hasPatternFilter), handler: answering(update)),
+            Route(.delete, "/rest/v1/{table}",
+                  cost: .upgraded(.write, expensiveWhen: RestCost.hasPatternFilter), handler: answering(delete)),
+            Route(.post, "/rest/v1/rpc/{function}", cost: .cheapRead, handler: answering(rpc)),
         ]
     }
 

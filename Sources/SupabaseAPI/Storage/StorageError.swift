@@ -33,6 +33,7 @@ struct StorageError: Error {
     }
 
     static func answer(for error: any Error, logger: Logger) -> Response {
+        if let outage = DatabaseUnavailable(error) { return unavailable(outage) }
         switch error {
         case let error as StorageError:
             return error.response
@@ -46,18 +47,37 @@ struct StorageError: Error {
         case let error as HTTPError where error.status == 413:
             return StorageError(statusCode: "413", error: "Payload too large", message: "The object exceeded the maximum allowed size",
                                 httpStatus: 413).response
+        case let error as HTTPError where error.status == 429 || error.status == 503:
+            // A refusal under load keeps its status and Retry-After whichever door it came through.
+            var response = StorageError(statusCode: String(error.status), error: error.code,
+                                        message: error.detail ?? error.title, httpStatus: error.status).response
+            for (name, value) in error.headers { response.headers.set(name, value) }
+            return response
         case let error as HTTPError:
             return StorageError(statusCode: String(error.status), error: error.code, message: error.detail ?? error.title).response
+        case QuoteVaultError.rateLimited(let seconds):
+            var response = StorageError(statusCode: "429", error: "too_many_requests",
+                                        message: "Too many requests; try again later", httpStatus: 429).response
+            response.headers.set("Retry-After", String(seconds))
+            return response
+        case QuoteVaultError.busy(let seconds):
+            var response = StorageError(statusCode: "503", error: "service_unavailable",
+                                        message: "The server is busy; try again shortly", httpStatus: 503).response
+            response.headers.set("Retry-After", String(seconds))
+            return response
         case let error as PGError where error.sqlState.map({ ["22", "23"].contains($0.rawValue.prefix(2)) }) ?? false:
             return StorageError(statusCode: "400", error: "invalid_request", message: "The request was refused: \(error.message)").response
-        case let error as PGError where error.isServiceUnavailable:
-            var response = StorageError(statusCode: "503", error: "service_unavailable", message: "The database is unavailable",
-                                        httpStatus: 503).response
-            response.headers.set("Retry-After", "1")
-            return response
         default:
             logger.error("storage request failed", metadata: ["error": "\(error)"])
             return StorageError(statusCode: "500", error: "internal", message: "Internal Server Error", httpStatus: 500).response
         }
+    }
+
+    /// The database cannot serve the request now (`DatabaseUnavailable`): 503, as on every surface.
+    static func unavailable(_ outage: DatabaseUnavailable) -> Response {
+        var response = StorageError(statusCode: "503", error: "service_unavailable", message: outage.message,
+                                    httpStatus: 503).response
+        response.headers.set(outage.retryAfterHeader.name, outage.retryAfterHeader.value)
+        return response
     }
 }

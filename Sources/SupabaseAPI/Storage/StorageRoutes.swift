@@ -14,11 +14,14 @@ struct StorageRoutes {
 
     var routes: [Route] {
         [
-            Route(.post, "/storage/v1/object/{bucket}/{path...}", maxBodySize: Self.maximumUpload, handler: answering(upload)),
-            Route(.put, "/storage/v1/object/{bucket}/{path...}", maxBodySize: Self.maximumUpload, handler: answering(update)),
-            Route(.get, "/storage/v1/object/{bucket}/{path...}", handler: answering(download)),
-            Route(.get, "/storage/v1/object/public/{bucket}/{path...}", handler: answering(publicDownload, needsKey: false)),
-            Route(.delete, "/storage/v1/object/{bucket}", handler: answering(remove)),
+            Route(.post, "/storage/v1/object/{bucket}/{path...}", maxBodySize: Self.maximumUpload,
+                  cost: .write, handler: answering(upload)),
+            Route(.put, "/storage/v1/object/{bucket}/{path...}", maxBodySize: Self.maximumUpload,
+                  cost: .write, handler: answering(update)),
+            Route(.get, "/storage/v1/object/{bucket}/{path...}", cost: .cheapRead, handler: answering(download)),
+            Route(.get, "/storage/v1/object/public/{bucket}/{path...}",
+                  cost: .cheapRead, handler: answering(publicDownload, needsKey: false)),
+            Route(.delete, "/storage/v1/object/{bucket}", cost: .write, handler: answering(remove)),
         ]
     }
 
@@ -147,6 +150,7 @@ struct StorageRoutes {
         do { avatar = try await context.profiles.avatar(of: owner) } catch QuoteVaultError.notFound { throw StorageError.notFound }
         guard avatar.storageName == name else { throw StorageError.notFound }
         var headers: HTTPHeaders = ["Content-Type": avatar.contentType, "ETag": "\"\(avatar.etag)\"", "Cache-Control": "max-age=\(avatar.cacheMaxAge ?? 3600)"]
+        headers.markAsUserContent()
         if let download {
             let filename = (download.isEmpty ? name : download).filter { $0.isLetter || $0.isNumber || ".-_".contains($0) }
             headers.set("Content-Disposition", "attachment; filename=\"\(filename.isEmpty ? "avatar" : filename)\"")

@@ -1,0 +1,46 @@
+import Foundation
+import Logging
+
+/// Progress of a long backup or restore: a line rewritten in place on a terminal, a log line every ten seconds
+/// otherwise.
+final class BackupProgress: @unchecked Sendable {
+    // @unchecked: `lastLogged` is guarded by `lock`.
+    private let label: String
+    private let logger: Logger
+    private let onTerminal = isatty(STDERR_FILENO) != 0
+    private let lock = NSLock()
+    private var lastLogged = ContinuousClock.now
+    private var shown = false
+
+    init(_ label: String, logger: Logger) {
+        self.label = label
+        self.logger = logger
+    }
+
+    func report(share: Double, total: Int64) {
+        let percent = Int((min(1, max(0, share)) * 100).rounded(.down))
+        let text = "\(label): \(percent)% of \(Self.size(total))"
+        lock.withLock {
+            if onTerminal {
+                FileHandle.standardError.write(Data("\r\(text)\u{1B}[K".utf8))
+                shown = true
+            } else if ContinuousClock.now - lastLogged >= .seconds(10) {
+                lastLogged = .now
+                logger.info("progress", metadata: ["task": .string(label), "percent": .stringConvertible(percent),
+                                                   "bytes": .stringConvertible(total)])
+            }
+        }
+    }
+
+    /// Ends the terminal line.
+    func finish() {
+        lock.withLock {
+            if shown { FileHandle.standardError.write(Data("\n".utf8)) }
+            shown = false
+        }
+    }
+
+    static func size(_ bytes: Int64) -> String {
+        ByteCountFormatter.string(fromByteCount: bytes, countStyle: .binary)
+    }
+}
