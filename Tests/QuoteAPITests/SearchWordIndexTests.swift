@@ -4,7 +4,7 @@ import PGClient
 import TestSupport
 import XCTest
 
-/// Searches of several words through the index of words (migrations 0012-0013): the ranking, the walk's early
+/// Searches of several words through the index of words (migrations 0013-0014): the ranking, the walk's early
 /// stop shown by the plans of the real search functions, and the vocabulary forgetting unused words.
 final class SearchWordIndexTests: XCTestCase {
     private func search(_ app: TestApp, _ query: String, type: String, extra: String = "") throws -> HTTPTestResponse {

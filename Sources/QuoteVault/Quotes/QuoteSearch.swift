@@ -15,7 +15,7 @@ public enum SearchField: String, Sendable {
 ///
 /// The cost does not grow with the number of matches.
 /// - A query is first answered from the index of words (`quote_vocabulary` and the word indexes of `quotes`,
-///   migrations 0012-0013): for each run of word characters of the query, the words of the vocabulary that can
+///   migrations 0013-0014): for each run of word characters of the query, the words of the vocabulary that can
 ///   hold it, then the quotes holding them, without reading a text. With at most 1,000 matches (and 5,000
 ///   candidates) that is the answer, ranked in full with an exact `total`. The SQL decides what a word is and
 ///   holds the thresholds (`quote_search_limit`).
@@ -85,7 +85,7 @@ public struct QuoteSearch: Sendable {
         }
     }
 
-    /// A query answered from the index of words (`quote_search_words_text`/`_author`, migration 0013): its
+    /// A query answered from the index of words (`quote_search_words_text`/`_author`, migration 0014): its
     /// matches are found among the quotes holding the words its pieces allow, without reading other texts. Exact
     /// when it answers (a total over 1,000: more than 1,000); nil when it cannot tell cheaply.
     private func fromWords(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest)
@@ -121,7 +121,7 @@ public struct QuoteSearch: Sendable {
     private func walk(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest) async throws
         -> (page: Page<Quote>, version: Int64)
     {
-        // The query itself too: its tiers are read from the index of words where they are few (migration 0013).
+        // The query itself too: its tiers are read from the index of words where they are few (migration 0014).
         let rows = try await run("""
             SELECT version.version, walked.* FROM quotes_version AS version LEFT JOIN LATERAL \
             (SELECT w.id AS quote_id, w.text AS quote_text, w.author AS quote_author, w.category AS quote_category, \

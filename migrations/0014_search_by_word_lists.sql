@@ -1,4 +1,4 @@
--- The search over the compact index of words (0012), for one word and for several.
+-- The search over the compact index of words (0013), for one word and for several.
 --
 -- A query is cut into pieces, the runs of word characters of lower(query) (quote_words_array's words). A quote
 -- containing the query holds, for each piece, a word of the vocabulary the piece allows: the piece itself when
