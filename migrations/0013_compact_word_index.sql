@@ -4,8 +4,9 @@
 --
 -- * A word is defined once, here: quote_words_array (a maximal run of \w in lower(text), as \m...\M delimits it
 --   and ILIKE compares). Everything else (the GIN indexes, the vocabulary, the search) derives from it.
--- * quotes_text_words_idx / quotes_author_words_idx: GIN over quote_words_array(text) / (author). GIN stores each
---   distinct word once and each word's quotes as a compressed list of row positions (1-2 bytes a quote).
+-- * quotes_text_words_idx / quotes_author_words_idx: GIN over quote_words_array(text) / (author) and the quote's
+--   time buckets (quote_time_buckets). GIN stores each distinct word once and each word's quotes as a compressed
+--   list of row positions (1-2 bytes a quote); a word and a bucket asked together are intersected inside GIN.
 -- * quote_vocabulary: each word in use once, with the number of quotes using it (`uses`). A word no quote uses
 --   any more is deleted. `uses` tells the search, before reading anything, how many quotes a word can answer.
 -- * The search's thresholds are named in one place: quote_search_limit.
@@ -38,6 +39,24 @@ CREATE FUNCTION quote_words_of(t text) RETURNS SETOF text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
     AS $$ SELECT DISTINCT w FROM unnest(quote_words_array(t)) AS w $$;
 
+-- A time as microseconds since 1970 (immutable: the difference of two timestamptz does not depend on the zone).
+CREATE FUNCTION quote_time_us(t timestamptz) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+    AS $$ SELECT (extract(epoch FROM t - timestamptz '1970-01-01 00:00:00+00') * 1000000)::bigint $$;
+
+-- The time buckets holding a quote created at `t`, one per level: level l (0-5) cuts time into spans of
+-- 2^(31 + 3 l) microseconds (36 minutes, 5 hours, 1.6 days, 13 days, 3.4 months, 2.2 years), each nested in one of
+-- the next level. Indexed beside the words, they let a search ask GIN for a word's quotes of one span only: the
+-- newest span first, then older ones, stopping when the page is full. The level sits above the span's number.
+-- Spans shorter than 36 minutes would cost a GIN entry per quote or so for little gain.
+CREATE FUNCTION quote_time_bucket(us bigint, level int) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+    AS $$ SELECT (level::bigint << 52) + (us >> (31 + 3 * level)) $$;
+
+CREATE FUNCTION quote_time_buckets(t timestamptz) RETURNS bigint[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+    AS $$ SELECT array_agg(quote_time_bucket(quote_time_us(t), l) ORDER BY l) FROM generate_series(0, 5) AS l $$;
+
 -- Every threshold of the search, by name (the contract's 1,000 exact matches included).
 CREATE FUNCTION quote_search_limit(name text) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
@@ -54,6 +73,16 @@ CREATE FUNCTION quote_search_limit(name text) RETURNS bigint
         WHEN 'walk_row_cost_author' THEN 20
         -- A tier or a query piece spread over more words of the vocabulary than this is not read from the index.
         WHEN 'words_per_piece' THEN 200
+        -- A tier or piece with fewer quotes than this is read whole from the word index and sorted; with more, it
+        -- is read span by span of time, newest first (quote_time_buckets), until the page is full.
+        WHEN 'sorted_reads' THEN 300
+        -- A tier of longer words, or of words containing the query, held by at least this share of the quotes
+        -- (per thousand) is walked newest-first with its test: a page needs fewer rows of the table than GIN
+        -- would decode.
+        WHEN 'walk_share' THEN 100
+        -- The newest this many quotes (twice as many at most) have their words in order in quote_words_newest
+        -- (migration 0016): a word's newest quotes are read from there.
+        WHEN 'newest_window' THEN 30000
     END $$;
 
 CREATE TABLE quote_vocabulary (
@@ -135,8 +164,8 @@ CREATE INDEX quote_vocabulary_word_trgm_idx ON quote_vocabulary USING gin (word 
 
 -- GIN builds sort the words of every quote in memory: with more, fewer passes (this transaction only).
 SET LOCAL maintenance_work_mem = '256MB';
-CREATE INDEX quotes_text_words_idx ON quotes USING gin (quote_words_array(text));
-CREATE INDEX quotes_author_words_idx ON quotes USING gin (quote_words_array(author));
+CREATE INDEX quotes_text_words_idx ON quotes USING gin (quote_words_array(text), quote_time_buckets(created_at));
+CREATE INDEX quotes_author_words_idx ON quotes USING gin (quote_words_array(author), quote_time_buckets(created_at));
 
 -- Unused by every query (pg_stat_user_indexes after the bench): quotes_newest_author_idx holds the same key
 -- (created_at DESC, id DESC) and serves the same walks and pages.

@@ -59,7 +59,8 @@ END $$;
 -- The query as one word of the index (when it is one run of word characters), else NULL.
 CREATE OR REPLACE FUNCTION quote_words_one_word(query text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$ SELECT CASE WHEN w = ARRAY[lower(query)] THEN lower(query) END FROM quote_words_array(query) AS w $$;
+    -- one expression (no FROM), so that it is inlined into its callers' cached plans
+    AS $$ SELECT CASE WHEN quote_words_array(query) = ARRAY[lower(query)] THEN lower(query) END $$;
 DROP FUNCTION quote_words_containing(text);
 
 -- The vocabulary's words of one rank tier of a one-word query, their quotes (`uses`, summed) and the most quotes
@@ -95,13 +96,22 @@ BEGIN
                   WHEN words IS NULL AND tier < 2 THEN '{}' ELSE words END;
 END $$;
 
+-- A quote's tier, from its text or author (`value`): the query as a whole word (0), as the start of a word (1),
+-- anywhere (2), by the case-insensitive `whole` and `prefix`; or, for one word (`lowered`), the tier of the words
+-- read (`min_tier`), or -1 for a quote of an earlier tier (its words may include words of later ones), by
+-- `whole` and `prefix` over lower(value), as the index's words are. One expression: inlined where it is used.
+CREATE FUNCTION quote_search_tier(value text, lowered boolean, min_tier int, whole text, prefix text) RETURNS int
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$ SELECT CASE WHEN NOT lowered THEN CASE WHEN value !~* prefix THEN 2 WHEN value ~* whole THEN 0 ELSE 1 END
+                      WHEN min_tier = 1 AND value ~* whole AND lower(value) ~ whole THEN -1
+                      WHEN min_tier = 2 AND value ~* prefix AND lower(value) ~ prefix THEN -1
+                      ELSE min_tier END $$;
+
 -- One function per searched column (its word index is in the plan), made from one text:
 -- quote_search_by_words_text/_author: the quotes holding a word of `any_a` and one of `any_b` that contain the
 -- query, at rank `min_tier` or after, in rank order, at most `wanted`: read from the word index and sorted, so
--- its cost is that of the candidates (the caller keeps them few). A quote's tier: the query as a whole word (0),
--- as the start of a word (1), anywhere (2), by the case-insensitive `whole` and `prefix`; or, for one word
--- (`lowered`), the words of one tier given (`min_tier`), and `whole` and `prefix` over lower(column) (as the
--- index's words are) only exclude the quotes of the tiers before.
+-- its cost is that of the candidates (the caller keeps them few). Tiers by quote_search_tier; for one word
+-- (`lowered`), the words given are those of tier `min_tier`.
 DO $make$
 DECLARE searched text;
 BEGIN
@@ -115,14 +125,7 @@ BEGIN
             SET max_parallel_workers_per_gather = 0
             AS $$
                 SELECT c.id, c.created_at, c.tier FROM (
-                    SELECT t.id, t.created_at,
-                           CASE WHEN NOT lowered THEN
-                                    CASE WHEN t.%2$I !~* prefix THEN 2 WHEN t.%2$I ~* whole THEN 0 ELSE 1 END
-                                -- one word, one tier's words: the tier is known; a quote of an earlier tier (its
-                                -- word list may hold words of later ones) is -1
-                                WHEN min_tier = 1 AND t.%2$I ~* whole AND lower(t.%2$I) ~ whole THEN -1
-                                WHEN min_tier = 2 AND t.%2$I ~* prefix AND lower(t.%2$I) ~ prefix THEN -1
-                                ELSE min_tier END AS tier
+                    SELECT t.id, t.created_at, quote_search_tier(t.%2$I, lowered, min_tier, whole, prefix) AS tier
                     FROM quotes t
                     WHERE quote_words_array(t.%2$I) && any_a AND quote_words_array(t.%2$I) && any_b
                       -- coalesce: a test the trigram index cannot take over (the word index selects)
@@ -134,6 +137,91 @@ BEGIN
                 LIMIT wanted
             $$
             $f$, 'quote_search_by_words_' || searched, searched);
+    END LOOP;
+END $make$;
+
+-- quote_search_newest_text/_author: what quote_search_by_words_* answers (same arguments, and `uses`, the quotes
+-- the words hold by the vocabulary), read newest first when the words hold many quotes: GIN is asked for the
+-- quotes holding the words in a few spans of time (time buckets of quote_time_buckets, intersected with the
+-- words' lists inside the index), the newest spans first, then older ones, until `wanted` rows of `min_tier` are
+-- found; only quotes created before `before` (unless NULL) are read, and quotes older than the spans read are
+-- never fetched. The spans of a read are the buckets of the longest level holding at most half the rows still
+-- wanted if the words' quotes were spread evenly between the oldest quote and the newest, as many as those rows
+-- need; a read that falls short makes the next one twice as long. With fewer than sorted_reads quotes (and no
+-- `before`), the words' quotes are read whole and sorted (quote_search_by_words_*).
+DO $make$
+DECLARE searched text;
+BEGIN
+    FOREACH searched IN ARRAY ARRAY['text', 'author'] LOOP
+        EXECUTE format($f$
+            CREATE FUNCTION %1$I(any_a text[], any_b text[], contains text, whole text, prefix text, lowered boolean,
+                                 min_tier int, only_category text, wanted bigint, uses bigint,
+                                 before timestamptz)
+            RETURNS TABLE (id uuid, created_at timestamptz, tier int)
+            LANGUAGE plpgsql STABLE
+            SET enable_seqscan = off SET enable_bitmapscan = on SET plan_cache_mode = force_generic_plan SET jit = off
+            SET max_parallel_workers_per_gather = 0
+            AS $$
+            DECLARE
+                newest_us bigint := quote_time_us((SELECT max(q.created_at) FROM quotes q));
+                oldest_us bigint := quote_time_us((SELECT min(q.created_at) FROM quotes q));
+                level int;
+                per_bucket float8;  -- the words' quotes a bucket of the level holds, if spread evenly
+                boost float8 := 1;  -- doubled after each read that did not fill the page
+                n bigint;  -- buckets read at once
+                newest_bucket bigint;
+                buckets bigint[];
+                upper_us bigint;  -- the span read: [lower_us, upper_us)
+                lower_us bigint;
+                found bigint := 0;  -- rows of min_tier read
+                ids uuid[] := '{}';
+                times timestamptz[] := '{}';
+                tiers int[] := '{}';
+            BEGIN
+                IF (uses < quote_search_limit('sorted_reads') AND before IS NULL) OR newest_us IS NULL THEN
+                    RETURN QUERY SELECT * FROM %2$I(any_a, any_b, contains, whole, prefix, lowered, min_tier,
+                                                    only_category, wanted);
+                    RETURN;
+                END IF;
+                upper_us := least(newest_us + 1, quote_time_us(before));
+                WHILE found < wanted AND upper_us > oldest_us LOOP
+                    -- buckets of the longest level holding at most half the rows still wanted (or 36 minutes),
+                    -- as many as those rows need and a fifth more (the newest bucket is partly filled)
+                    level := 5;
+                    per_bucket := uses * 2.0 ^ 46 / greatest(newest_us - oldest_us, 1);
+                    WHILE level > 0 AND per_bucket > (wanted - found) * boost / 2 LOOP
+                        level := level - 1;
+                        per_bucket := per_bucket / 8;
+                    END LOOP;
+                    n := least(ceil((wanted - found) * 1.2 * boost / per_bucket + 0.5), 64);
+                    newest_bucket := (upper_us - 1) >> (31 + 3 * level);
+                    buckets := ARRAY(SELECT (level::bigint << 52) + newest_bucket - k
+                                     FROM generate_series(0, n - 1) AS k);
+                    lower_us := (newest_bucket - n + 1) << (31 + 3 * level);
+                    SELECT ids || coalesce(array_agg(c.id), '{}'), times || coalesce(array_agg(c.created_at), '{}'),
+                           tiers || coalesce(array_agg(c.tier), '{}'),
+                           found + count(*) FILTER (WHERE c.tier = min_tier)
+                    INTO ids, times, tiers, found
+                    FROM (SELECT t.id, t.created_at,
+                                 quote_search_tier(t.%3$I, lowered, min_tier, whole, prefix) AS tier
+                          FROM quotes t
+                          WHERE quote_words_array(t.%3$I) && any_a AND quote_words_array(t.%3$I) && any_b
+                            AND quote_time_buckets(t.created_at) && buckets
+                            -- the span's own bounds (the newest bucket may end after upper_us); a function of the
+                            -- time, so that no other index is asked
+                            AND quote_time_us(t.created_at) >= lower_us AND quote_time_us(t.created_at) < upper_us
+                            AND coalesce(t.%3$I ILIKE contains, false)
+                            AND (only_category IS NULL OR t.category = only_category)
+                          OFFSET 0) AS c
+                    WHERE c.tier >= min_tier;
+                    upper_us := lower_us;
+                    boost := boost * 2;
+                END LOOP;
+                RETURN QUERY SELECT e.id, e.created_at, e.tier
+                    FROM unnest(ids, times, tiers) AS e (id, created_at, tier)
+                    ORDER BY e.tier, e.created_at DESC, e.id DESC LIMIT wanted;
+            END $$
+            $f$, 'quote_search_newest_' || searched, 'quote_search_by_words_' || searched, searched);
     END LOOP;
 END $make$;
 
@@ -227,17 +315,20 @@ BEGIN
     END LOOP;
 END $make$;
 
--- The first `wanted` matches of a query with many, in rank order: each tier read from the word indexes and
--- sorted when it has few quotes, else walked newest-first (quotes_newest_author_idx) with its test, stopping at
--- the rows the page needs; a tier is only read when the ones before it cannot fill the page.
--- * One word: tier 0 is the word itself, tier 1 the longer words starting with it, tier 2 the other words
---   containing it; `uses` tells each tier's quotes before anything is read.
+-- The first `wanted` matches of a query with many, in rank order, stopping at the rows the page needs; a tier is
+-- only read when the ones before it cannot fill the page.
+-- * One word: tier 0 is the word itself, read newest first from the window of ordered words (quote_words_newest,
+--   migration 0016), then, if the window holds too few, from the word index span by span
+--   (quote_search_newest_*); tier 1 the longer words starting with it, tier 2 the other words containing it:
+--   each read from the word index (quote_search_newest_*), or walked newest-first (quotes_newest_author_idx)
+--   with its test when its words are too many or hold walk_share of the quotes. The vocabulary's `uses` tells
+--   each tier's quotes before anything is read.
 -- * Several pieces: the candidates of the two rarest pieces, when few, sorted by tier; else the regular
---   expressions' walk of 0007.
+--   expressions' walk of 0007. "Few": under sqrt(wanted * rows of quotes * walk_row_cost) or the rows wanted:
+--   the walk reads about wanted * rows / matches quotes, the sort reads the matches; below that the sort costs
+--   less.
 -- A one-word tier's test is over lower(column), as the index's words are; `~*` first, which implies it and costs
 -- a twentieth of lower() and `~` on a text (most rows of a walk fail it).
--- "Few": under sqrt(wanted * rows of quotes * walk_row_cost) or the rows wanted: the walk reads about
--- wanted * rows / matches quotes, the sort reads the matches; below that the sort costs less.
 DO $make$
 DECLARE searched text;
 BEGIN
@@ -250,9 +341,9 @@ BEGIN
             SET plan_cache_mode = force_generic_plan SET jit = off SET max_parallel_workers_per_gather = 0
             AS $$
             DECLARE
-                few bigint := greatest(wanted, sqrt(wanted * quote_search_limit('walk_row_cost_%2$s') / 100.0
-                                                    * greatest((SELECT c.reltuples FROM pg_class c
-                                                                WHERE c.oid = 'quotes'::regclass), 0))::bigint);
+                few bigint;  -- several words: candidates sorted below this many, else walked
+                walk_from bigint;  -- a one-word tier of other words held by more quotes is walked with its test
+                word_uses bigint;  -- one word: the quotes holding it
                 one_word text := quote_words_one_word(query);
                 listed record;
                 a_words text[];  -- several words: the two rarest pieces' words
@@ -262,22 +353,50 @@ BEGIN
                 sorted_times timestamptz[] := '{}';
                 sorted_tiers int[] := '{}';
                 walked boolean[] := ARRAY[false, false, false];  -- per tier: walked newest-first
+                since timestamptz := (SELECT w.since FROM quote_words_window w);
                 filled bigint := 0;  -- rows known to be in the tiers before (at least)
                 part record;
             BEGIN
                 IF one_word IS NOT NULL THEN
                     whole := '\m' || one_word || '\M';
                     prefix := '\m' || one_word;
-                    FOR k IN 0 .. 2 LOOP
+                    -- Tier 0, the word itself: its newest quotes from the window of ordered words; older ones
+                    -- (when the window holds too few) from the word index, span by span.
+                    SELECT coalesce(sum(v.uses), 0) INTO word_uses FROM quote_vocabulary v
+                    WHERE v.word = one_word AND v.field = %3$L;
+                    IF word_uses > 0 THEN
+                        SELECT coalesce(array_agg(e.quote_id ORDER BY e.created_at DESC, e.quote_id DESC), '{}'),
+                               coalesce(array_agg(e.created_at ORDER BY e.created_at DESC, e.quote_id DESC), '{}')
+                        INTO sorted_ids, sorted_times
+                        FROM (SELECT qw.quote_id, qw.created_at FROM quote_words_newest qw
+                              WHERE qw.field = %3$L AND qw.word = one_word AND qw.created_at >= since
+                                AND (only_category IS NULL OR qw.category = only_category)
+                              ORDER BY qw.created_at DESC, qw.quote_id DESC LIMIT wanted) AS e;
+                        filled := cardinality(sorted_ids);
+                        IF filled < wanted AND since > '-infinity'
+                           AND (filled < word_uses OR only_category IS NOT NULL) THEN
+                            -- (rows in rank order: as returned)
+                            SELECT sorted_ids || coalesce(array_agg(o.id), '{}'),
+                                   sorted_times || coalesce(array_agg(o.created_at), '{}')
+                            INTO sorted_ids, sorted_times
+                            FROM %6$I(ARRAY[one_word], ARRAY[one_word], contains, whole, prefix, true, 0, only_category,
+                                      wanted - filled, word_uses, since) AS o;
+                            filled := cardinality(sorted_ids);
+                        END IF;
+                        sorted_tiers := array_fill(0, ARRAY[filled::int]);
+                    END IF;
+                    walk_from := quote_search_limit('walk_share') * greatest((SELECT c.reltuples FROM pg_class c
+                                                              WHERE c.oid = 'quotes'::regclass), 0) / 1000;
+                    FOR k IN 1 .. 2 LOOP
                         EXIT WHEN filled >= wanted;
                         listed := quote_search_tier_words(%3$L, one_word, k);
-                        IF listed.words IS NULL OR listed.uses >= few THEN
+                        IF listed.words IS NULL OR listed.uses >= walk_from THEN
                             walked[k + 1] := true;
                             -- Without a category, that many quotes fill the page; with one, perhaps not.
                             IF only_category IS NULL THEN filled := filled + listed.uses; END IF;
                         ELSIF listed.uses > 0 THEN
-                            FOR part IN SELECT * FROM %4$I(listed.words, listed.words, contains, whole, prefix, true,
-                                                            k, only_category, wanted) LOOP
+                            FOR part IN SELECT * FROM %6$I(listed.words, listed.words, contains, whole, prefix, true,
+                                                            k, only_category, wanted - filled, listed.uses, NULL) LOOP
                                 EXIT WHEN part.tier <> k;
                                 sorted_ids := sorted_ids || part.id;
                                 sorted_times := sorted_times || part.created_at;
@@ -291,6 +410,9 @@ BEGIN
                         IF a_words IS NULL THEN a_words := listed.words; a_uses := listed.uses;
                         ELSE b_words := listed.words; END IF;
                     END LOOP;
+                    few := greatest(wanted, sqrt(wanted * quote_search_limit('walk_row_cost_%2$s') / 100.0
+                                                 * greatest((SELECT c.reltuples FROM pg_class c
+                                                             WHERE c.oid = 'quotes'::regclass), 0))::bigint);
                     IF a_words IS NOT NULL AND a_uses < few THEN
                         SELECT coalesce(array_agg(s.id), '{}'), coalesce(array_agg(s.created_at), '{}'),
                                coalesce(array_agg(s.tier), '{}')
@@ -340,6 +462,7 @@ BEGIN
             'quote_search_by_words_' || searched,
             -- over a text the regular expression first (about half ILIKE's cost a row); over a short author, ILIKE
             CASE searched WHEN 'text' THEN 't.text ~* whole AND lower(t.text) ~ whole'
-                          ELSE 't.author ILIKE contains AND t.author ~* whole AND lower(t.author) ~ whole' END);
+                          ELSE 't.author ILIKE contains AND t.author ~* whole AND lower(t.author) ~ whole' END,
+            'quote_search_newest_' || searched);
     END LOOP;
 END $make$;
