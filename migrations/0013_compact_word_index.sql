@@ -75,7 +75,7 @@ CREATE FUNCTION quote_search_limit(name text) RETURNS bigint
         WHEN 'words_per_piece' THEN 200
         -- A tier or piece with fewer quotes than this is read whole from the word index and sorted; with more, it
         -- is read span by span of time, newest first (quote_time_buckets), until the page is full.
-        WHEN 'sorted_reads' THEN 300
+        WHEN 'sorted_reads' THEN 100
         -- A tier of longer words, or of words containing the query, held by at least this share of the quotes
         -- (per thousand) is walked newest-first with its test: a page needs fewer rows of the table than GIN
         -- would decode.

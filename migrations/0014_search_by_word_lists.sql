@@ -110,20 +110,21 @@ CREATE FUNCTION quote_search_tier(value text, lowered boolean, min_tier int, who
 -- One function per searched column (its word index is in the plan), made from one text:
 -- quote_search_by_words_text/_author: the quotes holding a word of `any_a` and one of `any_b` that contain the
 -- query, at rank `min_tier` or after, in rank order, at most `wanted`: read from the word index and sorted, so
--- its cost is that of the candidates (the caller keeps them few). Tiers by quote_search_tier; for one word
--- (`lowered`), the words given are those of tier `min_tier`.
+-- its cost is that of the candidates (the caller keeps them few); only quotes created before `before`, unless
+-- NULL. Tiers by quote_search_tier; for one word (`lowered`), the words given are those of tier `min_tier`.
 DO $make$
 DECLARE searched text;
 BEGIN
     FOREACH searched IN ARRAY ARRAY['text', 'author'] LOOP
         EXECUTE format($f$
             CREATE FUNCTION %1$I(any_a text[], any_b text[], contains text, whole text, prefix text, lowered boolean,
-                                 min_tier int, only_category text, wanted bigint)
+                                 min_tier int, only_category text, wanted bigint, before timestamptz DEFAULT NULL)
             RETURNS TABLE (id uuid, created_at timestamptz, tier int)
-            LANGUAGE sql STABLE
+            -- PL/pgSQL: its plan is kept for the session (a SQL function's is made again at each call)
+            LANGUAGE plpgsql STABLE
             SET enable_seqscan = off SET enable_bitmapscan = on SET plan_cache_mode = force_generic_plan SET jit = off
             SET max_parallel_workers_per_gather = 0
-            AS $$
+            AS $$ BEGIN RETURN QUERY
                 SELECT c.id, c.created_at, c.tier FROM (
                     SELECT t.id, t.created_at, quote_search_tier(t.%2$I, lowered, min_tier, whole, prefix) AS tier
                     FROM quotes t
@@ -131,11 +132,12 @@ BEGIN
                       -- coalesce: a test the trigram index cannot take over (the word index selects)
                       AND coalesce(t.%2$I ILIKE contains, false)
                       AND (only_category IS NULL OR t.category = only_category)
+                      AND (before IS NULL OR t.created_at < before)
                     OFFSET 0) AS c  -- each row's tier computed once
                 WHERE c.tier >= min_tier
                 ORDER BY c.tier, c.created_at DESC, c.id DESC
-                LIMIT wanted
-            $$
+                LIMIT wanted;
+            END $$
             $f$, 'quote_search_by_words_' || searched, searched);
     END LOOP;
 END $make$;
@@ -147,8 +149,8 @@ END $make$;
 -- found; only quotes created before `before` (unless NULL) are read, and quotes older than the spans read are
 -- never fetched. The spans of a read are the buckets of the longest level holding at most half the rows still
 -- wanted if the words' quotes were spread evenly between the oldest quote and the newest, as many as those rows
--- need; a read that falls short makes the next one twice as long. With fewer than sorted_reads quotes (and no
--- `before`), the words' quotes are read whole and sorted (quote_search_by_words_*).
+-- need; a read that falls short makes the next one twice as long. With fewer than sorted_reads quotes, the
+-- words' quotes are read whole and sorted (quote_search_by_words_*).
 DO $make$
 DECLARE searched text;
 BEGIN
@@ -178,9 +180,9 @@ BEGIN
                 times timestamptz[] := '{}';
                 tiers int[] := '{}';
             BEGIN
-                IF (uses < quote_search_limit('sorted_reads') AND before IS NULL) OR newest_us IS NULL THEN
+                IF uses < quote_search_limit('sorted_reads') OR newest_us IS NULL THEN
                     RETURN QUERY SELECT * FROM %2$I(any_a, any_b, contains, whole, prefix, lowered, min_tier,
-                                                    only_category, wanted);
+                                                    only_category, wanted, before);
                     RETURN;
                 END IF;
                 upper_us := least(newest_us + 1, quote_time_us(before));
@@ -284,6 +286,26 @@ BEGIN
                     counted := CASE WHEN candidates > quote_search_limit('ranked_reads') THEN NULL
                                     WHEN candidates = 0 THEN 0 ELSE -1 END;
                 END IF;
+                IF counted = -1 AND one_word IS NOT NULL AND candidates >= quote_search_limit('sorted_reads') THEN
+                    -- One word, many candidates: its matches are the quotes holding a word of the tiers, counted
+                    -- from the word index alone; the page is the walk's (each tier newest first, only the rows it
+                    -- needs). With fewer candidates, all are read and sorted (below).
+                    SELECT count(*) INTO counted FROM (
+                        SELECT 1 FROM quotes t
+                        WHERE quote_words_array(t.%2$I)
+                              && (tier_lists[1]::text[] || tier_lists[2]::text[] || tier_lists[3]::text[])
+                          AND (only_category IS NULL OR t.category = only_category)
+                        LIMIT exact + 1) AS m;
+                    RETURN QUERY
+                        SELECT counted, (SELECT qv.version FROM quotes_version qv), w.id, w.text, w.author,
+                               w.category, w.created_at
+                        FROM (SELECT) AS one LEFT JOIN LATERAL (
+                            SELECT r.* FROM %5$I(contains, whole, prefix, query, only_category, page_offset + page_size)
+                                WITH ORDINALITY AS r (id, text, author, category, created_at, tier, n)
+                            WHERE counted BETWEEN 1 AND exact ORDER BY r.n OFFSET page_offset) AS w ON true
+                        ORDER BY w.n;
+                    RETURN;
+                END IF;
                 IF counted IS DISTINCT FROM -1 THEN
                     RETURN QUERY SELECT counted, qv.version, NULL::uuid, NULL::text, NULL::text, NULL::text,
                                         NULL::timestamptz FROM quotes_version qv;
@@ -311,7 +333,7 @@ BEGIN
                     ORDER BY r.tier, r.created_at DESC, r.id DESC;
             END $$
             $f$, 'quote_search_words_' || searched, searched, CASE searched WHEN 'text' THEN 't' ELSE 'a' END,
-            'quote_search_by_words_' || searched);
+            'quote_search_by_words_' || searched, 'quote_search_walk_' || searched);
     END LOOP;
 END $make$;
 
@@ -344,6 +366,7 @@ BEGIN
                 few bigint;  -- several words: candidates sorted below this many, else walked
                 walk_from bigint;  -- a one-word tier of other words held by more quotes is walked with its test
                 word_uses bigint;  -- one word: the quotes holding it
+                earlier bigint;  -- one word: the quotes the tiers before may hold (at most)
                 one_word text := quote_words_one_word(query);
                 listed record;
                 a_words text[];  -- several words: the two rarest pieces' words
@@ -387,13 +410,15 @@ BEGIN
                     END IF;
                     walk_from := quote_search_limit('walk_share') * greatest((SELECT c.reltuples FROM pg_class c
                                                               WHERE c.oid = 'quotes'::regclass), 0) / 1000;
+                    earlier := word_uses;
                     FOR k IN 1 .. 2 LOOP
                         EXIT WHEN filled >= wanted;
                         listed := quote_search_tier_words(%3$L, one_word, k);
                         IF listed.words IS NULL OR listed.uses >= walk_from THEN
                             walked[k + 1] := true;
-                            -- Without a category, that many quotes fill the page; with one, perhaps not.
-                            IF only_category IS NULL THEN filled := filled + listed.uses; END IF;
+                            -- Without a category, at least the quotes of its most used word not in the tiers
+                            -- before are in the tier (`uses` counts a quote once per word); with one, perhaps none.
+                            IF only_category IS NULL THEN filled := filled + greatest(listed.most - earlier, 0); END IF;
                         ELSIF listed.uses > 0 THEN
                             FOR part IN SELECT * FROM %6$I(listed.words, listed.words, contains, whole, prefix, true,
                                                             k, only_category, wanted - filled, listed.uses, NULL) LOOP
@@ -404,6 +429,7 @@ BEGIN
                                 filled := filled + 1;
                             END LOOP;
                         END IF;
+                        earlier := earlier + listed.uses;
                     END LOOP;
                 ELSE
                     FOR listed IN SELECT * FROM quote_search_pieces(%3$L, query) AS p ORDER BY p.uses LIMIT 2 LOOP
