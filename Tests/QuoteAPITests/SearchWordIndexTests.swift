@@ -4,8 +4,9 @@ import PGClient
 import TestSupport
 import XCTest
 
-/// Searches of several words through the index of words (migrations 0013-0014): the ranking, the walk's early
-/// stop shown by the plans of the real search functions, and the vocabulary forgetting unused words.
+/// Searches through the index of words (migrations 0013-0016): several words' ranking, the walks' early stop
+/// shown by the plans of the real search functions, one word's window of ordered words, and the vocabulary
+/// forgetting unused words.
 final class SearchWordIndexTests: XCTestCase {
     private func search(_ app: TestApp, _ query: String, type: String, extra: String = "") throws -> HTTPTestResponse {
         let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
@@ -93,6 +94,44 @@ final class SearchWordIndexTests: XCTestCase {
         XCTAssertTrue(plans.contains("quotes_author_words_idx"), plans)
         XCTAssertFalse(plans.contains("quotes_author_trgm_idx"), plans)
         XCTAssertFalse(plans.contains("quotes_newest_author_idx"), plans)
+        await app.stop()
+    }
+
+    func testOneWordIsReadNewestFirstFromTheWindowOfOrderedWords() async throws {
+        let app = try await TestApp.start()
+        try await insert(app, count: 3_000, author: "Someone", text: "zanzibar", start: "2020-01-01")
+        try await insert(app, count: 500, author: "Someone", text: "elsewhere", start: "2021-01-01")
+        let first = try search(app, "Zanzibar", type: "keyword", extra: "&page_size=20")
+        XCTAssertEqual(try first.items().map { $0["text"] as! String },
+                       (2_981...3_000).reversed().map { "zanzibar \($0)" })
+        // The page's rows are the newest entries of the word in quote_words_newest: 21 read, not the 3,000.
+        let plans = try plansOf(app, """
+            SELECT * FROM quote_search_walk_text('%zanzibar%', '\\mzanzibar\\M', '\\mzanzibar', 'zanzibar', NULL, 21)
+            """)
+        let scan = try XCTUnwrap(plans.split(separator: "\n").first { $0.contains("quote_words_newest_pkey") }, plans)
+        let actual = try XCTUnwrap(scan.range(of: "actual rows="), String(scan))
+        XCTAssertEqual(Int(scan[actual.upperBound...].prefix { $0.isNumber }), 21, plans)
+        XCTAssertFalse(plans.contains("quotes_text_words_idx"), plans)
+        await app.stop()
+    }
+
+    func testQuotesOlderThanTheWindowComeFromTheWordIndexInOrder() async throws {
+        let app = try await TestApp.start()
+        try await insert(app, count: 100, author: "Someone", text: "zanzibar", start: "2020-01-01")
+        try await insert(app, count: 100, author: "Someone", text: "elsewhere", start: "2020-01-01 00:00:30")
+        // The window moved past most of them, as quote_words_newest_trim moves it: 10 left inside.
+        try await app.withConnection { connection in
+            _ = try connection.query("UPDATE quote_words_window SET since = '2020-01-01 01:31'")
+            _ = try connection.query("DELETE FROM quote_words_newest WHERE created_at < '2020-01-01 01:31'")
+        }
+        for (page, newest) in [(1, 100), (2, 75), (4, 25)] {
+            let items = try search(app, "zanzibar", type: "keyword", extra: "&page_size=25&page=\(page)").items()
+            XCTAssertEqual(items.map { $0["text"] as! String },
+                           (newest - 24...newest).reversed().map { "zanzibar \($0)" }, "page \(page)")
+        }
+        let inCategory = try search(app, "zanzibar", type: "keyword", extra: "&page_size=30&category=wisdom")
+        XCTAssertEqual(try inCategory.items().count, 30)
+        XCTAssertEqual(try inCategory.items().last?["text"] as? String, "zanzibar 71")
         await app.stop()
     }
 
