@@ -15,15 +15,16 @@ public enum SearchField: String, Sendable {
 ///
 /// The cost does not grow with the number of matches.
 /// - A query is first answered from the index of words (`quote_vocabulary` and the word indexes of `quotes`,
-///   migrations 0013-0014): for each run of word characters of the query, the words of the vocabulary that can
+///   migrations 0013-0016): for each run of word characters of the query, the words of the vocabulary that can
 ///   hold it, then the quotes holding them, without reading a text. With at most 1,000 matches (and 5,000
 ///   candidates) that is the answer, ranked in full with an exact `total`. The SQL decides what a word is and
 ///   holds the thresholds (`quote_search_limit`).
 /// - Otherwise a query with at most 1,000 matches is answered from those matches (found by the trigram indexes, at
 ///   most 1,001 read), ranked in full, with an exact `total`.
 /// - A query with more is answered by `quote_search_walk_text`/`_author`, which reads the rank tiers in order and
-///   stops after the rows the page needs: a tier with few quotes is read from the word indexes and sorted, a tier
-///   with many walks the newest-first index, where the more matches, the shorter the walk. Its `total` is 1,000
+///   stops after the rows the page needs: a one-word query's newest quotes come from the window of ordered words
+///   (`quote_words_newest`), older ones from the word indexes span of time by span, newest first; a tier with
+///   many walks the newest-first index, where the more matches, the shorter the walk. Its `total` is 1,000
 ///   with `totalIsExact` false, as the contract allows.
 /// Which queries have more than 1,000 matches is remembered per version of the quotes (`quotes_version`), so the
 /// bounded count is paid once per query until quotes change.
