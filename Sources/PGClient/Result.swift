@@ -22,6 +22,9 @@ final class PGResultHandle {
         }
     }
 
+    /// Whether the server waits for `COPY … FROM STDIN` data.
+    var isCopyIn: Bool { PQresultStatus(pointer) == PGRES_COPY_IN }
+
     /// Copies the result out as text: all rows, column names and the affected-row count.
     func rows() -> PGRows {
         let rowCount = PQntuples(pointer)

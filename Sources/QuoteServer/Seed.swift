@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PGClient
 import QuoteVault
+import Synchronization
 
 /// Imports the bundled corpus of real quotes; a second run adds nothing.
 struct Seed: AsyncParsableCommand {
@@ -54,7 +55,24 @@ enum QuoteLoading {
         defer { pool.shutdown() }
         let directory = try Migration.locateDirectory(explicit: options.value(options.migrationsDir, "MIGRATIONS_DIR"))
         try await Migrator(migrations: try Migration.load(from: directory), logger: logger).migrate(using: pool)
-        let report = try await QuoteImporter(pool: pool).importRecords(records)
+        let line = ProgressLine()
+        let report: ImportReport
+        do {
+            report = try await QuoteImporter(pool: pool).importRecords(records) { line.show($0) }
+        } catch {
+            line.end()
+            // Each committed batch stays; the one in flight rolled back whole.
+            logger.error(
+                "import stopped; its committed batches stay, the batch in flight rolled back; run it again to resume",
+                metadata: ["rows_committed": .stringConvertible(line.lastDone), "error": .string("\(error)")])
+            throw error
+        }
+        line.end()
+        if let resumedAfter = report.resumedAfter {
+            logger.info(
+                "resumed an interrupted import of these rows",
+                metadata: ["rows_already_committed": .stringConvertible(resumedAfter)])
+        }
         for rejection in report.rejected {
             logger.warning("row skipped", metadata: ["line": .stringConvertible(rejection.line), "reason": .string(rejection.reason)])
         }
@@ -63,5 +81,30 @@ enum QuoteLoading {
             "already_present": .stringConvertible(report.duplicates), "rejected": .stringConvertible(report.rejected.count),
         ])
         return report
+    }
+}
+
+/// One line on a terminal's stderr, rewritten after each batch: rows done, rows per second, time left. Nothing
+/// when stderr is not a terminal (logs and pipes get the final report only).
+final class ProgressLine: Sendable {
+    private let isTerminal = isatty(STDERR_FILENO) == 1
+    private let done = Mutex(0)
+
+    var lastDone: Int { done.withLock { $0 } }
+
+    func show(_ progress: ImportProgress) {
+        done.withLock { $0 = progress.done }
+        guard isTerminal else { return }
+        let parts = progress.elapsed.components
+        let seconds = Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+        let rate = seconds > 0 ? Double(progress.doneNow) / seconds : 0
+        let left = rate > 0 ? Int(Double(progress.total - progress.done) / rate) : 0
+        let text = "\r\(progress.done) / \(progress.total) rows  \(Int(rate)) rows/s  "
+            + "\(left / 60)m\(left % 60)s left   "
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    func end() {
+        if isTerminal, lastDone > 0 { FileHandle.standardError.write(Data("\n".utf8)) }
     }
 }

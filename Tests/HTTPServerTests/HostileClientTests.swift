@@ -1,7 +1,6 @@
 import Foundation
 import HTTPServer
 import Logging
-import Synchronization
 import TestSupport
 import XCTest
 
@@ -11,34 +10,8 @@ import XCTest
 final class HostileClientTests: XCTestCase {
     private struct Echo: Codable { var name: String; var count: Int }
 
-    /// Collects the messages logged at warning level or above.
-    private final class Warnings: Sendable {
-        let messages = Mutex<[String]>([])
-        var all: [String] { messages.withLock { $0 } }
-        func logger() -> Logger {
-            var logger = Logger(label: "test") { _ in Handler(sink: self) }
-            logger.logLevel = .warning
-            return logger
-        }
-        struct Handler: LogHandler {
-            let sink: Warnings
-            var metadata: Logger.Metadata = [:]
-            var logLevel: Logger.Level = .warning
-            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-                get { metadata[key] }
-                set { metadata[key] = newValue }
-            }
-            func log(
-                level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-                function: String, line: UInt
-            ) {
-                sink.messages.withLock { $0.append(message.description) }
-            }
-        }
-    }
-
     private func makeServer(
-        _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }, warnings: Warnings = Warnings(),
+        _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }, warnings: LogCapture = LogCapture(level: .warning),
         uploads: Authentication = .none
     ) throws -> HTTPServer {
         let routes = [
@@ -75,7 +48,7 @@ final class HostileClientTests: XCTestCase {
     // MARK: connections
 
     func testConnectionsPerAddressAtTheLimitAndPast() async throws {
-        let warnings = Warnings()
+        let warnings = LogCapture(level: .warning)
         let server = try makeServer({ $0.connectionsPerAddress = 4 }, warnings: warnings)
         let held = try (0..<4).map { _ in try HTTPTestConnection(port: server.port, timeoutSeconds: 3) }
         try await Task.sleep(for: .milliseconds(300))
@@ -118,7 +91,7 @@ final class HostileClientTests: XCTestCase {
     }
 
     func testNewConnectionsPerAddressAtTheRateAndPast() async throws {
-        let warnings = Warnings()
+        let warnings = LogCapture(level: .warning)
         // One a second, bursts of two.
         let server = try makeServer({ $0.newConnectionsPerAddressPerSecond = 1 }, warnings: warnings)
         for _ in 0..<2 {

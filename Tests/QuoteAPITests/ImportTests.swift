@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PGClient
+import Synchronization
 import QuoteVault
 import TestSupport
 import XCTest
@@ -93,5 +94,55 @@ final class ImportTests: XCTestCase {
         XCTAssertEqual(status, 0, process.output)
         XCTAssertTrue(process.output.contains("\"line\":3"), process.output)
         XCTAssertTrue(process.output.contains("\"inserted\":1"), process.output)
+    }
+
+    func testBatchesReportProgressAndAnInterruptedImportResumesAfterItsLastBatch() async throws {
+        let app = try await TestApp.start()
+        var records = (1...350).map {
+            QuoteRecord(line: $0 + 1, text: "Quote\tnumber \\ \($0)", author: "Author", category: "love")
+        }
+        records.insert(QuoteRecord(line: 100, text: "", author: "Nobody", category: "love"), at: 50)
+        struct Stop: Error {}
+        let seen = Mutex<[ImportProgress]>([])
+        let importer = QuoteImporter(pool: app.pool, batchSize: 100)
+        do {
+            _ = try await importer.importRecords(records) { progress in
+                seen.withLock { $0.append(progress) }
+                if progress.done == 200 { throw Stop() }  // cut short after two batches
+            }
+            XCTFail("the import should have stopped")
+        } catch is Stop {}
+        XCTAssertEqual(seen.withLock { $0.map(\.done) }, [100, 200])
+        XCTAssertEqual(seen.withLock { $0.map(\.total) }, [350, 350])
+        func count() async throws -> Int {
+            try await app.withConnection {
+                try $0.query("SELECT count(*)::int8 AS n FROM quotes")[0].decode("n", as: Int.self)
+            }
+        }
+        let afterStop = try await count()
+        XCTAssertEqual(afterStop, 200, "the committed batches stay")
+
+        seen.withLock { $0.removeAll() }
+        let report = try await importer.importRecords(records) { progress in seen.withLock { $0.append(progress) } }
+        XCTAssertEqual(report.resumedAfter, 200, "resumed after the committed batches")
+        XCTAssertEqual(report.inserted, 150)
+        XCTAssertEqual(report.duplicates, 0)
+        XCTAssertEqual(report.rejected.map { $0.line }, [100], "the same rejected rows, with their lines")
+        XCTAssertEqual(seen.withLock { $0.map(\.done) }, [300, 350])
+        XCTAssertEqual(seen.withLock { $0.map(\.doneNow) }, [100, 150])
+        let afterResume = try await count()
+        XCTAssertEqual(afterResume, 350)
+        // The file's first row is the newest, across batches and runs; escaped characters arrive whole.
+        let newest = try await app.withConnection { connection in
+            try connection.query("SELECT text FROM quotes ORDER BY created_at DESC LIMIT 1")[0]
+                .decode("text", as: String.self)
+        }
+        XCTAssertEqual(newest, "Quote number \\ 1", "whitespace collapsed, the backslash kept")
+        // Finished: a third run starts afresh and finds every row already there.
+        let again = try await importer.importRecords(records)
+        XCTAssertNil(again.resumedAfter)
+        XCTAssertEqual(again.inserted, 0)
+        XCTAssertEqual(again.duplicates, 350)
+        await app.stop()
     }
 }

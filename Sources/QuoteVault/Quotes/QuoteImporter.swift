@@ -1,3 +1,4 @@
+import AuthJWT
 import Foundation
 import PGClient
 
@@ -7,6 +8,13 @@ public struct QuoteRecord: Sendable, Equatable {
     public var text: String?
     public var author: String?
     public var category: String?
+
+    public init(line: Int, text: String?, author: String?, category: String?) {
+        self.line = line
+        self.text = text
+        self.author = author
+        self.category = category
+    }
 }
 
 /// A row that was refused, and why.
@@ -22,18 +30,37 @@ public struct ImportReport: Sendable, Equatable {
     /// Valid rows that were already there (same text and author): never inserted twice.
     public var duplicates = 0
     public var rejected: [RejectedRow] = []
+    /// When the same rows were imported before and cut short: the valid rows already committed then, skipped now.
+    public var resumedAfter: Int?
 }
 
-/// Loads quotes into the database: validates each row, inserts the valid ones in batches (one transaction
-/// per batch), and lets the unique index on (text, author) skip what is already there.
+/// How far an import is, after each committed batch.
+public struct ImportProgress: Sendable, Equatable {
+    /// Valid rows committed (those of an earlier, interrupted run included).
+    public var done: Int
+    public var total: Int
+    /// Rows committed by this run, and the time it took.
+    public var doneNow: Int
+    public var elapsed: Duration
+}
+
+/// Loads quotes into the database: validates each row, then sends the valid ones in batches, each COPYed into a
+/// temporary table and inserted from there in one transaction (the unique index on (text, author) skips what is
+/// already there; the word index and vocabulary are kept once per batch). Each batch commits with the import's
+/// progress (`quote_imports`): an import cut short loses only its batch in flight, which rolls back whole, and
+/// the same rows imported again resume after the last committed batch.
 public struct QuoteImporter: Sendable {
     public static let maximumTextLength = 300
     public static let maximumAuthorLength = 200
-    public static let batchSize = 500
+    public static let defaultBatchSize = 10_000
 
     private let pool: PGPool
+    private let batchSize: Int
 
-    public init(pool: PGPool) { self.pool = pool }
+    public init(pool: PGPool, batchSize: Int = Self.defaultBatchSize) {
+        self.pool = pool
+        self.batchSize = batchSize
+    }
 
     /// Validates and normalises one record: whitespace collapsed and trimmed, text 1…300 characters,
     /// author 1…200, category one of the five (case-insensitive).
@@ -58,8 +85,11 @@ public struct QuoteImporter: Sendable {
         text.split(whereSeparator: { $0.isWhitespace || $0.isNewline }).joined(separator: " ")
     }
 
-    /// Imports `records`; rejected rows are reported, valid ones kept.
-    public func importRecords(_ records: [QuoteRecord]) async throws -> ImportReport {
+    /// Imports `records`; rejected rows are reported, valid ones kept. `progress` is called after each batch;
+    /// when it throws, the import stops there (what was committed stays, and a later run resumes after it).
+    public func importRecords(
+        _ records: [QuoteRecord], progress: @Sendable (ImportProgress) throws -> Void = { _ in }
+    ) async throws -> ImportReport {
         var report = ImportReport()
         var valid: [(text: String, author: String, category: QuoteCategory)] = []
         for record in records {
@@ -68,23 +98,91 @@ public struct QuoteImporter: Sendable {
             case .failure(let rejection): report.rejected.append(rejection)
             }
         }
-        var start = 0
+        let key = Self.key(of: valid)
+        let total = valid.count
+        let done = try await pool.withConnection { connection in
+            try connection.query("""
+                INSERT INTO quote_imports AS i (key, total) VALUES (\(key), \(total))
+                ON CONFLICT (key) DO UPDATE SET updated_at = now() RETURNING i.done
+                """)[0].decode("done", as: Int.self)
+        }
+        if done > 0 { report.resumedAfter = done }
+        let clock = ContinuousClock()
+        let started = clock.now
+        var start = done
         while start < valid.count {
-            let batch = Array(valid[start..<min(start + Self.batchSize, valid.count)])
+            let batch = valid[start..<min(start + batchSize, valid.count)]
+            let batchCount = batch.count
+            let copy = Self.copyText(batch, firstPosition: start)
             let inserted = try await pool.withTransaction { connection in
-                // Row order gives distinct, decreasing created_at within a batch, so a file's first quote is newest.
-                try connection.query("""
+                try connection.execute(unsafeSQL: """
+                    CREATE TEMPORARY TABLE IF NOT EXISTS quote_import_rows (
+                        position bigint, text text, author text, category text) ON COMMIT DELETE ROWS
+                    """)
+                _ = try connection.copyIn(
+                    unsafeSQL: "COPY quote_import_rows (position, text, author, category) FROM STDIN", rows: copy)
+                // Dated from the import's start, a microsecond apart: a file's first quote is the newest.
+                let inserted = try connection.query("""
                     INSERT INTO quotes (text, author, category, created_at)
-                    SELECT t.text, t.author, t.category, now() - t.position * interval '1 microsecond'
-                    FROM unnest(\(batch.map(\.text))::text[], \(batch.map(\.author))::text[], \(batch.map(\.category.rawValue))::text[])
-                         WITH ORDINALITY AS t (text, author, category, position)
+                    SELECT r.text, r.author, r.category, i.started_at - r.position * interval '1 microsecond'
+                    FROM quote_import_rows r, quote_imports i WHERE i.key = \(key)
+                    ORDER BY r.position
                     ON CONFLICT DO NOTHING
                     """).affectedRows
+                try connection.query("""
+                    UPDATE quote_imports SET done = done + \(batchCount), updated_at = now() WHERE key = \(key)
+                    """)
+                return inserted
             }
             report.inserted += inserted
             report.duplicates += batch.count - inserted
-            start += Self.batchSize
+            start += batch.count
+            try progress(ImportProgress(
+                done: start, total: valid.count, doneNow: start - done, elapsed: clock.now - started))
+        }
+        try await pool.withConnection { connection in
+            try connection.query("DELETE FROM quote_imports WHERE key = \(key)")
         }
         return report
+    }
+
+    /// The digest of the valid rows in order: the same rows imported again find their earlier progress.
+    static func key(of rows: [(text: String, author: String, category: QuoteCategory)]) -> String {
+        var bytes: [UInt8] = []
+        for row in rows {
+            bytes += Array(row.text.utf8) + [0] + Array(row.author.utf8) + [0] + Array(row.category.rawValue.utf8) + [0]
+        }
+        return Digest.sha256Hex(bytes)
+    }
+
+    /// Rows in COPY's text format: position, text, author, category, tab-separated, with `\`, tab, newline and
+    /// carriage return escaped.
+    static func copyText(
+        _ rows: ArraySlice<(text: String, author: String, category: QuoteCategory)>, firstPosition: Int
+    ) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(rows.count * 160)
+        func field(_ text: String) {
+            for byte in text.utf8 {
+                switch byte {
+                case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+                case UInt8(ascii: "\t"): out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+                case UInt8(ascii: "\n"): out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+                case UInt8(ascii: "\r"): out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+                default: out.append(byte)
+                }
+            }
+        }
+        for (offset, row) in rows.enumerated() {
+            out += Array(String(firstPosition + offset).utf8)
+            out.append(UInt8(ascii: "\t"))
+            field(row.text)
+            out.append(UInt8(ascii: "\t"))
+            field(row.author)
+            out.append(UInt8(ascii: "\t"))
+            out += Array(row.category.rawValue.utf8)
+            out.append(UInt8(ascii: "\n"))
+        }
+        return out
     }
 }

@@ -14,15 +14,18 @@ public enum SearchField: String, Sendable {
 /// query as a whole word first, then as the start of a word, then anywhere; ties newest first.
 ///
 /// The cost does not grow with the number of matches.
-/// - A one-word query (most searches) is first answered from the index of words (`quote_words` and
-///   `quote_vocabulary`, migration 0009): the words containing it, then their quotes, without reading a text. With
-///   at most 1,000 matches (and 5,000 index entries) that is the answer, ranked in full with an exact `total`.
+/// - A query is first answered from the index of words (`quote_vocabulary` and the word indexes of `quotes`,
+///   migrations 0013-0016): for each run of word characters of the query, the words of the vocabulary that can
+///   hold it, then the quotes holding them, without reading a text. With at most 1,000 matches (and 5,000
+///   candidates) that is the answer, ranked in full with an exact `total`. The SQL decides what a word is and
+///   holds the thresholds (`quote_search_limit`).
 /// - Otherwise a query with at most 1,000 matches is answered from those matches (found by the trigram indexes, at
 ///   most 1,001 read), ranked in full, with an exact `total`.
 /// - A query with more is answered by `quote_search_walk_text`/`_author`, which reads the rank tiers in order and
-///   stops after the rows the page needs. A one-word query's first two tiers come from the index of words (a
-///   range per tier); the rest walks the newest-first index, where the more matches, the shorter the walk. Its
-///   `total` is 1,000 with `totalIsExact` false, as the contract allows.
+///   stops after the rows the page needs: a one-word query's newest quotes come from the window of ordered words
+///   (`quote_words_newest`), older ones from the word indexes span of time by span, newest first; a tier with
+///   many walks the newest-first index, where the more matches, the shorter the walk. Its `total` is 1,000
+///   with `totalIsExact` false, as the contract allows.
 /// Which queries have more than 1,000 matches is remembered per version of the quotes (`quotes_version`), so the
 /// bounded count is paid once per query until quotes change.
 public struct QuoteSearch: Sendable {
@@ -45,7 +48,7 @@ public struct QuoteSearch: Sendable {
             // Read at another version, the query may have 1,000 matches or fewer now: count again.
             if walked.version == version { return walked.page }
         }
-        if patterns.mayBeOneWord, let words = try await fromWords(query, field: field, category: category, page: page) {
+        if let words = try await fromWords(patterns, field: field, category: category, page: page) {
             guard words.total > Self.exactTotalLimit else { return words.page }
             manyMatches.remember(key, version: words.version)
             return try await walk(patterns, field: field, category: category, page: page).page
@@ -67,8 +70,6 @@ public struct QuoteSearch: Sendable {
         /// PostgreSQL's `\m`/`\M` (start/end of a word), which its engine tests at about half the cost.
         let wholeWord: String
         let wordStart: String
-        /// Letters, digits and _ only: perhaps one word as PostgreSQL's `\w` sees it (the SQL decides).
-        let mayBeOneWord: Bool
 
         init(_ query: String) {
             self.query = query
@@ -78,9 +79,6 @@ public struct QuoteSearch: Sendable {
             let after = query.unicodeScalars.last.map(Self.isASCIIWordCharacter) == true ? "\\M" : "($|\\W)"
             wholeWord = before + literal + after
             wordStart = before + literal
-            mayBeOneWord = query.unicodeScalars.allSatisfy {
-                $0 == "_" || $0.properties.isAlphabetic || $0.properties.numericType != nil
-            }
         }
 
         private static func isASCIIWordCharacter(_ scalar: Unicode.Scalar) -> Bool {
@@ -88,16 +86,17 @@ public struct QuoteSearch: Sendable {
         }
     }
 
-    /// A one-word query answered from the index of words (`quote_search_words`, migration 0009): its matches are
-    /// the quotes holding a word that contains it, found without reading a text. Exact when it answers; nil when
-    /// it cannot tell cheaply (not one word after all, or more than 5,000 entries to read).
-    private func fromWords(_ query: String, field: SearchField, category: QuoteCategory?, page: PageRequest) async throws
-        -> (page: Page<Quote>, total: Int, version: Int64)?
+    /// A query answered from the index of words (`quote_search_words_text`/`_author`, migration 0014): its
+    /// matches are found among the quotes holding the words its pieces allow, without reading other texts. Exact
+    /// when it answers (a total over 1,000: more than 1,000); nil when it cannot tell cheaply.
+    private func fromWords(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest)
+        async throws -> (page: Page<Quote>, total: Int, version: Int64)?
     {
         let rows = try await run("""
-            SELECT total, version, id AS quote_id, text AS quote_text, author AS quote_author, category AS quote_category, \
-            created_at AS quote_created_at FROM quote_search_words(\(field == .keyword ? "t" : "a")::"char", \(query), \
-            \(category?.rawValue), \(page.size + 1), \(page.offset))
+            SELECT total, version, id AS quote_id, text AS quote_text, author AS quote_author, \
+            category AS quote_category, created_at AS quote_created_at \
+            FROM quote_search_words_\(unsafeSQL: field.column)(\(patterns.query), \(patterns.contains), \
+            \(patterns.wholeWord), \(patterns.wordStart), \(category?.rawValue), \(page.size + 1), \(page.offset))
             """)
         guard !rows[0].isNull("total") else { return nil }
         let total = try rows[0].decode("total", as: Int.self)
@@ -123,7 +122,7 @@ public struct QuoteSearch: Sendable {
     private func walk(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest) async throws
         -> (page: Page<Quote>, version: Int64)
     {
-        // The query itself too: a one-word query's first tiers are read from the index of words (migration 0009).
+        // The query itself too: its tiers are read from the index of words where they are few (migration 0014).
         let rows = try await run("""
             SELECT version.version, walked.* FROM quotes_version AS version LEFT JOIN LATERAL \
             (SELECT w.id AS quote_id, w.text AS quote_text, w.author AS quote_author, w.category AS quote_category, \

@@ -1,0 +1,165 @@
+import Foundation
+import Logging
+import PGClient
+import TestSupport
+import XCTest
+
+/// Searches through the index of words (migrations 0013-0016): several words' ranking, the walks' early stop
+/// shown by the plans of the real search functions, one word's window of ordered words, and the vocabulary
+/// forgetting unused words.
+final class SearchWordIndexTests: XCTestCase {
+    private func search(_ app: TestApp, _ query: String, type: String, extra: String = "") throws -> HTTPTestResponse {
+        let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        return try app.client.get("/v1/quotes/search?q=\(encoded)&type=\(type)\(extra)")
+    }
+
+    /// `count` quotes by `author`, one a minute from `start`, each text distinct.
+    private func insert(_ app: TestApp, count: Int, author: String, text: String = "words", start: String)
+        async throws
+    {
+        try await app.withConnection { connection in
+            _ = try connection.query("""
+                INSERT INTO quotes (text, author, category, created_at)
+                SELECT \(text) || ' ' || i, \(author), 'wisdom', \(start)::timestamptz + i * interval '1 minute'
+                FROM generate_series(1, \(count)) AS i
+                """)
+        }
+    }
+
+    /// The scans in the plans of every statement the real search function runs (auto_explain, nested statements,
+    /// with row counts; not the statements' text), read on a connection of its own.
+    private func plansOf(_ app: TestApp, _ call: String) throws -> String {
+        let notices = LogCapture(level: .debug)  // the server's notices carry auto_explain's plans
+        let connection = try PGConnection(connectionString: app.databaseURL, logger: notices.logger())
+        try connection.execute(unsafeSQL: """
+            LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on;
+            SET auto_explain.log_nested_statements = on; SET auto_explain.log_timing = off;
+            SET client_min_messages = log
+            """)
+        _ = try connection.query(PGQuery(unsafeSQL: call))
+        return notices.all.joined(separator: "\n").split(separator: "\n").filter { $0.contains("Scan") }
+            .joined(separator: "\n")
+    }
+
+    func testSeveralWordsRankByTierThenNewestAndTheWalkStopsEarly() async throws {
+        let app = try await TestApp.start()
+        // 1,800 matches of "ada lovelace": whole (1,200), start of a word (300), inside a word (300); beside 1,200
+        // quotes of another author, every other minute. The tiers' dates interleave.
+        try await insert(app, count: 1_200, author: "Ada Lovelace", start: "2020-01-01 00:00")
+        try await insert(app, count: 300, author: "Ada Lovelaceson", start: "2020-01-01 05:00:10")
+        try await insert(app, count: 300, author: "Nada Lovelace", start: "2020-01-01 10:00:20")
+        try await insert(app, count: 1_200, author: "Grace Hopper", start: "2020-01-01 00:00:30")
+        let first = try search(app, "ADA lovelace", type: "author", extra: "&page_size=20")
+        XCTAssertEqual(first.status, 200)
+        XCTAssertEqual(try first.jsonObject()["total_is_exact"] as? Bool, false, "1,800 matches")
+        let newest = try first.items()
+        XCTAssertEqual(Set(newest.map { $0["author"] as! String }), ["Ada Lovelace"], "the whole words first")
+        XCTAssertEqual(newest.first?["text"] as? String, "words 1200", "newest first")
+        // Rows 1,201-1,300: the start of a word; 1,501-1,600: inside a word.
+        let startOfWord = try search(app, "ada lovelace", type: "author", extra: "&page_size=100&page=13").items()
+        XCTAssertEqual(Set(startOfWord.map { $0["author"] as! String }), ["Ada Lovelaceson"])
+        let inside = try search(app, "ada lovelace", type: "author", extra: "&page_size=100&page=16").items()
+        XCTAssertEqual(Set(inside.map { $0["author"] as! String }), ["Nada Lovelace"])
+
+        // The first page walks the newest-first index and stops after the rows it needs (21 matches, every other
+        // entry near the newest): not the 3,000 quotes nor the 1,800 matches.
+        let plans = try plansOf(app, """
+            SELECT * FROM quote_search_walk_author('%ada lovelace%', '\\mada lovelace\\M', '\\mada lovelace',
+                                                   'ada lovelace', NULL, 21)
+            """)
+        let walk = try XCTUnwrap(plans.split(separator: "\n").first { $0.contains("quotes_newest_author_idx") }, plans)
+        let actual = try XCTUnwrap(walk.range(of: "actual rows="), String(walk))
+        let rows = try XCTUnwrap(Int(walk[actual.upperBound...].prefix { $0.isNumber }), String(walk))
+        XCTAssertLessThanOrEqual(rows, 60, plans)
+        await app.stop()
+    }
+
+    func testFewMatchesOfSeveralWordsAreReadFromTheWordIndexRankedInFull() async throws {
+        let app = try await TestApp.start()
+        try await insert(app, count: 30, author: "Lao Tzu", start: "2020-01-01")
+        try await insert(app, count: 5, author: "Lao Tzus", start: "2021-01-01")
+        try await insert(app, count: 5, author: "Blao Tzu", start: "2022-01-01")
+        try await insert(app, count: 2_000, author: "Someone Else", start: "2019-01-01")
+        let response = try search(app, "lao tzu", type: "author", extra: "&page_size=100")
+        XCTAssertEqual(try response.jsonObject()["total"] as? Int, 40)
+        XCTAssertEqual(try response.jsonObject()["total_is_exact"] as? Bool, true)
+        let authors = try response.items().map { $0["author"] as! String }
+        XCTAssertEqual(authors, Array(repeating: "Lao Tzu", count: 30) + Array(repeating: "Lao Tzus", count: 5)
+                       + Array(repeating: "Blao Tzu", count: 5))
+        XCTAssertEqual(try response.items().first?["text"] as? String, "words 30", "newest first within a tier")
+        // The candidates come from the word index of authors, not from a walk or the trigram index.
+        let plans = try plansOf(app, """
+            SELECT * FROM quote_search_words_author('lao tzu', '%lao tzu%', '\\mlao tzu\\M', '\\mlao tzu', NULL, 21, 0)
+            """)
+        XCTAssertTrue(plans.contains("quotes_author_words_idx"), plans)
+        XCTAssertFalse(plans.contains("quotes_author_trgm_idx"), plans)
+        XCTAssertFalse(plans.contains("quotes_newest_author_idx"), plans)
+        await app.stop()
+    }
+
+    func testOneWordIsReadNewestFirstFromTheWindowOfOrderedWords() async throws {
+        let app = try await TestApp.start()
+        try await insert(app, count: 3_000, author: "Someone", text: "zanzibar", start: "2020-01-01")
+        try await insert(app, count: 500, author: "Someone", text: "elsewhere", start: "2021-01-01")
+        let first = try search(app, "Zanzibar", type: "keyword", extra: "&page_size=20")
+        XCTAssertEqual(try first.items().map { $0["text"] as! String },
+                       (2_981...3_000).reversed().map { "zanzibar \($0)" })
+        // The page's rows are the newest entries of the word in quote_words_newest: 21 read, not the 3,000.
+        let plans = try plansOf(app, """
+            SELECT * FROM quote_search_walk_text('%zanzibar%', '\\mzanzibar\\M', '\\mzanzibar', 'zanzibar', NULL, 21)
+            """)
+        let scan = try XCTUnwrap(plans.split(separator: "\n").first { $0.contains("quote_words_newest_pkey") }, plans)
+        let actual = try XCTUnwrap(scan.range(of: "actual rows="), String(scan))
+        XCTAssertEqual(Int(scan[actual.upperBound...].prefix { $0.isNumber }), 21, plans)
+        XCTAssertFalse(plans.contains("quotes_text_words_idx"), plans)
+        await app.stop()
+    }
+
+    func testQuotesOlderThanTheWindowComeFromTheWordIndexInOrder() async throws {
+        let app = try await TestApp.start()
+        try await insert(app, count: 100, author: "Someone", text: "zanzibar", start: "2020-01-01")
+        try await insert(app, count: 100, author: "Someone", text: "elsewhere", start: "2020-01-01 00:00:30")
+        // The window moved past most of them, as quote_words_newest_trim moves it: 10 left inside.
+        try await app.withConnection { connection in
+            _ = try connection.query("UPDATE quote_words_window SET since = '2020-01-01 01:31'")
+            _ = try connection.query("DELETE FROM quote_words_newest WHERE created_at < '2020-01-01 01:31'")
+        }
+        for (page, newest) in [(1, 100), (2, 75), (4, 25)] {
+            let items = try search(app, "zanzibar", type: "keyword", extra: "&page_size=25&page=\(page)").items()
+            XCTAssertEqual(items.map { $0["text"] as! String },
+                           (newest - 24...newest).reversed().map { "zanzibar \($0)" }, "page \(page)")
+        }
+        let inCategory = try search(app, "zanzibar", type: "keyword", extra: "&page_size=30&category=wisdom")
+        XCTAssertEqual(try inCategory.items().count, 30)
+        XCTAssertEqual(try inCategory.items().last?["text"] as? String, "zanzibar 71")
+        await app.stop()
+    }
+
+    func testTheVocabularyForgetsWordsNoQuoteUsesAnyMore() async throws {
+        let app = try await TestApp.start()
+        let ids = try await app.insertQuotes(["a zanzibar tale", "another zanzibar", "plain words"])
+        func uses(_ word: String) async throws -> Int? {
+            try await app.withConnection { connection in
+                try connection.query("SELECT uses FROM quote_vocabulary WHERE field = 't' AND word = \(word)")
+                    .first.map { try $0.decode("uses", as: Int.self) }
+            }
+        }
+        let zanzibar = try await uses("zanzibar")
+        XCTAssertEqual(zanzibar, 2)
+        try await app.withConnection { connection in
+            _ = try connection.query("DELETE FROM quotes WHERE id = \(ids[0])")
+        }
+        let afterOne = try await uses("zanzibar")
+        XCTAssertEqual(afterOne, 1)
+        let tale = try await uses("tale")
+        XCTAssertNil(tale, "its only quote deleted")
+        try await app.withConnection { connection in
+            _ = try connection.query("UPDATE quotes SET text = 'renamed' WHERE id = \(ids[1])")
+        }
+        let afterUpdate = try await uses("zanzibar")
+        XCTAssertNil(afterUpdate, "its last quote changed")
+        XCTAssertEqual(try search(app, "zanzibar", type: "keyword").jsonObject()["total"] as? Int, 0)
+        XCTAssertEqual(try search(app, "renamed", type: "keyword").jsonObject()["total"] as? Int, 1)
+        await app.stop()
+    }
+}
