@@ -105,6 +105,17 @@ final class ConsoleSecurityTests: XCTestCase {
                                              fields: ["secret": secretText, "code": totp.code(step: now)])
         XCTAssertEqual(enrolled.status, 303, enrolled.text)
         XCTAssertTrue(try app.consoleGet("/console/security", cookie: cookie).text.contains("is enrolled"))
+        // Never replaced from a session alone.
+        let other = try TOTP.generateSecret()
+        let replace = try app.consoleSubmit("/console/security/totp", cookie: cookie, fields: [
+            "secret": Base32.encode(other), "code": TOTP(secret: other).code(step: now),
+        ])
+        XCTAssertEqual(replace.status, 409, replace.text)
+        let stored = try await app.withConnection { connection in
+            try connection.query("SELECT totp_secret FROM console_owners WHERE email = 'totp@example.com'")[0]
+                .decode("totp_secret", as: [UInt8].self)
+        }
+        XCTAssertEqual(stored, secret)
 
         // Sign-in now asks for the code: without it or with a wrong one, no session and the link is not spent.
         let link = try await app.addOwner("totp@example.com")
