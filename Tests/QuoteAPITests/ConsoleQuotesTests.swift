@@ -144,6 +144,24 @@ final class ConsoleQuotesTests: XCTestCase {
         XCTAssertTrue(tooLong.text.contains("at most 200 characters"), tooLong.text)
     }
 
+    func testAFormAsBrowsersEncodeItIsReadAsTyped() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let cookie = try await app.consoleOwner()
+        let form = try app.consoleGet("/console/quotes/new", cookie: cookie).text
+        let token = try XCTUnwrap(TestApp.csrfToken(in: form))
+        // Spaces as "+", a literal "+" as %2B, UTF-8 percent-encoded, as a browser sends the form.
+        let body = "csrf_token=\(token)&text=1+%2B+1+%3D+2%2C+caf%C3%A9+%26+cr%C3%A8me&author=G%C3%B6del&category=wisdom"
+        let saved = try app.client.send("POST", "/console/quotes", headers: [
+            "Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded",
+        ], body: Array(body.utf8))
+        XCTAssertEqual(saved.status, 303, saved.text)
+        let id = try XCTUnwrap(saved.header("Location")?.split(separator: "/").dropFirst(2).first.map(String.init))
+        let quote = try app.client.get("/v1/quotes/\(id)").jsonObject()
+        XCTAssertEqual(quote["text"] as? String, "1 + 1 = 2, café & crème")
+        XCTAssertEqual(quote["author"] as? String, "Gödel")
+    }
+
     private func HTMLEscaped(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
     }
