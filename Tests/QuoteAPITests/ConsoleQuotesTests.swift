@@ -110,6 +110,29 @@ final class ConsoleQuotesTests: XCTestCase {
         XCTAssertEqual(edits, 0)
     }
 
+    func testAQuoteThatHasBeenAQuoteOfTheDayCannotBeChangedOrDeleted() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let cookie = try await app.consoleOwner()
+        let fields = ["text": "Shown once, kept forever.", "author": "Archivist", "category": "wisdom"]
+        let saved = try app.consoleSubmit("/console/quotes", cookie: cookie, fields: fields, from: "/console/quotes/new")
+        let id = try XCTUnwrap(saved.header("Location")?.split(separator: "/").dropFirst(2).first.map(String.init))
+        try await app.withConnection { connection in
+            try connection.query("""
+                INSERT INTO quote_of_day (date, quote_id) VALUES (current_date - 1, \(UUID(uuidString: id)!))
+                """)
+        }
+        let edit = try app.consoleSubmit("/console/quotes/\(id)", cookie: cookie,
+                                         fields: fields.merging(["text": "Rewritten history."]) { $1 },
+                                         from: "/console/quotes/\(id)/edit")
+        XCTAssertEqual(edit.status, 409)
+        XCTAssertTrue(edit.text.contains("has been a quote of the day"), edit.text)
+        let delete = try app.consoleSubmit("/console/quotes/\(id)/delete", cookie: cookie, fields: [:],
+                                           from: "/console/quotes/\(id)/delete")
+        XCTAssertEqual(delete.status, 409)
+        XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").jsonObject()["text"] as? String, fields["text"])
+    }
+
     func testListPagesSearchesAndFiltersByCategory() async throws {
         let app = try await TestApp.start()
         defer { Task { await app.stop() } }
