@@ -115,7 +115,8 @@ final class ConsoleQuotesTests: XCTestCase {
         defer { Task { await app.stop() } }
         let cookie = try await app.consoleOwner()
         let fields = ["text": "Shown once, kept forever.", "author": "Archivist", "category": "wisdom"]
-        let saved = try app.consoleSubmit("/console/quotes", cookie: cookie, fields: fields, from: "/console/quotes/new")
+        let saved = try app.consoleSubmit("/console/quotes", cookie: cookie, fields: fields,
+                                          from: "/console/quotes/new")
         let id = try XCTUnwrap(saved.header("Location")?.split(separator: "/").dropFirst(2).first.map(String.init))
         try await app.withConnection { connection in
             try connection.query("""
@@ -174,7 +175,8 @@ final class ConsoleQuotesTests: XCTestCase {
         let form = try app.consoleGet("/console/quotes/new", cookie: cookie).text
         let token = try XCTUnwrap(TestApp.csrfToken(in: form))
         // Spaces as "+", a literal "+" as %2B, UTF-8 percent-encoded, as a browser sends the form.
-        let body = "csrf_token=\(token)&text=1+%2B+1+%3D+2%2C+caf%C3%A9+%26+cr%C3%A8me&author=G%C3%B6del&category=wisdom"
+        let body = "csrf_token=\(token)&text=1+%2B+1+%3D+2%2C+caf%C3%A9+%26+cr%C3%A8me"
+            + "&author=G%C3%B6del&category=wisdom"
         let saved = try app.client.send("POST", "/console/quotes", headers: [
             "Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded",
         ], body: Array(body.utf8))
