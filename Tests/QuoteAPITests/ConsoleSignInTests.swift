@@ -85,8 +85,12 @@ final class ConsoleSignInTests: XCTestCase {
         XCTAssertEqual(refused.status, 400)
         XCTAssertNil(refused.header("Set-Cookie"))
 
-        // A new link for the same owner works; the old one stays dead.
+        // A new link for the same owner works (not from another site's page); the old one stays dead.
         let fresh = try await app.addOwner("late@example.com")
+        let crossSite = try app.consolePost("/console/sign-in", fields: ["token": fresh],
+                                            headers: ["Sec-Fetch-Site": "cross-site"])
+        XCTAssertEqual(crossSite.status, 403)
+        XCTAssertNil(crossSite.header("Set-Cookie"))
         _ = try app.signInToConsole(token: fresh)
         XCTAssertEqual(try app.consolePost("/console/sign-in", fields: ["token": fresh]).status, 400)
         XCTAssertEqual(try app.consolePost("/console/sign-in", fields: ["token": expired]).status, 400)
