@@ -252,10 +252,11 @@ public final class HTTPServer: @unchecked Sendable {
         case .notFound, .methodNotAllowed:
             return bodyComplete(state, connection: connection)
         case .found(let route, _):
-            if declared > state.bodyLimit {
-                return refuseLater(HTTPError.payloadTooLarge(limit: state.bodyLimit).response, for: state, on: connection)
-            }
             let head = headRequest(state, route: route, connection: connection)
+            if declared > state.bodyLimit {
+                let refusal = Failure.payloadTooLarge(limit: state.bodyLimit)
+                return refuseLater(render(refusal, request: head, dialect: route.policy.dialect), for: state, on: connection)
+            }
             let credentials: Verified
             do {
                 credentials = try route.policy.authentication.verify(head)
