@@ -9,19 +9,8 @@ final class ConsolePipelineTests: XCTestCase {
         let app = try await TestApp.start()
         defer { Task { await app.stop() } }
         let cookie = try await app.consoleOwner()
-        let connection = try HTTPTestConnection(port: app.application.port)
-        defer { connection.close() }
         // Headers announcing 9 MB (the import takes 8 MiB), and not one byte of the body.
-        XCTAssertTrue(connection.write(Array("""
-            POST /console/quotes/import HTTP/1.1\r
-            Host: 127.0.0.1\r
-            Content-Type: multipart/form-data; boundary=x\r
-            Content-Length: 9000000\r
-            Cookie: \(cookie)\r
-            \r
-
-            """.utf8)))
-        let refused = try connection.readResponse(method: "POST")
+        let refused = try app.consoleUploadHeaders(length: 9_000_000, cookie: cookie)
         XCTAssertEqual(refused.status, 413)
         XCTAssertEqual(refused.header("Content-Type"), "text/html; charset=utf-8")
         XCTAssertTrue(refused.text.contains("Too large"), refused.text)

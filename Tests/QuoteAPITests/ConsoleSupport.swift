@@ -55,6 +55,23 @@ extension TestApp {
         return try consolePost(path, cookie: cookie, fields: fields.merging(["csrf_token": token]) { $1 })
     }
 
+    /// Sends the headers of an import upload announcing `length` bytes, and not one byte of the body: the answer
+    /// can only come from the headers.
+    func consoleUploadHeaders(length: Int, cookie: String) throws -> HTTPTestResponse {
+        let connection = try HTTPTestConnection(port: application.port)
+        defer { connection.close() }
+        XCTAssertTrue(connection.write(Array("""
+            POST /console/quotes/import HTTP/1.1\r
+            Host: 127.0.0.1\r
+            Content-Type: multipart/form-data; boundary=x\r
+            Content-Length: \(length)\r
+            Cookie: \(cookie)\r
+            \r
+
+            """.utf8)))
+        return try connection.readResponse(method: "POST")
+    }
+
     static func csrfToken(in page: String) -> String? {
         hiddenValue("csrf_token", in: page)
     }
