@@ -8,8 +8,6 @@ import HTTPServer
 struct ConsoleRoute: Sendable {
     typealias Handler = @Sendable (ConsoleRequest) async throws -> ConsoleAnswer
 
-    let method: HTTPMethod
-    let pattern: String
     private let build: @Sendable (ConsoleContext) -> Route
 
     /// Form bodies are small; uploads declare more.
@@ -22,8 +20,6 @@ struct ConsoleRoute: Sendable {
         _ method: HTTPMethod, _ pattern: String, owner: Bool, csrf: Bool, bodyLimit: Int, cost: RouteCost?,
         handler: @escaping Handler
     ) {
-        self.method = method
-        self.pattern = pattern
         build = { context in
             let authentication = owner ? ConsoleAuthentication.owner(context.sessions) : ConsoleAuthentication.visitor
             var policy = RoutePolicy(authentication: authentication, bodyLimit: bodyLimit, dialect: ConsoleDialect())

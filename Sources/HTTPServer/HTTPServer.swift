@@ -254,8 +254,9 @@ public final class HTTPServer: @unchecked Sendable {
         case .found(let route, _):
             let head = headRequest(state, route: route, connection: connection)
             if declared > state.bodyLimit {
-                let refusal = Failure.payloadTooLarge(limit: state.bodyLimit)
-                return refuseLater(render(refusal, request: head, dialect: route.policy.dialect), for: state, on: connection)
+                let refusal = render(
+                    Failure.payloadTooLarge(limit: state.bodyLimit), request: head, dialect: route.policy.dialect)
+                return refuseLater(refusal, for: state, on: connection)
             }
             let credentials: Verified
             do {
