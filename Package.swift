@@ -52,6 +52,10 @@ let package = Package(
         .target(name: "SupabaseAPI", dependencies: [
             "QuoteVault", "HTTPServer", "PGClient", "AuthJWT", .product(name: "Logging", package: "swift-log"),
         ]),
+        // The owners' console (/console): server-rendered HTML pages on the QuoteVault services.
+        .target(name: "Console", dependencies: [
+            "QuoteVault", "HTTPServer", "Failures", "PGClient", "AuthJWT",
+        ]),
         // The /v1 REST API (and operations routes) mounted on the QuoteVault services.
         .target(name: "QuoteAPI", dependencies: [
             "QuoteVault", "HTTPServer", "PGClient", "AuthJWT",
@@ -61,7 +65,7 @@ let package = Package(
         // The composition root: builds the services once, mounts the surfaces side by side, applies the stages
         // routes' policies ask for (cost admission, idempotency) and serves them.
         .target(name: "QuoteApp", dependencies: [
-            "QuoteAPI", "SupabaseAPI", "QuoteVault", "HTTPServer", "PGClient", "AuthJWT",
+            "QuoteAPI", "SupabaseAPI", "Console", "QuoteVault", "HTTPServer", "PGClient", "AuthJWT",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The executable: commands and configuration around QuoteApp.

@@ -252,10 +252,12 @@ public final class HTTPServer: @unchecked Sendable {
         case .notFound, .methodNotAllowed:
             return bodyComplete(state, connection: connection)
         case .found(let route, _):
-            if declared > state.bodyLimit {
-                return refuseLater(HTTPError.payloadTooLarge(limit: state.bodyLimit).response, for: state, on: connection)
-            }
             let head = headRequest(state, route: route, connection: connection)
+            if declared > state.bodyLimit {
+                let refusal = render(
+                    Failure.payloadTooLarge(limit: state.bodyLimit), request: head, dialect: route.policy.dialect)
+                return refuseLater(refusal, for: state, on: connection)
+            }
             let credentials: Verified
             do {
                 credentials = try route.policy.authentication.verify(head)
@@ -350,7 +352,7 @@ public final class HTTPServer: @unchecked Sendable {
             let request = Request(
                 method: state.method, path: state.path, query: connection.queryArguments(), headers: connection.headers(),
                 body: state.body, pathParameters: parameters, routePattern: route.pattern, requestID: state.requestID,
-                clientAddress: clientAddress(of: connection))
+                clientAddress: clientAddress(of: connection), peerAddress: connection.clientAddress())
             state.body = []
             // A decoded %00 would be cut short by every C API downstream (libpq included): refuse it here. (Checked
             // on the UTF-8 bytes: `String.contains("\0")` resolves to Foundation's substring search, slow for a

@@ -21,11 +21,13 @@ public struct Request: Sendable {
     public let clientAddress: String
     /// Who the request acts as, as the route's `Authentication` established it once (nil for `none`).
     public internal(set) var caller: (any Sendable)?
+    /// The address the connection came from: the client's, or a trusted proxy's that forwarded it.
+    public let peerAddress: String
 
     public init(
         method: HTTPMethod, path: String, query: [(name: String, value: String)] = [], headers: HTTPHeaders = [:],
         body: [UInt8] = [], pathParameters: [String: String] = [:], routePattern: String = "",
-        requestID: String = RequestID.generate(), clientAddress: String = ""
+        requestID: String = RequestID.generate(), clientAddress: String = "", peerAddress: String? = nil
     ) {
         self.method = method
         self.path = path
@@ -36,6 +38,7 @@ public struct Request: Sendable {
         self.routePattern = routePattern
         self.requestID = requestID
         self.clientAddress = clientAddress
+        self.peerAddress = peerAddress ?? clientAddress
     }
 
     /// The caller as the type the route's authentication gives; a route declared without one is a bug.

@@ -9,7 +9,7 @@ public struct QuoteRecord: Sendable, Equatable {
     public var author: String?
     public var category: String?
 
-    public init(line: Int, text: String?, author: String?, category: String?) {
+    public init(line: Int, text: String? = nil, author: String? = nil, category: String? = nil) {
         self.line = line
         self.text = text
         self.author = author

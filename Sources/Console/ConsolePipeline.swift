@@ -1,0 +1,46 @@
+import HTTPServer
+import QuoteVault
+
+/// What the console adds around each handler, in one place, once the server's pipeline has admitted the request
+/// (the route's authentication, body limit, cost): the form, its CSRF token on actions, then the handler's answer
+/// rendered with the console's security headers. Failures go to the route's dialect (`ConsoleDialect`), which
+/// puts the same headers on them.
+enum ConsolePipeline {
+    static func handler(_ handler: @escaping ConsoleRoute.Handler, csrf: Bool, context: ConsoleContext)
+        -> Handler
+    {
+        Handler { request in
+            let session = request.caller as? OwnerSession
+            let form = try ConsoleForm(request)
+            if csrf {
+                guard let session, CSRFToken.matches(form[CSRFToken.fieldName], session) else {
+                    throw Failure.forbidden("The form is missing its security token or the token is not this "
+                        + "session's. Nothing was changed; reload the page and try again.")
+                }
+            }
+            let consoleRequest = ConsoleRequest(http: request, session: session, form: form, context: context)
+            var response = render(try await handler(consoleRequest), for: consoleRequest)
+            ConsoleHeaders.apply(to: &response)
+            return response
+        }
+    }
+
+    static func render(_ answer: ConsoleAnswer, for request: ConsoleRequest) -> Response {
+        switch answer {
+        case .page(let title, let body, let status, let refresh):
+            return html(ConsoleLayout.page(title: title, body: body, request: request, refreshSeconds: refresh), status)
+        case .bare(let title, let body, let status):
+            return html(ConsoleLayout.page(title: title, body: body, request: nil), status)
+        case .redirect(let location, let cookie):
+            var response = Response(status: 303, headers: ["Location": location])
+            if let cookie { response.headers.add("Set-Cookie", cookie) }
+            return response
+        case .file(let contentType, let bytes):
+            return Response(status: 200, headers: ["Content-Type": contentType], body: bytes)
+        }
+    }
+
+    static func html(_ page: HTML, _ status: Int) -> Response {
+        Response(status: status, headers: ["Content-Type": "text/html; charset=utf-8"], body: Array(page.rendered.utf8))
+    }
+}

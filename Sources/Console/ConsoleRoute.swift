@@ -1,0 +1,57 @@
+import Failures
+import HTTPServer
+
+/// One console route as declared in `ConsoleRouteTable`: `page` (an owner's GET), `action` (an owner's form post,
+/// CSRF-checked), `open` (anyone). Each is an ordinary `Route` on the server's pipeline once the mount gives it the
+/// console's context: its `RoutePolicy` carries the authentication (`ConsoleAuthentication`), the body limit, the
+/// cost class and the console's error dialect (`ConsoleDialect`); the handler only does its work.
+struct ConsoleRoute: Sendable {
+    typealias Handler = @Sendable (ConsoleRequest) async throws -> ConsoleAnswer
+
+    private let build: @Sendable (ConsoleContext) -> Route
+
+    /// Form bodies are small; uploads declare more.
+    static let formBodyLimit = 64 * 1024
+
+    /// The route served with `context`.
+    func route(_ context: ConsoleContext) -> Route { build(context) }
+
+    private init(
+        _ method: HTTPMethod, _ pattern: String, owner: Bool, csrf: Bool, bodyLimit: Int, cost: RouteCost?,
+        handler: @escaping Handler
+    ) {
+        build = { context in
+            let authentication = owner ? ConsoleAuthentication.owner(context.sessions) : ConsoleAuthentication.visitor
+            var policy = RoutePolicy(authentication: authentication, bodyLimit: bodyLimit, dialect: ConsoleDialect())
+            if let cost { policy = policy.costing(cost) }
+            return Route(method, pattern, policy,
+                         handler: ConsolePipeline.handler(handler, csrf: csrf, context: context))
+        }
+    }
+
+    /// A page an owner reads (GET): a session, no CSRF token.
+    static func page(_ pattern: String, cost: RouteCost? = nil, _ handler: @escaping Handler) -> ConsoleRoute {
+        ConsoleRoute(.get, pattern, owner: true, csrf: false, bodyLimit: 0, cost: cost, handler: handler)
+    }
+
+    /// A form an owner posts: a session and its CSRF token.
+    static func action(
+        _ pattern: String, bodyLimit: Int = formBodyLimit, cost: RouteCost? = nil, _ handler: @escaping Handler
+    ) -> ConsoleRoute {
+        ConsoleRoute(.post, pattern, owner: true, csrf: true, bodyLimit: bodyLimit, cost: cost, handler: handler)
+    }
+
+    /// A route anyone may call (no session, no CSRF token).
+    static func open(_ method: HTTPMethod, _ pattern: String, cost: RouteCost? = nil, _ handler: @escaping Handler)
+        -> ConsoleRoute
+    {
+        ConsoleRoute(method, pattern, owner: false, csrf: false, bodyLimit: method == .get ? 0 : formBodyLimit,
+                     cost: cost, handler: handler)
+    }
+
+    /// Every other path under /console, for owners: the console's not-found page (with the console's headers).
+    static func unknown(_ method: HTTPMethod) -> ConsoleRoute {
+        ConsoleRoute(method, "/console/{path...}", owner: true, csrf: false,
+                     bodyLimit: method == .get ? 0 : formBodyLimit, cost: nil) { _ in throw Failure.notFound }
+    }
+}

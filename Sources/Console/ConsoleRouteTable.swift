@@ -1,0 +1,40 @@
+import HTTPServer
+
+/// Every console route on one screen, each with its policies: `page` (an owner's GET), `action` (an owner's form
+/// post, CSRF-checked), `open` (anyone). Handlers live in the page files.
+enum ConsoleRouteTable {
+    static let routes: [ConsoleRoute] = [
+        .open(.get, ConsoleStylesheet.path) { _ in .file(contentType: "text/css; charset=utf-8",
+                                                             bytes: ConsoleStylesheet.bytes) },
+        .open(.get, "/console/sign-in", SignInPages.show),
+        .open(.post, "/console/sign-in", cost: .auth, SignInPages.signIn),
+        .action("/console/sign-out", SignInPages.signOut),
+
+        .page("/console", OverviewPage.show),
+
+        // A search costs what /v1's does.
+        .page("/console/quotes", cost: .upgraded(.cheapRead) { !($0.queryValue("q") ?? "").isEmpty },
+              QuoteListPage.show),
+        .page("/console/quotes/new", QuoteFormPages.new),
+        .action("/console/quotes", QuoteFormPages.create),
+        .page("/console/quotes/{id}/edit", QuoteFormPages.edit),
+        .action("/console/quotes/{id}", QuoteFormPages.update),
+        .page("/console/quotes/{id}/delete", QuoteDeletePages.confirm),
+        .action("/console/quotes/{id}/delete", QuoteDeletePages.delete),
+
+        .page("/console/quotes/import", ImportPages.show),
+        .action("/console/quotes/import", bodyLimit: ImportPages.uploadLimit, cost: .expensive, ImportPages.upload),
+        .page("/console/quotes/import/{id}", ImportPages.draft),
+        .action("/console/quotes/import/{id}/confirm", ImportPages.confirm),
+        .action("/console/quotes/import/{id}/resume", ImportPages.resume),
+
+        .page("/console/audit", AuditPage.show),
+
+        .page("/console/security", SecurityPages.show),
+        .action("/console/security/totp", SecurityPages.enrol),
+
+        // Anything else under /console: the console's not-found page, for owners (others are sent to sign in).
+        .unknown(.get),
+        .unknown(.post),
+    ]
+}
