@@ -47,10 +47,14 @@ let package = Package(
         .target(name: "SupabaseAPI", dependencies: [
             "QuoteVault", "HTTPServer", "PGClient", "AuthJWT", .product(name: "Logging", package: "swift-log"),
         ]),
+        // The owners' console (/console): server-rendered HTML pages on the QuoteVault services.
+        .target(name: "Console", dependencies: [
+            "QuoteVault", "HTTPServer", "PGClient", "AuthJWT", .product(name: "Logging", package: "swift-log"),
+        ]),
         // The /v1 REST API (and operations routes) mounted on the QuoteVault services; assembles the server with
         // the Supabase surface beside it.
         .target(name: "QuoteAPI", dependencies: [
-            "QuoteVault", "SupabaseAPI", "HTTPServer", "PGClient", "AuthJWT",
+            "QuoteVault", "SupabaseAPI", "HTTPServer", "PGClient", "AuthJWT", "Console",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),

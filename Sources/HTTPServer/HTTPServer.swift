@@ -345,7 +345,7 @@ public final class HTTPServer: @unchecked Sendable {
             let request = Request(
                 method: state.method, path: state.path, query: connection.queryArguments(), headers: connection.headers(),
                 body: state.body, pathParameters: parameters, routePattern: route.pattern, requestID: state.requestID,
-                clientAddress: clientAddress(of: connection))
+                clientAddress: clientAddress(of: connection), peerAddress: connection.clientAddress())
             state.body = []
             // A decoded %00 would be cut short by every C API downstream (libpq included): refuse it here. (Checked
             // on the UTF-8 bytes: `String.contains("\0")` resolves to Foundation's substring search, ~1 µs a field.)

@@ -17,11 +17,13 @@ public struct Request: Sendable {
     public let requestID: String
     /// The peer's IP address as text (empty when unknown).
     public let clientAddress: String
+    /// The address the connection came from: the client's, or a trusted proxy's that forwarded it.
+    public let peerAddress: String
 
     public init(
         method: HTTPMethod, path: String, query: [(name: String, value: String)] = [], headers: HTTPHeaders = [:],
         body: [UInt8] = [], pathParameters: [String: String] = [:], routePattern: String = "",
-        requestID: String = RequestID.generate(), clientAddress: String = ""
+        requestID: String = RequestID.generate(), clientAddress: String = "", peerAddress: String? = nil
     ) {
         self.method = method
         self.path = path
@@ -32,6 +34,7 @@ public struct Request: Sendable {
         self.routePattern = routePattern
         self.requestID = requestID
         self.clientAddress = clientAddress
+        self.peerAddress = peerAddress ?? clientAddress
     }
 
     /// The first value of the query argument `name`.

@@ -85,6 +85,8 @@ public struct AppConfiguration: Sendable {
     /// `HTTP_REFUSAL_DELAY`: milliseconds a `429` or a `413` from the headers waits before it is sent (a flooding
     /// client pays with time); 0: at once.
     public var httpRefusalDelay = 1000
+    /// `CONSOLE`: whether the owners' console is served at `/console` (`off` leaves it out).
+    public var consoleEnabled = true
     /// `METRICS_TOKEN`: when set, `/metrics` wants `Authorization: Bearer <token>`; when unset, it answers only
     /// clients on the loopback interface.
     public var metricsToken: String?

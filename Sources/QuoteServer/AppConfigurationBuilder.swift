@@ -82,6 +82,11 @@ enum AppConfigurationBuilder {
               configuration.httpHeaderTimeout >= 1, configuration.httpBodyTimeout >= 1, configuration.httpBodyBudget >= 1
         else { throw ValidationError("HTTP_* limits must be positive") }
         configuration.metricsToken = options.value(options.metricsToken, "METRICS_TOKEN")
+        switch (options.value(options.console, "CONSOLE") ?? "on").lowercased() {
+        case "on": configuration.consoleEnabled = true
+        case "off": configuration.consoleEnabled = false
+        default: throw ValidationError("CONSOLE must be on or off")
+        }
         configuration.trustedProxies = (options.value(options.trustedProxies, "TRUSTED_PROXIES") ?? "")
             .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         if let bad = configuration.trustedProxies.first(where: { !TrustedProxies.isAddress($0) }) {

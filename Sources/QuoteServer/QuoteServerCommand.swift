@@ -13,7 +13,7 @@ struct QuoteServerCommand: AsyncParsableCommand {
             """,
         subcommands: [Serve.self, Migrate.self, Seed.self, Import.self, PrintOpenAPI.self, PrintAnonKey.self,
                       PrintServiceRoleKey.self, HealthCheck.self,
-                      BackupCommand.self, ListBackups.self, RestoreCommand.self],
+                      BackupCommand.self, ListBackups.self, RestoreCommand.self, OwnerCommand.self],
         defaultSubcommand: Serve.self
     )
 }

@@ -92,6 +92,8 @@ struct ServerOptions: ParsableArguments {
     var hashingNiceness: Int?
     @Option(help: "Comma-separated IP addresses of load balancers whose X-Forwarded-For names the client (env TRUSTED_PROXIES; default none).")
     var trustedProxies: String?
+    @Option(help: "on, or off to serve no owners' console at /console (env CONSOLE, default on).")
+    var console: String?
     @Option(help: "Bearer token for /metrics (env METRICS_TOKEN; unset: loopback clients only).")
     var metricsToken: String?
     @Option(help: "Directory of NNNN_name.sql files (env MIGRATIONS_DIR; default: found beside the program).")

@@ -1,3 +1,4 @@
+import Console
 import HTTPServer
 import QuoteVault
 import SupabaseAPI
@@ -19,6 +20,17 @@ enum RouteTable {
             + CollectionRoutes(context: context, collections: context.collections).routes
             + SyncRoutes(context: context).routes
             + SupabaseRoutes.routes(supabase)
+            + consoleRoutes(context)
+    }
+
+    /// The owners' console, unless `CONSOLE=off`.
+    private static func consoleRoutes(_ context: AppContext) -> [Route] {
+        guard context.configuration.consoleEnabled else { return [] }
+        let console = ConsoleContext(
+            pool: context.pool, cursorSecret: context.configuration.jwtSecret,
+            trustedProxies: TrustedProxies(context.configuration.trustedProxies),
+            rateLimits: context.configuration.rateLimitsEnabled)
+        return ConsoleMount.routes(console, logger: context.logger)
     }
 
     /// Every route's async handler runs with `RequestOrigin.clientAddress` bound to its request's client, so the

@@ -1,0 +1,13 @@
+import HTTPServer
+
+/// What a console handler answers; `ConsolePipeline` turns it into a response with the console's headers.
+enum ConsoleAnswer: Sendable {
+    /// A page inside the console's layout.
+    case page(title: String, body: HTML, status: Int = 200, refreshSeconds: Int? = nil)
+    /// A page outside the layout's navigation (sign-in), for visitors without a session.
+    case bare(title: String, body: HTML, status: Int = 200)
+    /// `303 See Other`: after a form post (POST-redirect-GET), or to sign in.
+    case redirect(String, setCookie: String? = nil)
+    /// A static file of the console (the stylesheet).
+    case file(contentType: String, bytes: [UInt8])
+}

@@ -1,0 +1,32 @@
+import HTTPServer
+import PGClient
+import QuoteVault
+
+/// What console handlers need, built once when the console is mounted. Every read and write goes to the primary
+/// (`pool`), so an owner sees their change at once even when public reads come from replicas.
+public struct ConsoleContext: Sendable {
+    let pool: PGPool
+    let quotes: QuoteService
+    let search: QuoteSearch
+    let editor: QuoteEditor
+    let audit: AuditLog
+    let sessions: OwnerSessions
+    let signIn: OwnerSignIn
+    let secondFactor: OwnerSecondFactor
+    let trustedProxies: TrustedProxies
+
+    /// - Parameters:
+    ///   - cursorSecret: the key of the quote list's cursors (the server's JWT key, as `/v1` uses).
+    ///   - rateLimits: whether sign-in attempts are throttled (`RATE_LIMITS`).
+    public init(pool: PGPool, cursorSecret: [UInt8], trustedProxies: TrustedProxies, rateLimits: Bool) {
+        self.pool = pool
+        quotes = QuoteService(pool: pool, cursorSecret: cursorSecret)
+        search = QuoteSearch(pool: pool)
+        editor = QuoteEditor(pool: pool)
+        audit = AuditLog(pool: pool)
+        sessions = OwnerSessions(pool: pool)
+        signIn = OwnerSignIn(pool: pool, throttle: OwnerSignInThrottle(enabled: rateLimits))
+        secondFactor = OwnerSecondFactor(pool: pool)
+        self.trustedProxies = trustedProxies
+    }
+}

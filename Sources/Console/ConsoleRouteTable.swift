@@ -1,0 +1,22 @@
+import HTTPServer
+
+/// Every console route on one screen, each with its policies: `page` (an owner's GET), `action` (an owner's form
+/// post, CSRF-checked), `open` (anyone). Handlers live in the page files.
+enum ConsoleRouteTable {
+    static let routes: [ConsoleRoute] = [
+        .open(.get, ConsoleStylesheet.path) { _ in .file(contentType: "text/css; charset=utf-8",
+                                                             bytes: ConsoleStylesheet.bytes) },
+        .open(.get, "/console/sign-in", SignInPages.show),
+        .open(.post, "/console/sign-in", cost: .auth, SignInPages.signIn),
+        .action("/console/sign-out", SignInPages.signOut),
+
+        .page("/console", OverviewPage.show),
+
+        .page("/console/security", SecurityPages.show),
+        .action("/console/security/totp", SecurityPages.enrol),
+
+        // Anything else under /console: the console's not-found page, for owners (others are sent to sign in).
+        .unknown(.get),
+        .unknown(.post),
+    ]
+}

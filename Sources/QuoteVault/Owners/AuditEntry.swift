@@ -1,0 +1,24 @@
+import Foundation
+import PGClient
+
+/// One row of the audit log as the console shows it.
+public struct AuditEntry: Sendable, Equatable {
+    public let id: Int64
+    public let ownerEmail: String
+    public let at: Date
+    public let action: String
+    public let target: String
+    /// The values before and after, as JSON text (nil when the action has none).
+    public let before: String?
+    public let after: String?
+
+    init(row: PGRow) throws {
+        id = try row.decode("id")
+        ownerEmail = try row.decode("owner_email")
+        at = try row.decode("at")
+        action = try row.decode("action")
+        target = try row.decode("target")
+        before = try row.decode("before")
+        after = try row.decode("after")
+    }
+}

@@ -1,0 +1,48 @@
+import AuthJWT
+import Foundation
+import PGClient
+
+/// The list of owners, kept by the `quote-server owner` commands: add (with a one-time sign-in link), list, remove.
+public struct OwnerDirectory: Sendable {
+    /// How long a sign-in link works.
+    public static let linkLifetimeSeconds = 15 * 60
+
+    private let pool: PGPool
+
+    public init(pool: PGPool) { self.pool = pool }
+
+    /// Adds `email` as an owner when it is not one yet, and issues a new one-time sign-in token for it.
+    /// - Returns: the token, to be shown once (only its hash is stored).
+    public func add(email raw: String) async throws -> String {
+        let email = raw.trimmingCharacters(in: .whitespaces)
+        guard email.count >= 3, email.count <= 254, email.contains("@"), !email.contains(where: \.isWhitespace) else {
+            throw QuoteVaultError.invalid("email", "must be an email address")
+        }
+        let token = try OpaqueToken.generate()
+        try await pool.withTransaction { connection in
+            try connection.query("""
+                INSERT INTO console_owners (email) VALUES (\(email))
+                ON CONFLICT (lower(email)) DO NOTHING
+                """)
+            try connection.query("""
+                INSERT INTO console_sign_in_tokens (token_hash, owner_id, expires_at)
+                SELECT \(OpaqueToken.hash(token)), id, now() + \(Self.linkLifetimeSeconds) * interval '1 second'
+                FROM console_owners WHERE lower(email) = lower(\(email))
+                """)
+        }
+        return token
+    }
+
+    public func list() async throws -> [Owner] {
+        try await pool.query("SELECT \(unsafeSQL: Owner.columns) FROM console_owners o ORDER BY o.email")
+            .map(Owner.init(row:))
+    }
+
+    /// Removes the owner (their sessions and links end with them; their audit rows keep the email).
+    /// - Returns: false when there was no such owner.
+    public func remove(email: String) async throws -> Bool {
+        try await pool.query("""
+            DELETE FROM console_owners WHERE lower(email) = lower(\(email.trimmingCharacters(in: .whitespaces)))
+            """).affectedRows > 0
+    }
+}

@@ -1,0 +1,48 @@
+import AuthJWT
+import Foundation
+import PGClient
+
+/// Console sessions: an opaque token in a cookie, kept by hash; each ends after `idleSeconds` without a request or
+/// `absoluteSeconds` after sign-in, whichever comes first, or at sign-out.
+public struct OwnerSessions: Sendable {
+    public static let idleSeconds = 30 * 60
+    public static let absoluteSeconds = 12 * 60 * 60
+
+    private let pool: PGPool
+
+    public init(pool: PGPool) { self.pool = pool }
+
+    /// Opens a session for `ownerID` inside the caller's transaction. - Returns: the cookie's token.
+    static func open(ownerID: UUID, _ connection: PGConnection) throws -> String {
+        let token = try OpaqueToken.generate()
+        try connection.query("""
+            INSERT INTO console_sessions (owner_id, token_hash, expires_at)
+            VALUES (\(ownerID), \(OpaqueToken.hash(token)), now() + \(absoluteSeconds) * interval '1 second')
+            """)
+        return token
+    }
+
+    /// The live session of `token` (its idle clock restarted), or nil when it is unknown, ended or expired.
+    public func resume(_ token: String) async throws -> OwnerSession? {
+        guard OpaqueToken.isWellFormed(token) else { return nil }
+        let rows = try await pool.query("""
+            UPDATE console_sessions s SET last_seen_at = now()
+            FROM console_owners o
+            WHERE s.token_hash = \(OpaqueToken.hash(token)) AND o.id = s.owner_id AND s.revoked_at IS NULL
+              AND s.expires_at > now() AND s.last_seen_at > now() - \(Self.idleSeconds) * interval '1 second'
+            RETURNING s.id AS session_id, o.id AS owner_id, o.email, o.totp_secret IS NOT NULL AS has_second_factor
+            """)
+        guard let row = rows.first else { return nil }
+        return OwnerSession(
+            id: try row.decode("session_id"), ownerID: try row.decode("owner_id"), email: try row.decode("email"),
+            hasSecondFactor: try row.decode("has_second_factor"), token: token)
+    }
+
+    /// Ends the session (sign-out), with its audit row.
+    public func end(_ session: OwnerSession) async throws {
+        try await pool.withTransaction { connection in
+            try connection.query("UPDATE console_sessions SET revoked_at = now() WHERE id = \(session.id)")
+            try AuditLog.record(session.actor, action: "owner.sign_out", target: session.email, connection)
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import PGClient
+
+/// Throttles console sign-in attempts as `RateLimiter` does the app's logins: each attempt is reserved as a failure
+/// in PostgreSQL under an advisory lock (every instance agrees), given back when it succeeds; refusals are
+/// remembered in memory for their retry time. Kept in a table of its own, apart from the app's `auth_events`.
+public struct OwnerSignInThrottle: Sendable {
+    struct Rule: Sendable {
+        let limit: Int
+        let window: Int  // seconds
+    }
+
+    /// More than 20 failed sign-ins from one client address within 15 minutes.
+    static let perAddress = Rule(limit: 20, window: 900)
+    /// More than 10 failed sign-ins (wrong codes) of one owner within 15 minutes.
+    static let perOwner = Rule(limit: 10, window: 900)
+
+    public let enabled: Bool
+    private let refusals = RecentRefusals()
+
+    public init(enabled: Bool) { self.enabled = enabled }
+
+    /// Takes one attempt for each key (inside the caller's transaction); `rateLimited` when a key is used up.
+    /// - Returns: the ids of the recorded attempts, for `giveBack`.
+    func reserve(address: String, owner: UUID?, _ connection: PGConnection) throws -> [Int64] {
+        var keys: [(String, Rule)] = [("address:\(address)", Self.perAddress)]
+        if let owner { keys.append(("owner:\(owner.uuidString.lowercased())", Self.perOwner)) }
+        var ids: [Int64] = []
+        for (key, rule) in keys {
+            if enabled {
+                if let seconds = refusals.remaining(key) {
+                    throw QuoteVaultError.rateLimited(retryAfterSeconds: seconds)
+                }
+                try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("console:\(key)"), 0))")
+                let row = try connection.query("""
+                    SELECT count(*)::int8 AS failures,
+                           coalesce(ceil(extract(epoch FROM min(created_at) + \(rule.window) * interval '1 second'
+                                                 - now())), 1)::int8 AS retry
+                    FROM console_sign_in_failures
+                    WHERE key = \(key) AND created_at > now() - \(rule.window) * interval '1 second'
+                    """)[0]
+                if try row.decode("failures", as: Int.self) >= rule.limit {
+                    let seconds = max(1, try row.decode("retry", as: Int.self))
+                    refusals.remember(key, seconds: min(seconds, 60))
+                    throw QuoteVaultError.rateLimited(retryAfterSeconds: seconds)
+                }
+            }
+            let rows = try connection.query("INSERT INTO console_sign_in_failures (key) VALUES (\(key)) RETURNING id")
+            ids.append(try rows[rows.startIndex].decode("id", as: Int64.self))
+        }
+        return ids
+    }
+
+    /// Forgets attempts that turned out not to be failures.
+    func giveBack(_ ids: [Int64], _ connection: PGConnection) throws {
+        try connection.query("DELETE FROM console_sign_in_failures WHERE id = ANY(\(ids))")
+    }
+}

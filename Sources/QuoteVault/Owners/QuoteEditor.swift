@@ -1,0 +1,90 @@
+import Foundation
+import PGClient
+
+/// The console's changes to quotes: add, edit, delete, each validated as an import row is and audited in the
+/// transaction of the change (with the values before and after).
+public struct QuoteEditor: Sendable {
+    private let pool: PGPool
+
+    public init(pool: PGPool) { self.pool = pool }
+
+    /// - Throws: `QuoteVaultError.validation` (nothing saved) for an empty or too long text or author, an unknown
+    ///   category, or a text and author that another quote already has.
+    public func add(_ record: QuoteRecord, by actor: AuditActor) async throws -> Quote {
+        let quote = try Self.validated(record)
+        return try await Self.refusingDuplicates {
+            try await pool.withTransaction { connection in
+                let row = try connection.query("""
+                    INSERT INTO quotes (text, author, category)
+                    VALUES (\(quote.text), \(quote.author), \(quote.category))
+                    RETURNING \(unsafeSQL: Quote.columns())
+                    """)[0]
+                let saved = try Quote(row: row)
+                try AuditLog.record(actor, action: "quote.add", target: saved.id.uuidString.lowercased(),
+                                    after: Self.fields(saved), connection)
+                return saved
+            }
+        }
+    }
+
+    /// - Throws: as `add`, and `QuoteVaultError.notFound` when there is no such quote.
+    public func edit(_ id: UUID, _ record: QuoteRecord, by actor: AuditActor) async throws -> Quote {
+        let quote = try Self.validated(record)
+        return try await Self.refusingDuplicates {
+            try await pool.withTransaction { connection in
+                guard let old = try connection.query("""
+                    SELECT \(unsafeSQL: Quote.columns()) FROM quotes WHERE id = \(id) FOR UPDATE
+                    """).first.map(Quote.init(row:))
+                else { throw QuoteVaultError.notFound }
+                let row = try connection.query("""
+                    UPDATE quotes SET text = \(quote.text), author = \(quote.author), category = \(quote.category)
+                    WHERE id = \(id) RETURNING \(unsafeSQL: Quote.columns())
+                    """)[0]
+                let saved = try Quote(row: row)
+                try AuditLog.record(actor, action: "quote.edit", target: id.uuidString.lowercased(),
+                                    before: Self.fields(old), after: Self.fields(saved), connection)
+                return saved
+            }
+        }
+    }
+
+    /// - Throws: `QuoteVaultError.notFound`; `ConflictError` for a quote that was a day's quote of the day (that
+    ///   history is frozen).
+    public func delete(_ id: UUID, by actor: AuditActor) async throws {
+        do {
+            try await pool.withTransaction { connection in
+                guard let old = try connection.query("""
+                    DELETE FROM quotes WHERE id = \(id) RETURNING \(unsafeSQL: Quote.columns())
+                    """).first.map(Quote.init(row:))
+                else { throw QuoteVaultError.notFound }
+                try AuditLog.record(actor, action: "quote.delete", target: id.uuidString.lowercased(),
+                                    before: Self.fields(old), connection)
+            }
+        } catch let error as PGError where error.sqlState == .foreignKeyViolation {
+            throw ConflictError("This quote was a quote of the day, which stays as it was; it cannot be deleted")
+        }
+    }
+
+    /// The audit log's view of a quote.
+    static func fields(_ quote: Quote) -> [String: String] {
+        ["text": quote.text, "author": quote.author, "category": quote.category]
+    }
+
+    /// The import's rules (`QuoteImporter.validate`), with the refusal named by its field.
+    static func validated(_ record: QuoteRecord) throws -> (text: String, author: String, category: String) {
+        switch QuoteImporter.validate(record) {
+        case .success(let quote): return (quote.text, quote.author, quote.category.rawValue)
+        case .failure(let rejection):
+            let field = ["text", "author", "category"].first { rejection.reason.hasPrefix($0) } ?? "text"
+            throw QuoteVaultError.invalid(field, rejection.reason)
+        }
+    }
+
+    private static func refusingDuplicates<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PGError where error.sqlState == .uniqueViolation {
+            throw QuoteVaultError.invalid("text", "another quote already has this text and author")
+        }
+    }
+}

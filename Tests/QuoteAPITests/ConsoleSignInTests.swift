@@ -1,0 +1,176 @@
+import AuthJWT
+import Foundation
+import QuoteVault
+import TestSupport
+import XCTest
+
+/// Owners and signing in to the console: one-time links, sessions, and what does not open it.
+final class ConsoleSignInTests: XCTestCase {
+    private let secret = "test-secret-0123456789-0123456789-abcdef"
+
+    func testOwnerAddPrintsALinkThatSignsInOnceAndOwnerRemoveEndsIt() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let environment = ["DATABASE_URL": app.databaseURL, "JWT_SECRET": secret, "PORT": String(app.application.port),
+                           "LOG_LEVEL": "error"]
+        let add = try ServerProcess(["owner", "add", "Ada@Example.com"], environment: environment)
+        let status = try await add.waitForExit()
+        XCTAssertEqual(status, 0, add.output)
+        let link = try XCTUnwrap(add.output.split(separator: "\n").first { $0.contains("/console/sign-in?token=") },
+                                 add.output)
+        XCTAssertTrue(link.hasPrefix("http://127.0.0.1:\(app.application.port)/console/sign-in?token="), String(link))
+        let path = String(link.dropFirst("http://127.0.0.1:\(app.application.port)".count))
+        let token = String(path.split(separator: "=")[1])
+
+        // Opening the link shows the sign-in form; it spends nothing.
+        let page = try app.consoleGet(path)
+        XCTAssertEqual(page.status, 200, page.text)
+        XCTAssertTrue(page.text.contains("Ada@Example.com"), page.text)
+        XCTAssertEqual(try app.consoleGet(path).status, 200, "a GET does not spend the link")
+
+        let cookie = try app.signInToConsole(token: token)
+        let overview = try app.consoleGet("/console", cookie: cookie)
+        XCTAssertEqual(overview.status, 200, overview.text)
+        XCTAssertTrue(overview.text.contains("Ada@Example.com"))
+
+        // Single use: the second sign-in with it is refused, and its page says so.
+        let again = try app.consolePost("/console/sign-in", fields: ["token": token])
+        XCTAssertEqual(again.status, 400, again.text)
+        XCTAssertNil(again.header("Set-Cookie"))
+        XCTAssertEqual(try app.consoleGet(path).status, 400)
+
+        let list = try ServerProcess(["owner", "list"], environment: environment)
+        _ = try await list.waitForExit()
+        XCTAssertTrue(list.output.contains("Ada@Example.com"), list.output)
+
+        let remove = try ServerProcess(["owner", "remove", "ada@example.com"], environment: environment)
+        let removed = try await remove.waitForExit()
+        XCTAssertEqual(removed, 0, remove.output)
+        let afterRemoval = try app.consoleGet("/console", cookie: cookie)
+        XCTAssertEqual(afterRemoval.status, 303, "a removed owner's session ends")
+        XCTAssertEqual(afterRemoval.header("Location"), "/console/sign-in")
+        let unknown = try ServerProcess(["owner", "remove", "ada@example.com"], environment: environment)
+        let unknownStatus = try await unknown.waitForExit()
+        XCTAssertNotEqual(unknownStatus, 0, unknown.output)
+    }
+
+    func testWrongExpiredAndReusedLinksAreRefused() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        for wrong in ["", "not-a-token", try OpaqueToken.generate()] {
+            let response = try app.consolePost("/console/sign-in", fields: ["token": wrong])
+            XCTAssertEqual(response.status, 400, "token \(wrong): \(response.text)")
+            XCTAssertNil(response.header("Set-Cookie"))
+        }
+        let expired = try await app.addOwner("late@example.com")
+        try await app.withConnection { connection in
+            try connection.query("""
+                UPDATE console_sign_in_tokens SET expires_at = now() - interval '1 second'
+                WHERE token_hash = \(OpaqueToken.hash(expired))
+                """)
+        }
+        XCTAssertEqual(try app.consoleGet("/console/sign-in?token=\(expired)").status, 400)
+        let refused = try app.consolePost("/console/sign-in", fields: ["token": expired])
+        XCTAssertEqual(refused.status, 400)
+        XCTAssertNil(refused.header("Set-Cookie"))
+
+        // A new link for the same owner works; the old one stays dead.
+        let fresh = try await app.addOwner("late@example.com")
+        _ = try app.signInToConsole(token: fresh)
+        XCTAssertEqual(try app.consolePost("/console/sign-in", fields: ["token": fresh]).status, 400)
+        XCTAssertEqual(try app.consolePost("/console/sign-in", fields: ["token": expired]).status, 400)
+    }
+
+    func testAppUserTokensAndSupabaseKeysOpenNothing() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let user = try await app.makeUser()
+        let configuration = app.application.context.configuration
+        let credentials: [(String, [String: String])] = [
+            ("user token", ["Authorization": "Bearer \(user.accessToken)"]),
+            ("anon key", ["apikey": configuration.supabaseAnonKey,
+                          "Authorization": "Bearer \(configuration.supabaseAnonKey)"]),
+            ("service role key", ["apikey": configuration.supabaseServiceRoleKey,
+                                  "Authorization": "Bearer \(configuration.supabaseServiceRoleKey)"]),
+            ("user token as the cookie", ["Cookie": "qv_console=\(user.accessToken)"]),
+            ("service role key as the cookie", ["Cookie": "qv_console=\(configuration.supabaseServiceRoleKey)"]),
+        ]
+        for (name, headers) in credentials {
+            for path in ["/console", "/console/quotes", "/console/audit", "/console/security"] {
+                let page = try app.consoleGet(path, headers: headers)
+                XCTAssertEqual(page.status, 303, "\(name) on \(path)")
+                XCTAssertEqual(page.header("Location"), "/console/sign-in", "\(name) on \(path)")
+            }
+            let post = try app.consolePost("/console/security/totp", fields: ["code": "123456"], headers: headers)
+            XCTAssertEqual(post.status, 401, "\(name): \(post.text)")
+            XCTAssertEqual(post.header("Content-Type"), "text/html; charset=utf-8")
+        }
+    }
+
+    func testSessionCookieFlagsAndSecureOnlyBehindATrustedProxyOverHTTPS() async throws {
+        let app = try await TestApp.start { $0.trustedProxies = ["127.0.0.1"] }
+        defer { Task { await app.stop() } }
+        func setCookie(_ headers: [String: String]) async throws -> String {
+            let token = try await app.addOwner()
+            let response = try app.consolePost("/console/sign-in", fields: ["token": token], headers: headers)
+            XCTAssertEqual(response.status, 303, response.text)
+            return try XCTUnwrap(response.header("Set-Cookie"))
+        }
+        let plain = try await setCookie([:])
+        let attributes = Set(plain.split(separator: ";").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) })
+        XCTAssertEqual(attributes, ["Path=/console", "HttpOnly", "SameSite=Strict"], plain)
+        let behindProxy = try await setCookie(["X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9"])
+        XCTAssertTrue(behindProxy.hasSuffix("; Secure"), behindProxy)
+        XCTAssertTrue(behindProxy.contains("HttpOnly") && behindProxy.contains("SameSite=Strict"))
+
+        // Not from a trusted proxy, the header is not believed.
+        let direct = try await TestApp.start()
+        defer { Task { await direct.stop() } }
+        let token = try await direct.addOwner()
+        let forged = try direct.consolePost("/console/sign-in", fields: ["token": token],
+                                            headers: ["X-Forwarded-Proto": "https"])
+        XCTAssertFalse(try XCTUnwrap(forged.header("Set-Cookie")).contains("Secure"))
+    }
+
+    func testIdleAndExpiredSessionsAndSignOutEndTheSession() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let idle = try await app.consoleOwner()
+        let expired = try await app.consoleOwner()
+        let leaving = try await app.consoleOwner()
+        try await app.withConnection { connection in
+            try connection.query("""
+                UPDATE console_sessions SET last_seen_at = now() - interval '31 minutes'
+                WHERE token_hash = \(OpaqueToken.hash(String(idle.dropFirst("qv_console=".count))))
+                """)
+            try connection.query("""
+                UPDATE console_sessions SET expires_at = now() - interval '1 second'
+                WHERE token_hash = \(OpaqueToken.hash(String(expired.dropFirst("qv_console=".count))))
+                """)
+        }
+        XCTAssertEqual(try app.consoleGet("/console", cookie: idle).status, 303)
+        XCTAssertEqual(try app.consoleGet("/console", cookie: expired).status, 303)
+        XCTAssertEqual(try app.consoleGet("/console", cookie: leaving).status, 200)
+        let signOut = try app.consoleSubmit("/console/sign-out", cookie: leaving, fields: [:])
+        XCTAssertEqual(signOut.status, 303)
+        XCTAssertTrue(try XCTUnwrap(signOut.header("Set-Cookie")).contains("Max-Age=0"))
+        XCTAssertEqual(try app.consoleGet("/console", cookie: leaving).status, 303)
+    }
+
+    func testFailedSignInsAreThrottledPerAddress() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        var statuses: [Int] = []
+        for _ in 0..<21 {
+            let attempt = try app.consolePost("/console/sign-in", fields: ["token": try OpaqueToken.generate()])
+            statuses.append(attempt.status)
+        }
+        XCTAssertEqual(Array(statuses.prefix(20)), Array(repeating: 400, count: 20))
+        XCTAssertEqual(statuses.last, 429)
+        // Even a good link waits now: the address is over its allowance.
+        let token = try await app.addOwner()
+        let throttled = try app.consolePost("/console/sign-in", fields: ["token": token])
+        XCTAssertEqual(throttled.status, 429)
+        XCTAssertNotNil(throttled.header("Retry-After"))
+    }
+}
