@@ -1,0 +1,96 @@
+import Foundation
+import QuoteVault
+
+/// App accounts: find by email, an account's figures and live sessions, revoke every session, delete the account
+/// (after a confirmation page). Never shows a password hash or a token.
+enum AccountPages {
+    static func list(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
+        let text = request.query("q") ?? ""
+        let page = max(1, Int(request.query("page") ?? "1") ?? 1)
+        let (accounts, hasMore) = try await request.context.accounts.find(text, page: page)
+        let rows = accounts.map { account -> HTML in
+            """
+            <tr><td><a href="/console/accounts/\(account.id.uuidString.lowercased())">\(account.email)</a></td>
+            <td>\(OverviewPage.dateText(account.signedUpAt))</td>
+            <td>\(account.lastSignInAt.map(OverviewPage.dateText) ?? "never")</td>
+            <td>\(account.favorites)</td><td>\(account.collections)</td><td>\(account.activeSessions)</td></tr>
+            """
+        }
+        let query = "q=\(text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
+        var pager: [HTML] = []
+        if page > 1 { pager.append("<a href=\"/console/accounts?\(query)&page=\(page - 1)\">← Previous</a>") }
+        if hasMore { pager.append("<a href=\"/console/accounts?\(query)&page=\(page + 1)\">Next →</a>") }
+        let table: HTML = accounts.isEmpty ? "<p class=\"muted\">No account matches.</p>" : """
+            <table class="cards"><thead><tr><th>Email</th><th>Signed up</th><th>Last sign-in</th><th>Favorites</th>
+            <th>Collections</th><th>Active sessions</th></tr></thead><tbody>\(rows)</tbody></table>
+            """
+        return .page(title: "Accounts", body: """
+            <form class="inline" method="get" action="/console/accounts"><label>Email contains
+            <input name="q" value="\(text)" maxlength="254" autocomplete="off"></label>
+            <button type="submit">Find</button></form>
+            \(table)<nav class="pager">\(pager)</nav>
+            """)
+    }
+
+    static func show(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
+        let id = try request.pathUUID("id")
+        let account = try await request.context.accounts.account(id)
+        let sessions = try await request.context.accounts.sessions(of: id)
+        let rows = sessions.map { session -> HTML in
+            """
+            <tr><td>\(OverviewPage.dateText(session.createdAt))</td><td>\(OverviewPage.dateText(session.lastUsedAt))</td>
+            <td>\(OverviewPage.dateText(session.expiresAt))</td></tr>
+            """
+        }
+        let sessionTable: HTML = sessions.isEmpty ? "<p class=\"muted\">No active session.</p>" : """
+            <table class="cards"><thead><tr><th>Started</th><th>Last refreshed</th><th>Expires</th></tr></thead>
+            <tbody>\(rows)</tbody></table>
+            """
+        let path = "/console/accounts/\(id.uuidString.lowercased())"
+        let notice: HTML = request.query("revoked").map { count -> HTML in
+            """
+            <p class="notice" role="status">Revoked \(count) session(s): the next request with their tokens is
+            refused.</p>
+            """
+        } ?? .empty
+        return .page(title: account.email, body: """
+            <p><a href="/console/accounts">← Accounts</a></p>\(notice)
+            <dl class="facts">
+            <dt>Signed up</dt><dd>\(OverviewPage.dateText(account.signedUpAt))</dd>
+            <dt>Last sign-in</dt><dd>\(account.lastSignInAt.map(OverviewPage.dateText) ?? "never")</dd>
+            <dt>Favorites</dt><dd>\(account.favorites)</dd>
+            <dt>Collections</dt><dd>\(account.collections)</dd>
+            <dt>Active sessions</dt><dd>\(account.activeSessions)</dd>
+            </dl>
+            <h2>Active sessions</h2>\(sessionTable)
+            <form class="inline" method="post" action="\(path)/revoke">\(request.csrfField)
+            <button type="submit">Revoke all sessions</button></form>
+            <p><a class="button danger" href="\(path)/delete">Delete this account…</a></p>
+            """)
+    }
+
+    static func revoke(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
+        let id = try request.pathUUID("id")
+        let revoked = try await request.context.accounts.revokeSessions(of: id, by: request.owner.actor)
+        return .redirect("/console/accounts/\(id.uuidString.lowercased())?revoked=\(revoked)")
+    }
+
+    static func confirmDelete(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
+        let id = try request.pathUUID("id")
+        let account = try await request.context.accounts.account(id)
+        let path = "/console/accounts/\(id.uuidString.lowercased())"
+        return .page(title: "Delete \(account.email)?", body: """
+            <p class="notice">This deletes the account, its \(account.favorites) favorite(s), its
+            \(account.collections) collection(s) and its sessions, at once and for good.</p>
+            <form class="inline" method="post" action="\(path)/delete">\(request.csrfField)
+            <button class="danger" type="submit">Delete the account</button>
+            <a class="button secondary" href="\(path)">Cancel</a></form>
+            """)
+    }
+
+    static func delete(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
+        let id = try request.pathUUID("id")
+        try await request.context.accounts.delete(id, by: request.owner.actor)
+        return .redirect("/console/accounts")
+    }
+}
