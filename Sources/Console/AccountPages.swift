@@ -38,7 +38,8 @@ enum AccountPages {
         let sessions = try await request.context.accounts.sessions(of: id)
         let rows = sessions.map { session -> HTML in
             """
-            <tr><td>\(OverviewPage.dateText(session.createdAt))</td><td>\(OverviewPage.dateText(session.lastUsedAt))</td>
+            <tr><td>\(OverviewPage.dateText(session.createdAt))</td>
+            <td>\(OverviewPage.dateText(session.lastUsedAt))</td>
             <td>\(OverviewPage.dateText(session.expiresAt))</td></tr>
             """
         }

@@ -26,7 +26,9 @@ enum OverviewPage {
             ], labelEvery: 15, unit: "ms")
         let backup: HTML = status.lastBackup().map { backup in
             let size: HTML = backup.databaseBytes.map { " · \(byteText($0)) restored" } ?? .empty
-            return "<div class=\"tile\"><span>Last backup</span><strong>\(dateText(backup.endedAt))</strong>\(size)</div>"
+            return """
+                <div class="tile"><span>Last backup</span><strong>\(dateText(backup.endedAt))</strong>\(size)</div>
+                """
         } ?? "<div class=\"tile\"><span>Last backup</span><strong>none yet</strong></div>"
         return .page(title: "Overview", body: """
             <div class="tiles">

@@ -49,7 +49,8 @@ enum SVGChart {
             var points: [String] = []
             for (index, value) in line.values.enumerated() {
                 guard let value else { continue }
-                points.append("\(number(left + Double(index) * step)),\(number(top + plotHeight * (1 - value / maximum)))")
+                let y = top + plotHeight * (1 - value / maximum)
+                points.append("\(number(left + Double(index) * step)),\(number(y))")
             }
             guard !points.isEmpty else { continue }
             marks.append("""

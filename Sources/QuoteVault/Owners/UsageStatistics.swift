@@ -39,7 +39,8 @@ public struct UsageStatistics: Sendable {
             WHERE used_at > now() - interval '30 days'
             """)[0]
         let size = try await pool.query("SELECT pg_database_size(current_database()) AS bytes")[0]
-        return Figures(signUps: signUps, active7Days: try active.decode("week"), active30Days: try active.decode("month"),
+        return Figures(signUps: signUps, active7Days: try active.decode("week"),
+                       active30Days: try active.decode("month"),
                        databaseBytes: try size.decode("bytes"))
     }
 }
