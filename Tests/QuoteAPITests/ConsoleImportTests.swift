@@ -91,6 +91,26 @@ final class ConsoleImportTests: XCTestCase {
         XCTAssertEqual(drafts, 0)
     }
 
+    func testAnUploadWithoutASessionIsRefusedBeforeItsBodyIsRead() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let connection = try HTTPTestConnection(port: app.application.port)
+        defer { connection.close() }
+        // Headers announcing 5 MB, and not one byte of the body: the answer comes from the headers alone.
+        XCTAssertTrue(connection.write(Array("""
+            POST /console/quotes/import HTTP/1.1\r
+            Host: 127.0.0.1\r
+            Content-Type: multipart/form-data; boundary=x\r
+            Content-Length: 5000000\r
+            Cookie: qv_console=not-a-session\r
+            \r
+
+            """.utf8)))
+        let refused = try connection.readResponse(method: "POST")
+        XCTAssertEqual(refused.status, 401)
+        XCTAssertEqual(refused.header("Content-Security-Policy"), ConsoleSecurityTests.policy)
+    }
+
     /// Posts the upload form (multipart, with the CSRF token of the upload page).
     private func upload(_ app: TestApp, cookie: String, name: String, contents: String) throws -> HTTPTestResponse {
         let form = try app.consoleGet("/console/quotes/import", cookie: cookie).text
