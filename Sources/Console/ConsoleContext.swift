@@ -9,6 +9,7 @@ public struct ConsoleContext: Sendable {
     let quotes: QuoteService
     let search: QuoteSearch
     let editor: QuoteEditor
+    let imports: QuoteImportDrafts
     let audit: AuditLog
     let sessions: OwnerSessions
     let signIn: OwnerSignIn
@@ -28,6 +29,7 @@ public struct ConsoleContext: Sendable {
         quotes = QuoteService(pool: pool, cursorSecret: cursorSecret)
         search = QuoteSearch(pool: pool)
         editor = QuoteEditor(pool: pool)
+        imports = QuoteImportDrafts(pool: pool)
         audit = AuditLog(pool: pool)
         sessions = OwnerSessions(pool: pool)
         signIn = OwnerSignIn(pool: pool, throttle: OwnerSignInThrottle(enabled: rateLimits))

@@ -12,6 +12,21 @@ enum ConsoleRouteTable {
 
         .page("/console", OverviewPage.show),
 
+        .page("/console/quotes", QuoteListPage.show),
+        .page("/console/quotes/new", QuoteFormPages.new),
+        .action("/console/quotes", QuoteFormPages.create),
+        .page("/console/quotes/{id}/edit", QuoteFormPages.edit),
+        .action("/console/quotes/{id}", QuoteFormPages.update),
+        .page("/console/quotes/{id}/delete", QuoteDeletePages.confirm),
+        .action("/console/quotes/{id}/delete", QuoteDeletePages.delete),
+
+        .page("/console/quotes/import", ImportPages.show),
+        .action("/console/quotes/import", bodyLimit: ImportPages.uploadLimit, cost: .expensive, ImportPages.upload),
+        .page("/console/quotes/import/{id}", ImportPages.draft),
+        .action("/console/quotes/import/{id}/confirm", ImportPages.confirm),
+
+        .page("/console/audit", AuditPage.show),
+
         .page("/console/qotd", QuoteOfTheDayPages.calendar),
         .page("/console/qotd/{date}", QuoteOfTheDayPages.day),
         .action("/console/qotd/{date}/pin", QuoteOfTheDayPages.pin),

@@ -1,4 +1,5 @@
 import AuthJWT
+import Console
 import HTTPServer
 import Foundation
 import Logging
@@ -13,6 +14,7 @@ import SupabaseAPI
 /// - Every other `/v1` route needs a well-signed, unexpired access token.
 /// - A body over `smallBodyLimit` (an upload, a sync batch) needs a user's access token on every surface, never
 ///   the anon key alone: it is counted against the large bodies' share, per address and per account.
+/// - The console's owner routes need a session cookie (`ConsoleAdmission`).
 /// - The Supabase surfaces decide for themselves (`SupabaseAdmission`: the anon or service role key, or a
 ///   well-signed access token), answering in their own error formats.
 enum BodyAdmission {
@@ -25,6 +27,7 @@ enum BodyAdmission {
         let signer = context.signer
         return { route, request in
             let pattern = route.pattern
+            if let refusal = ConsoleAdmission.refusal(route, request) { return refusal }
             if pattern.hasPrefix("/v1/auth/") || pattern.hasPrefix("/auth/v1/"),
                let declared = request.headers["Content-Length"].flatMap(Int.init), declared > authBodyLimit {
                 return HTTPError.payloadTooLarge(limit: authBodyLimit).response

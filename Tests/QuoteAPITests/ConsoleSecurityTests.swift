@@ -76,7 +76,7 @@ final class ConsoleSecurityTests: XCTestCase {
             XCTAssertFalse(response.text.contains("<style"), name)
             XCTAssertFalse(response.text.contains("style="), name)
         }
-        XCTAssertEqual(answers[0].1.status, 200)
+        for (name, response) in answers.prefix(6) { XCTAssertEqual(response.status, 200, name) }
         XCTAssertTrue(answers[0].1.text.contains("href=\"/console/static/console.css\""))
         XCTAssertEqual(answers[6].1.status, 200)
         XCTAssertEqual(answers[6].1.header("Content-Type"), "text/css; charset=utf-8")

@@ -22,7 +22,11 @@ public enum QuoteFileReader {
     /// Reads `url` by its content: `[` starts a JSON array, `{` JSON Lines, anything else CSV.
     public static func read(_ url: URL) throws -> [QuoteRecord] {
         guard let data = FileManager.default.contents(atPath: url.path) else { throw ReadError.unreadable(url.path) }
-        let text = String(decoding: data, as: UTF8.self)
+        return try read(text: String(decoding: data, as: UTF8.self))
+    }
+
+    /// Reads a file's text (an upload) by its content, as `read(_:)` does.
+    public static func read(text: String) throws -> [QuoteRecord] {
         switch text.first(where: { !$0.isWhitespace }) {
         case "[": return try jsonArray(text)
         case "{": return try jsonLines(text)
@@ -134,8 +138,4 @@ public enum QuoteFileReader {
         if !field.isEmpty || !fields.isEmpty { fields.append(field); records.append((recordLine, fields)) }
         return records
     }
-}
-
-extension QuoteRecord {
-    init(line: Int) { self.init(line: line, text: nil, author: nil, category: nil) }
 }

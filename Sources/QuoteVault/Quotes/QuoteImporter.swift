@@ -7,6 +7,13 @@ public struct QuoteRecord: Sendable, Equatable {
     public var text: String?
     public var author: String?
     public var category: String?
+
+    public init(line: Int, text: String? = nil, author: String? = nil, category: String? = nil) {
+        self.line = line
+        self.text = text
+        self.author = author
+        self.category = category
+    }
 }
 
 /// A row that was refused, and why.
