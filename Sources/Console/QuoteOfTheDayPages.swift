@@ -30,8 +30,8 @@ enum QuoteOfTheDayPages {
             <strong>\(monthName(month))</strong>
             <a class="button secondary" href="/console/qotd?month=\(monthText(next))">\(monthName(next)) →</a></nav>
             <p class="muted">Days up to \(lastFrozen.description) have begun somewhere in the world (UTC+14) and are
-            frozen. Open a later day to pin a quote to it. A day nobody asked for yet gets its quote when first
-            asked.</p>
+            frozen. Open a later day to pin a quote to it; a coming day without a pin shows the quote its date's
+            seed chose.</p>
             <ul class="weekdays" aria-hidden="true">\(heads)</ul>
             <ol class="calendar">\(cells)</ol>
             """)
@@ -46,8 +46,12 @@ enum QuoteOfTheDayPages {
         if day?.pinned == true { classes += " pinned" }
         let badge: HTML = day?.pinned == true ? " <span class=\"badge\">pinned</span>"
             : frozen ? " <span class=\"badge muted\">frozen</span>" : .empty
-        let quote: HTML = day?.quote.map { "<q>\($0.text)</q> <span class=\"muted\">— \($0.author)</span>" }
-            ?? "<span class=\"muted\">not chosen yet</span>"
+        // Long quotes are cut in the grid; the day's page shows the whole text.
+        let quote: HTML = day?.quote.map {
+            let text = $0.text.count > 90 ? String($0.text.prefix(88)) + "…" : $0.text
+            return "<q>\(text)</q> <span class=\"muted\">— \($0.author)</span>"
+        }
+            ?? "<span class=\"muted\">beyond the served dates</span>"
         return """
             <li class="\(classes)"><a href="/console/qotd/\(date.description)">\(date.description)</a>\(badge)
             <div>\(quote)</div></li>
@@ -98,7 +102,7 @@ enum QuoteOfTheDayPages {
             <blockquote class="card"><p>\(quote.text)</p><footer>— \(quote.author) · \(quote.category) ·
             <code>\(quote.id.uuidString.lowercased())</code></footer></blockquote>
             """
-        } ?? "<p class=\"muted\">No quote chosen yet: it is chosen by the date's seed when first asked for.</p>"
+        } ?? "<p class=\"muted\">No quote: this date is beyond the dates /v1/qotd serves.</p>"
         var actions: HTML
         if frozen {
             actions = """

@@ -11,16 +11,22 @@ public struct QuoteOfTheDayPins: Sendable {
     /// One day of the calendar.
     public struct Day: Sendable, Equatable {
         public let date: PGDate
-        /// The stored quote (chosen when first asked for, or pinned); nil when no one has asked yet.
+        /// The day's quote (chosen by its seed, or pinned); nil beyond the dates `/v1/qotd` serves.
         public let quote: Quote?
         public let pinned: Bool
     }
 
     private let pool: PGPool
+    /// Chooses the quote of a day nobody asked for yet, as `/v1/qotd` would.
+    private let quoteOfTheDay: QuoteOfTheDay
 
-    public init(pool: PGPool) { self.pool = pool }
+    public init(pool: PGPool) {
+        self.pool = pool
+        quoteOfTheDay = QuoteOfTheDay(pool: pool)
+    }
 
-    /// Every stored day of `month` (1-12) of `year`, by date.
+    /// Every day of `month` (1-12) of `year` that `/v1/qotd` serves, by date: a day without a stored quote gets
+    /// it chosen now, by its seed, exactly as the first client asking for it would.
     public func month(year: Int, month: Int) async throws -> [PGDate: Day] {
         guard let first = PGDate(year: year, month: month, day: 1) else { throw QuoteVaultError.notFound }
         let next = month == 12 ? PGDate(year: year + 1, month: 1, day: 1) : PGDate(year: year, month: month + 1, day: 1)
@@ -34,6 +40,14 @@ public struct QuoteOfTheDayPins: Sendable {
         for row in rows {
             let date: PGDate = try row.decode("date")
             days[date] = Day(date: date, quote: try Quote(row: row), pinned: try row.decode("pinned"))
+        }
+        let last = PGDate(Date()).adding(days: QuoteOfTheDay.maximumDaysAhead)
+        var date = first
+        while date < next, date <= last {
+            if days[date] == nil, date >= QuoteOfTheDay.firstDate {
+                days[date] = Day(date: date, quote: try await quoteOfTheDay.quote(for: date), pinned: false)
+            }
+            date = date.adding(days: 1)
         }
         return days
     }
