@@ -94,8 +94,9 @@ enum ImportPages {
     private static func row(_ row: ImportDraft.Row) -> HTML {
         let verdict: HTML = row.error.map { "<span class=\"error\">\($0)</span>" } ?? "good"
         return """
-            <tr\(HTML(rendered: row.error == nil ? "" : " class=\"row-bad\""))><td>\(row.line)</td><td>\(row.text)</td>
-            <td>\(row.author)</td><td>\(row.category)</td><td>\(verdict)</td></tr>
+            <tr\(HTML(rendered: row.error == nil ? "" : " class=\"row-bad\""))><td data-label="Line">\(row.line)</td>
+            <td>\(row.text)</td><td data-label="Author">\(row.author)</td><td data-label="Category">\(row.category)</td>
+            <td data-label="Verdict">\(verdict)</td></tr>
             """
     }
 
