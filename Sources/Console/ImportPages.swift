@@ -41,8 +41,13 @@ enum ImportPages {
         switch draft.state {
         case .importing:
             let percent = draft.valid == 0 ? 100 : draft.processed * 100 / draft.valid
+            let stalled: HTML = draft.isStalled ? """
+                <p class="error">No progress for a minute: the server running it stopped.</p>
+                <form method="post" action="/console/quotes/import/\(id.uuidString.lowercased())/resume">\(
+                    request.csrfField)<button type="submit">Resume the import</button></form>
+                """ : .empty
             return .page(title: "Importing \(draft.fileName)", body: """
-                <p>Saved \(draft.processed) of \(draft.valid) good rows (\(percent)%).</p>
+                \(stalled)<p>Saved \(draft.processed) of \(draft.valid) good rows (\(percent)%).</p>
                 <progress max="\(max(draft.valid, 1))" value="\(draft.processed)">\(percent)%</progress>
                 <p class="muted">This page refreshes itself every 2 seconds.</p>
                 """, refreshSeconds: 2)
@@ -86,6 +91,15 @@ enum ImportPages {
         let imports = request.context.imports, actor = request.owner.actor
         if try await imports.confirm(id) {
             // The batches run on after this answer; the page shows their progress from the database.
+            Task { try? await imports.run(id, by: actor) }
+        }
+        return .redirect("/console/quotes/import/\(id.uuidString.lowercased())")
+    }
+
+    static func resume(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
+        let id = try request.pathUUID("id")
+        let imports = request.context.imports, actor = request.owner.actor
+        if try await imports.resume(id) {
             Task { try? await imports.run(id, by: actor) }
         }
         return .redirect("/console/quotes/import/\(id.uuidString.lowercased())")
