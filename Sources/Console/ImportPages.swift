@@ -87,19 +87,21 @@ enum ImportPages {
     }
 
     static func confirm(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
-        let id = try request.pathUUID("id")
-        let imports = request.context.imports, actor = request.owner.actor
-        if try await imports.confirm(id) {
-            // The batches run on after this answer; the page shows their progress from the database.
-            Task { try? await imports.run(id, by: actor) }
-        }
-        return .redirect("/console/quotes/import/\(id.uuidString.lowercased())")
+        try await run(request) { imports, id in try await imports.confirm(id) }
     }
 
     static func resume(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
+        try await run(request) { imports, id in try await imports.resume(id) }
+    }
+
+    /// Runs the draft's import when `claim` gets it (confirmed, or resumed), then shows its page. The batches run
+    /// on after this answer; the page shows their progress from the database.
+    private static func run(
+        _ request: ConsoleRequest, claim: (QuoteImportDrafts, UUID) async throws -> Bool
+    ) async throws -> ConsoleAnswer {
         let id = try request.pathUUID("id")
         let imports = request.context.imports, actor = request.owner.actor
-        if try await imports.resume(id) {
+        if try await claim(imports, id) {
             Task { try? await imports.run(id, by: actor) }
         }
         return .redirect("/console/quotes/import/\(id.uuidString.lowercased())")
