@@ -24,9 +24,10 @@ enum AuditPage {
 
     private static func row(_ entry: AuditEntry) -> HTML {
         """
-        <tr><td>\(ConsoleFormat.date(entry.at))</td><td>\(entry.ownerEmail)</td><td>\(entry.action)</td>
-        <td>\(entry.target)</td><td><code>\(entry.before ?? "")</code></td>
-        <td><code>\(entry.after ?? "")</code></td></tr>
+        <tr><td>\(ConsoleFormat.date(entry.at))</td><td data-label="Owner">\(entry.ownerEmail)</td>
+        <td data-label="Action">\(entry.action)</td><td data-label="Target">\(entry.target)</td>
+        <td data-label="Before"><code>\(entry.before ?? "")</code></td>
+        <td data-label="After"><code>\(entry.after ?? "")</code></td></tr>
         """
     }
 }

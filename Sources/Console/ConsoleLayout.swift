@@ -29,7 +29,7 @@ enum ConsoleLayout {
             <html lang="en"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">\(refresh)
             <title>\(title) · QuoteVault console</title>
-            <link rel="stylesheet" href="/console/static/console.css"></head>
+            <link rel="icon" href="data:,"><link rel="stylesheet" href="/console/static/console.css"></head>
             <body>\(header)<main><h1>\(title)</h1>
             \(body)</main></body></html>
             """

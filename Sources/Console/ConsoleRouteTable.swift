@@ -24,6 +24,7 @@ enum ConsoleRouteTable {
         .action("/console/quotes/import", bodyLimit: ImportPages.uploadLimit, cost: .expensive, ImportPages.upload),
         .page("/console/quotes/import/{id}", ImportPages.draft),
         .action("/console/quotes/import/{id}/confirm", ImportPages.confirm),
+        .action("/console/quotes/import/{id}/resume", ImportPages.resume),
 
         .page("/console/audit", AuditPage.show),
 

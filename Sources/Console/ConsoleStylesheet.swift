@@ -32,6 +32,7 @@ enum ConsoleStylesheet {
         label { display: grid; gap: .25rem; font-weight: 600; font-size: .9rem; }
         input, select, textarea, button { font: inherit; padding: .45rem .6rem; border: 1px solid #aab2bf;
                                           border-radius: .3rem; max-width: 100%; }
+        input, select, textarea { font-weight: 400; }
         textarea { min-height: 6rem; width: 100%; }
         button, .button { background: #1f5fbf; color: #fff; border-color: #1f5fbf; cursor: pointer;
                           text-decoration: none; display: inline-block; padding: .45rem .9rem; border-radius: .3rem; }
@@ -50,6 +51,7 @@ enum ConsoleStylesheet {
             table.cards thead { display: none; }
             table.cards tr { display: block; border-bottom: 2px solid #dde1e7; }
             table.cards td { display: block; border: 0; padding: .2rem .5rem; }
+            table.cards td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; color: #4a5565; }
         }
         @media (min-width: 48em) {
             main { padding: 1.5rem 2rem; }

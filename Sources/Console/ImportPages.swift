@@ -41,8 +41,13 @@ enum ImportPages {
         switch draft.state {
         case .importing:
             let percent = draft.valid == 0 ? 100 : draft.processed * 100 / draft.valid
+            let stalled: HTML = draft.isStalled ? """
+                <p class="error">No progress for a minute: the server running it stopped.</p>
+                <form method="post" action="/console/quotes/import/\(id.uuidString.lowercased())/resume">\(
+                    request.csrfField)<button type="submit">Resume the import</button></form>
+                """ : .empty
             return .page(title: "Importing \(draft.fileName)", body: """
-                <p>Saved \(draft.processed) of \(draft.valid) good rows (\(percent)%).</p>
+                \(stalled)<p>Saved \(draft.processed) of \(draft.valid) good rows (\(percent)%).</p>
                 <progress max="\(max(draft.valid, 1))" value="\(draft.processed)">\(percent)%</progress>
                 <p class="muted">This page refreshes itself every 2 seconds.</p>
                 """, refreshSeconds: 2)
@@ -82,10 +87,21 @@ enum ImportPages {
     }
 
     static func confirm(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
+        try await run(request) { imports, id in try await imports.confirm(id) }
+    }
+
+    static func resume(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
+        try await run(request) { imports, id in try await imports.resume(id) }
+    }
+
+    /// Runs the draft's import when `claim` gets it (confirmed, or resumed), then shows its page. The batches run
+    /// on after this answer; the page shows their progress from the database.
+    private static func run(
+        _ request: ConsoleRequest, claim: (QuoteImportDrafts, UUID) async throws -> Bool
+    ) async throws -> ConsoleAnswer {
         let id = try request.pathUUID("id")
         let imports = request.context.imports, actor = request.owner.actor
-        if try await imports.confirm(id) {
-            // The batches run on after this answer; the page shows their progress from the database.
+        if try await claim(imports, id) {
             Task { try? await imports.run(id, by: actor) }
         }
         return .redirect("/console/quotes/import/\(id.uuidString.lowercased())")
@@ -94,8 +110,9 @@ enum ImportPages {
     private static func row(_ row: ImportDraft.Row) -> HTML {
         let verdict: HTML = row.error.map { "<span class=\"error\">\($0)</span>" } ?? "good"
         return """
-            <tr\(HTML(rendered: row.error == nil ? "" : " class=\"row-bad\""))><td>\(row.line)</td><td>\(row.text)</td>
-            <td>\(row.author)</td><td>\(row.category)</td><td>\(verdict)</td></tr>
+            <tr\(HTML(rendered: row.error == nil ? "" : " class=\"row-bad\""))><td data-label="Line">\(row.line)</td>
+            <td>\(row.text)</td><td data-label="Author">\(row.author)</td><td data-label="Category">\(row.category)</td>
+            <td data-label="Verdict">\(verdict)</td></tr>
             """
     }
 

@@ -52,7 +52,10 @@ enum QuoteFormPages {
         default: .empty
         }
         let problems: HTML = errors.map { errors in
-            let lines = errors.map { error -> HTML in "<p>\(error.field): \(error.message)</p>" }
+            // The import's reasons name their field first ("text is missing or empty").
+            let lines = errors.map { error -> HTML in
+                "<p>\(error.message.prefix(1).uppercased() + error.message.dropFirst()).</p>"
+            }
             return "<div class=\"error\" role=\"alert\"><p>Nothing was saved.</p>\(lines)</div>"
         } ?? .empty
         return .page(title: title, body: """

@@ -55,8 +55,9 @@ enum QuoteListPage {
     private static func row(_ quote: Quote) -> HTML {
         let id = quote.id.uuidString.lowercased()
         return """
-            <tr><td>\(quote.text)</td><td>\(quote.author)</td><td>\(quote.category)</td>
-            <td>\(ConsoleFormat.date(quote.createdAt))</td>
+            <tr><td>\(quote.text)</td><td data-label="Author">\(quote.author)</td>
+            <td data-label="Category">\(quote.category)</td>
+            <td data-label="Added">\(ConsoleFormat.date(quote.createdAt))</td>
             <td class="actions"><a href="/console/quotes/\(id)/edit">Edit</a> ·
             <a href="/console/quotes/\(id)/delete">Delete</a></td></tr>
             """

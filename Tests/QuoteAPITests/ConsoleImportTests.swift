@@ -76,6 +76,35 @@ final class ConsoleImportTests: XCTestCase {
         XCTAssertEqual(try app.client.get("/v1/quotes").jsonObject()["total"] as? Int, 1_100)
     }
 
+    func testAnImportLeftHalfDoneByAStoppedServerIsResumedFromItsLastBatch() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let cookie = try await app.consoleOwner()
+        let rows = (0..<700).map { ["text": "Resumed quote \($0)", "author": "Resumer", "category": "wisdom"] }
+        let json = String(decoding: try JSONSerialization.data(withJSONObject: rows), as: UTF8.self)
+        let preview = try XCTUnwrap(try upload(app, cookie: cookie, name: "r.json", contents: json).header("Location"))
+        let id = String(preview.split(separator: "/").last!)
+        // As a server that saved the first batch and stopped would leave it.
+        try await app.withConnection { connection in
+            try connection.query("""
+                INSERT INTO quotes (text, author, category)
+                SELECT 'Resumed quote ' || n, 'Resumer', 'wisdom' FROM generate_series(0, 499) AS n
+                """)
+            try connection.query("""
+                UPDATE console_imports SET state = 'importing', processed = 500, inserted = 500,
+                    updated_at = now() - interval '2 minutes'
+                WHERE id = \(UUID(uuidString: id)!)
+                """)
+        }
+        let stalled = try app.consoleGet(preview, cookie: cookie).text
+        XCTAssertTrue(stalled.contains("Resume the import") && stalled.contains("Saved 500 of 700"), stalled)
+        let resumed = try app.consoleSubmit(preview + "/resume", cookie: cookie, fields: [:], from: preview)
+        XCTAssertEqual(resumed.status, 303)
+        let result = try await waitUntilDone(app, cookie: cookie, page: preview)
+        XCTAssertTrue(result.contains("<th>Added</th><td>700</td>"), result)
+        XCTAssertEqual(try app.client.get("/v1/quotes").jsonObject()["total"] as? Int, 700)
+    }
+
     func testUnreadableFilesAreRefusedOnTheUploadPage() async throws {
         let app = try await TestApp.start()
         defer { Task { await app.stop() } }

@@ -70,9 +70,9 @@ final class ConsoleQuotesTests: XCTestCase {
         let cookie = try await app.consoleOwner()
         let good = ["text": "Well begun is half done.", "author": "Aristotle", "category": "motivation"]
         let cases: [([String: String], String)] = [
-            (good.merging(["text": "   "]) { $1 }, "text is missing or empty"),
-            (good.merging(["category": "poetry"]) { $1 }, "category must be one of"),
-            (good.merging(["author": ""]) { $1 }, "author is missing or empty"),
+            (good.merging(["text": "   "]) { $1 }, "Text is missing or empty"),
+            (good.merging(["category": "poetry"]) { $1 }, "Category must be one of"),
+            (good.merging(["author": ""]) { $1 }, "Author is missing or empty"),
             (good.merging(["text": String(repeating: "a", count: 301)]) { $1 }, "longer than 300"),
         ]
         for (fields, message) in cases {

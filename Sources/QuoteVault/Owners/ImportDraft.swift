@@ -30,10 +30,13 @@ public struct ImportDraft: Sendable, Equatable {
     public let processed: Int
     public let inserted: Int
     public let duplicates: Int
+    /// Importing, without progress for a minute: the server that ran it stopped; it may be resumed.
+    public let isStalled: Bool
 
     public var rejected: Int { total - valid }
 
-    static let columns = "id, file_name, state, total, valid, processed, inserted, duplicates"
+    static let columns = "id, file_name, state, total, valid, processed, inserted, duplicates, "
+        + "state = 'importing' AND updated_at < now() - interval '1 minute' AS stalled"
 
     init(row: PGRow) throws {
         id = try row.decode("id")
@@ -44,5 +47,6 @@ public struct ImportDraft: Sendable, Equatable {
         processed = try row.decode("processed")
         inserted = try row.decode("inserted")
         duplicates = try row.decode("duplicates")
+        isStalled = try row.decode("stalled")
     }
 }

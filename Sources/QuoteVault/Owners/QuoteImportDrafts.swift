@@ -63,6 +63,15 @@ public struct QuoteImportDrafts: Sendable {
             """).affectedRows == 1
     }
 
+    /// Claims a stalled import (see `ImportDraft.isStalled`) to run it on from its last saved batch.
+    /// - Returns: false when it is not stalled (still running, or finished).
+    public func resume(_ id: UUID) async throws -> Bool {
+        try await pool.query("""
+            UPDATE console_imports SET updated_at = now()
+            WHERE id = \(id) AND state = 'importing' AND updated_at < now() - interval '1 minute'
+            """).affectedRows == 1
+    }
+
     /// Saves the good rows of a confirmed draft, batch by batch; a batch's quotes, its audit row and the progress
     /// commit together. A quote already there (same text and author) is skipped, as `quote-server import` does.
     public func run(_ id: UUID, by actor: AuditActor) async throws {
