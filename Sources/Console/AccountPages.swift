@@ -6,20 +6,16 @@ import QuoteVault
 enum AccountPages {
     static func list(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
         let text = request.query("q") ?? ""
-        let page = max(1, Int(request.query("page") ?? "1") ?? 1)
+        let page = Pager.page(request)
         let (accounts, hasMore) = try await request.context.accounts.find(text, page: page)
         let rows = accounts.map { account -> HTML in
             """
             <tr><td><a href="/console/accounts/\(account.id.uuidString.lowercased())">\(account.email)</a></td>
-            <td>\(OverviewPage.dateText(account.signedUpAt))</td>
-            <td>\(account.lastSignInAt.map(OverviewPage.dateText) ?? "never")</td>
+            <td>\(ConsoleFormat.date(account.signedUpAt))</td>
+            <td>\(account.lastSignInAt.map(ConsoleFormat.date) ?? "never")</td>
             <td>\(account.favorites)</td><td>\(account.collections)</td><td>\(account.activeSessions)</td></tr>
             """
         }
-        let query = "q=\(text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")"
-        var pager: [HTML] = []
-        if page > 1 { pager.append("<a href=\"/console/accounts?\(query)&page=\(page - 1)\">← Previous</a>") }
-        if hasMore { pager.append("<a href=\"/console/accounts?\(query)&page=\(page + 1)\">Next →</a>") }
         let table: HTML = accounts.isEmpty ? "<p class=\"muted\">No account matches.</p>" : """
             <table class="cards"><thead><tr><th>Email</th><th>Signed up</th><th>Last sign-in</th><th>Favorites</th>
             <th>Collections</th><th>Active sessions</th></tr></thead><tbody>\(rows)</tbody></table>
@@ -28,7 +24,7 @@ enum AccountPages {
             <form class="inline" method="get" action="/console/accounts"><label>Email contains
             <input name="q" value="\(text)" maxlength="254" autocomplete="off"></label>
             <button type="submit">Find</button></form>
-            \(table)<nav class="pager">\(pager)</nav>
+            \(table)\(Pager.links("/console/accounts", filters: [("q", text)], page: page, hasMore: hasMore))
             """)
     }
 
@@ -38,9 +34,9 @@ enum AccountPages {
         let sessions = try await request.context.accounts.sessions(of: id)
         let rows = sessions.map { session -> HTML in
             """
-            <tr><td>\(OverviewPage.dateText(session.createdAt))</td>
-            <td>\(OverviewPage.dateText(session.lastUsedAt))</td>
-            <td>\(OverviewPage.dateText(session.expiresAt))</td></tr>
+            <tr><td>\(ConsoleFormat.date(session.createdAt))</td>
+            <td>\(ConsoleFormat.date(session.lastUsedAt))</td>
+            <td>\(ConsoleFormat.date(session.expiresAt))</td></tr>
             """
         }
         let sessionTable: HTML = sessions.isEmpty ? "<p class=\"muted\">No active session.</p>" : """
@@ -57,8 +53,8 @@ enum AccountPages {
         return .page(title: account.email, body: """
             <p><a href="/console/accounts">← Accounts</a></p>\(notice)
             <dl class="facts">
-            <dt>Signed up</dt><dd>\(OverviewPage.dateText(account.signedUpAt))</dd>
-            <dt>Last sign-in</dt><dd>\(account.lastSignInAt.map(OverviewPage.dateText) ?? "never")</dd>
+            <dt>Signed up</dt><dd>\(ConsoleFormat.date(account.signedUpAt))</dd>
+            <dt>Last sign-in</dt><dd>\(account.lastSignInAt.map(ConsoleFormat.date) ?? "never")</dd>
             <dt>Favorites</dt><dd>\(account.favorites)</dd>
             <dt>Collections</dt><dd>\(account.collections)</dd>
             <dt>Active sessions</dt><dd>\(account.activeSessions)</dd>

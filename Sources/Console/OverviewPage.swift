@@ -27,7 +27,7 @@ enum OverviewPage {
         let backup: HTML = status.lastBackup().map { backup in
             let size: HTML = backup.databaseBytes.map { " · \(byteText($0)) restored" } ?? .empty
             return """
-                <div class="tile"><span>Last backup</span><strong>\(dateText(backup.endedAt))</strong>\(size)</div>
+                <div class="tile"><span>Last backup</span><strong>\(ConsoleFormat.date(backup.endedAt))</strong>\(size)</div>
                 """
         } ?? "<div class=\"tile\"><span>Last backup</span><strong>none yet</strong></div>"
         return .page(title: "Overview", body: """
@@ -48,12 +48,6 @@ enum OverviewPage {
         var value = Double(bytes), unit = 0
         while value >= 1024, unit < units.count - 1 { value /= 1024; unit += 1 }
         return unit == 0 ? "\(bytes) B" : String(format: "%.1f", value) + " " + units[unit]
-    }
-
-    static func dateText(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withSpaceBetweenDateAndTime]
-        return formatter.string(from: date) + " UTC"
     }
 
     private static func minuteLabel(_ date: Date) -> String {

@@ -46,17 +46,26 @@ enum SVGChart {
             marks.append(xLabel(labels[index], x: left + Double(index) * step))
         }
         for line in series {
-            var points: [String] = []
+            // One polyline per run of values: a gap (nil) is not bridged.
+            var runs: [[String]] = [[]]
+            var dots: [HTML] = []
             for (index, value) in line.values.enumerated() {
-                guard let value else { continue }
-                let y = top + plotHeight * (1 - value / maximum)
-                points.append("\(number(left + Double(index) * step)),\(number(y))")
+                guard let value else {
+                    if !(runs.last?.isEmpty ?? true) { runs.append([]) }
+                    continue
+                }
+                let x = number(left + Double(index) * step), y = number(top + plotHeight * (1 - value / maximum))
+                runs[runs.count - 1].append("\(x),\(y)")
+                // A dot at each non-zero point, so a lone minute between gaps shows too.
+                if value > 0 { dots.append("<circle cx=\"\(x)\" cy=\"\(y)\" r=\"2\" fill=\"\(line.colour)\"/>") }
             }
-            guard !points.isEmpty else { continue }
-            marks.append("""
-                <polyline points="\(points.joined(separator: " "))" fill="none" stroke="\(line.colour)" \
-                stroke-width="2"><title>\(line.name)</title></polyline>
-                """)
+            marks += dots
+            for run in runs where !run.isEmpty {
+                marks.append("""
+                    <polyline points="\(run.joined(separator: " "))" fill="none" stroke="\(line.colour)" \
+                    stroke-width="2"><title>\(line.name)</title></polyline>
+                    """)
+            }
         }
         let legend = series.map { ($0.name, $0.colour) }
         return frame(title: title + (unit.isEmpty ? "" : " (\(unit))"), maximum: maximum, marks: marks, legend: legend)

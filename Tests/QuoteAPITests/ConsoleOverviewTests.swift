@@ -1,5 +1,6 @@
 import Foundation
 import PGClient
+import QuoteAPI
 import TestSupport
 import XCTest
 
@@ -31,5 +32,25 @@ final class ConsoleOverviewTests: XCTestCase {
         XCTAssertTrue(html.contains("MiB"), "the database's size")
         XCTAssertTrue(html.contains("none yet"), "no backup in tests")
         XCTAssertNotNil(page.header("Content-Security-Policy"))
+    }
+
+    func testTrafficHistoryKeepsAnHourPerMinuteWithPercentiles() {
+        let history = TrafficHistory()
+        let now = Date(timeIntervalSince1970: 1_800_000_030)
+        for _ in 0..<98 { history.record(status: 200, duration: .milliseconds(1), now: now) }
+        for _ in 0..<2 { history.record(status: 503, duration: .seconds(1), now: now) }
+        history.record(status: 200, duration: .milliseconds(20), now: now.addingTimeInterval(-5 * 60))
+        history.record(status: 200, duration: .milliseconds(20), now: now.addingTimeInterval(-61 * 60))
+        let minutes = history.recent(now: now)
+        XCTAssertEqual(minutes.count, 60)
+        let current = minutes.last
+        XCTAssertEqual(current?.requests, 100)
+        XCTAssertEqual(current?.errors, 2, "the 5xx answers")
+        XCTAssertEqual(current?.start, Date(timeIntervalSince1970: 1_800_000_000))
+        XCTAssertTrue((1.0...1.3).contains(current?.p50Milliseconds ?? 0), "p50 within 30 % of 1 ms")
+        XCTAssertTrue((1000.0...1300.0).contains(current?.p99Milliseconds ?? 0), "p99 within 30 % of 1 s")
+        XCTAssertEqual(minutes[54].requests, 1, "five minutes ago")
+        XCTAssertEqual(minutes.map(\.requests).reduce(0, +), 101, "an hour ago is forgotten")
+        XCTAssertNil(minutes[0].p50Milliseconds, "an idle minute has no latency")
     }
 }
