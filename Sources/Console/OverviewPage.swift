@@ -27,7 +27,8 @@ enum OverviewPage {
         let backup: HTML = status.lastBackup().map { backup in
             let size: HTML = backup.databaseBytes.map { " · \(byteText($0)) restored" } ?? .empty
             return """
-                <div class="tile"><span>Last backup</span><strong>\(ConsoleFormat.date(backup.endedAt))</strong>\(size)</div>
+                <div class="tile"><span>Last backup</span>\
+                <strong>\(ConsoleFormat.date(backup.endedAt))</strong>\(size)</div>
                 """
         } ?? "<div class=\"tile\"><span>Last backup</span><strong>none yet</strong></div>"
         return .page(title: "Overview", body: """

@@ -32,6 +32,14 @@ final class ConsoleOverviewTests: XCTestCase {
         XCTAssertTrue(html.contains("MiB"), "the database's size")
         XCTAssertTrue(html.contains("none yet"), "no backup in tests")
         XCTAssertNotNil(page.header("Content-Security-Policy"))
+
+        app.application.context.metrics.backups.update {
+            $0.lastSuccess = Date(timeIntervalSince1970: 1_795_000_000)
+            $0.lastDatabaseBytes = 3 * 1024 * 1024
+        }
+        let backedUp = try app.consoleGet("/console", cookie: cookie).text
+        XCTAssertTrue(backedUp.contains("2026-11-18 11:06 UTC"), "the last backup's end")
+        XCTAssertTrue(backedUp.contains("3.0 MiB restored"), "and the database it restores")
     }
 
     func testTrafficHistoryKeepsAnHourPerMinuteWithPercentiles() {
