@@ -94,7 +94,7 @@ enum QuoteOfTheDayPages {
 
     private static func dayPage(_ request: ConsoleRequest, date: PGDate, message: String?, status: Int) async throws
         -> ConsoleAnswer {
-        let stored = try await request.context.pins.month(year: date.year, month: date.month)[date]
+        let stored: QuoteOfTheDayPins.Day? = try await request.context.pins.day(date)
         let frozen = QuoteOfTheDay.isFrozen(date)
         let error: HTML = message.map { "<p class=\"error\" role=\"alert\">\($0)</p>" } ?? .empty
         let current: HTML = stored?.quote.map { quote in

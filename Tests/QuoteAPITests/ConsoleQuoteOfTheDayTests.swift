@@ -113,4 +113,24 @@ final class ConsoleQuoteOfTheDayTests: XCTestCase {
         }
         XCTAssertEqual(audited, 0)
     }
+
+    func testAPinKeepsTheContractsNoRepeatWithin365Days() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let ids = try await app.insertQuotes((0..<365).map { "Year quote \($0)" }).map { $0.uuidString.lowercased() }
+        let cookie = try await app.consoleOwner()
+        let yesterday = PGDate(Date()).adding(days: -1).description
+        let used = try quoteID(app.client.get("/v1/qotd?date=\(yesterday)"))
+        let day = QuoteOfTheDay.lastFrozenDate().adding(days: 3).description
+        let refused = try app.consoleSubmit("/console/qotd/\(day)/pin", cookie: cookie, fields: ["quote_id": used],
+                                            from: "/console/qotd/\(day)")
+        XCTAssertEqual(refused.status, 422)
+        XCTAssertTrue(refused.text.contains("quote of the day on \(yesterday)"), refused.text)
+        XCTAssertNotEqual(try quoteID(app.client.get("/v1/qotd?date=\(day)")), used, "nothing was pinned")
+        let fresh = try XCTUnwrap(ids.first { $0 != used })
+        let pinned = try app.consoleSubmit("/console/qotd/\(day)/pin", cookie: cookie, fields: ["quote_id": fresh],
+                                           from: "/console/qotd/\(day)")
+        XCTAssertEqual(pinned.status, 303, pinned.text)
+        XCTAssertEqual(try quoteID(app.client.get("/v1/qotd?date=\(day)")), fresh)
+    }
 }

@@ -52,9 +52,23 @@ public struct QuoteOfTheDayPins: Sendable {
         return days
     }
 
-    /// Pins `quoteID` to `date`, in one transaction with its audit row.
-    /// - Throws: `QuoteVaultError.validation` (nothing saved) for a frozen date, a date too far ahead, or an
-    ///   unknown quote.
+    /// One day: its stored quote, or the one its seed chooses now (as in `month`).
+    public func day(_ date: PGDate) async throws -> Day {
+        if let stored = try await pool.query("""
+            SELECT d.pinned, \(unsafeSQL: Quote.columns()) FROM quote_of_day d
+            JOIN quotes ON quotes.id = d.quote_id WHERE d.date = \(date)
+            """).first {
+            return Day(date: date, quote: try Quote(row: stored), pinned: try stored.decode("pinned"))
+        }
+        let served = date >= QuoteOfTheDay.firstDate
+            && date.dayNumber - PGDate(Date()).dayNumber <= QuoteOfTheDay.maximumDaysAhead
+        return Day(date: date, quote: served ? try await quoteOfTheDay.quote(for: date) : nil, pinned: false)
+    }
+
+    /// Pins `quoteID` to `date`, in one transaction with its audit row. The contract's promise holds for pins too:
+    /// while the corpus has at least 365 quotes, no quote is the quote of the day twice within 365 days.
+    /// - Throws: `QuoteVaultError.validation` (nothing saved) for a frozen date, a date too far ahead, an unknown
+    ///   quote, or a quote that is another day's quote within 364 days.
     public func pin(_ quoteID: UUID, to date: PGDate, by actor: AuditActor, now: Date = Date()) async throws {
         try Self.refuseFrozen(date, now: now)
         let today = PGDate(now)
@@ -66,6 +80,9 @@ public struct QuoteOfTheDayPins: Sendable {
                 SELECT \(unsafeSQL: Quote.columns()) FROM quotes WHERE id = \(quoteID)
                 """).first.map(Quote.init(row:))
             else { throw QuoteVaultError.invalid("quote", "there is no quote with this id") }
+            // The lock of the seed's choices: no concurrent choice picks this quote for a nearby day meanwhile.
+            try connection.query("SELECT pg_advisory_xact_lock(\(QuoteOfTheDay.choiceLockKey))")
+            try Self.refuseRepeat(quoteID, on: date, connection)
             let before = try connection.query("""
                 SELECT quote_id, pinned FROM quote_of_day WHERE date = \(date) FOR UPDATE
                 """).first
@@ -97,6 +114,19 @@ public struct QuoteOfTheDayPins: Sendable {
                 actor, action: "qotd.unpin", target: date.description,
                 before: ["quote_id": try row.decode("quote_id", as: UUID.self).uuidString.lowercased()], connection)
         }
+    }
+
+    private static func refuseRepeat(_ quoteID: UUID, on date: PGDate, _ connection: PGConnection) throws {
+        let row = try connection.query("""
+            SELECT (SELECT count(*) >= 365 FROM quotes) AS large,
+                   (SELECT min(d.date) FROM quote_of_day d WHERE d.quote_id = \(quoteID) AND d.date <> \(date)
+                    AND d.date BETWEEN \(date)::date - 364 AND \(date)::date + 364) AS other
+            """)[0]
+        guard try row.decode("large", as: Bool.self), let other = try row.decode("other", as: PGDate?.self) else {
+            return
+        }
+        throw QuoteVaultError.invalid("quote", "this quote is the quote of the day on \(other), and no quote is the "
+            + "quote of the day twice within 365 days; pick another")
     }
 
     private static func refuseFrozen(_ date: PGDate, now: Date) throws {
