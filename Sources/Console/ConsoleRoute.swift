@@ -27,8 +27,8 @@ struct ConsoleRoute: Sendable {
     static let formBodyLimit = 64 * 1024
 
     /// A page an owner reads (GET): a session, no CSRF token.
-    static func page(_ pattern: String, _ handler: @escaping Handler) -> ConsoleRoute {
-        ConsoleRoute(method: .get, pattern: pattern, access: .owner, csrf: false, bodyLimit: 0, cost: nil,
+    static func page(_ pattern: String, cost: RouteCost? = nil, _ handler: @escaping Handler) -> ConsoleRoute {
+        ConsoleRoute(method: .get, pattern: pattern, access: .owner, csrf: false, bodyLimit: 0, cost: cost,
                      handler: handler)
     }
 

@@ -12,7 +12,9 @@ enum ConsoleRouteTable {
 
         .page("/console", OverviewPage.show),
 
-        .page("/console/quotes", QuoteListPage.show),
+        // A search costs what /v1's does.
+        .page("/console/quotes", cost: .upgraded(.cheapRead) { !($0.queryValue("q") ?? "").isEmpty },
+              QuoteListPage.show),
         .page("/console/quotes/new", QuoteFormPages.new),
         .action("/console/quotes", QuoteFormPages.create),
         .page("/console/quotes/{id}/edit", QuoteFormPages.edit),

@@ -36,7 +36,9 @@ final class ConsoleSecurityTests: XCTestCase {
         XCTAssertEqual(enrolled, 0, "nothing was enrolled")
         XCTAssertEqual(try app.consoleGet("/console", cookie: cookie).status, 200, "still signed in")
         let audited = try await app.withConnection { connection in
-            try connection.query("SELECT count(*)::int8 AS n FROM console_audit WHERE action <> 'owner.sign_in'")[0]
+            try connection.query("""
+                SELECT count(*)::int8 AS n FROM console_audit WHERE action NOT IN ('owner.add', 'owner.sign_in')
+                """)[0]
                 .decode("n", as: Int.self)
         }
         XCTAssertEqual(audited, 0)
@@ -103,6 +105,17 @@ final class ConsoleSecurityTests: XCTestCase {
                                              fields: ["secret": secretText, "code": totp.code(step: now)])
         XCTAssertEqual(enrolled.status, 303, enrolled.text)
         XCTAssertTrue(try app.consoleGet("/console/security", cookie: cookie).text.contains("is enrolled"))
+        // Never replaced from a session alone.
+        let other = try TOTP.generateSecret()
+        let replace = try app.consoleSubmit("/console/security/totp", cookie: cookie, fields: [
+            "secret": Base32.encode(other), "code": TOTP(secret: other).code(step: now),
+        ])
+        XCTAssertEqual(replace.status, 409, replace.text)
+        let stored = try await app.withConnection { connection in
+            try connection.query("SELECT totp_secret FROM console_owners WHERE email = 'totp@example.com'")[0]
+                .decode("totp_secret", as: [UInt8].self)
+        }
+        XCTAssertEqual(stored, secret)
 
         // Sign-in now asks for the code: without it or with a wrong one, no session and the link is not spent.
         let link = try await app.addOwner("totp@example.com")

@@ -49,6 +49,17 @@ final class ConsoleSignInTests: XCTestCase {
         let afterRemoval = try app.consoleGet("/console", cookie: cookie)
         XCTAssertEqual(afterRemoval.status, 303, "a removed owner's session ends")
         XCTAssertEqual(afterRemoval.header("Location"), "/console/sign-in")
+        let audit = try await app.withConnection { connection in
+            try connection.query("SELECT owner_email, action, target FROM console_audit ORDER BY id").map {
+                [try $0.decode("owner_email", as: String.self), try $0.decode("action", as: String.self),
+                 try $0.decode("target", as: String.self)]
+            }
+        }
+        XCTAssertEqual(audit, [
+            ["quote-server (command line)", "owner.add", "Ada@Example.com"],
+            ["Ada@Example.com", "owner.sign_in", "Ada@Example.com"],
+            ["quote-server (command line)", "owner.remove", "ada@example.com"],
+        ])
         let unknown = try ServerProcess(["owner", "remove", "ada@example.com"], environment: environment)
         let unknownStatus = try await unknown.waitForExit()
         XCTAssertNotEqual(unknownStatus, 0, unknown.output)

@@ -10,14 +10,16 @@ public struct OwnerSecondFactor: Sendable {
 
     /// Enrols `secret` for the session's owner when `code` proves the authenticator app holds it.
     /// - Returns: false (nothing stored) when the code is wrong.
+    /// - Throws: `ConflictError` when the owner has one already (it is never replaced from a session alone).
     public func enrol(_ session: OwnerSession, secret: [UInt8], code: String, now: Date = Date()) async throws -> Bool {
         guard secret.count == TOTP.secretByteCount,
               let step = TOTP(secret: secret).matchingStep(code, at: now) else { return false }
         try await pool.withTransaction { connection in
-            try connection.query("""
+            guard try connection.query("""
                 UPDATE console_owners SET totp_secret = \(secret), totp_last_step = \(step)
-                WHERE id = \(session.ownerID)
-                """)
+                WHERE id = \(session.ownerID) AND totp_secret IS NULL
+                """).affectedRows == 1
+            else { throw ConflictError("A second factor is enrolled already; nothing was changed.") }
             try AuditLog.record(session.actor, action: "owner.second_factor_enrolled", target: session.email,
                                 connection)
         }

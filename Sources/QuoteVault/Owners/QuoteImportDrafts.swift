@@ -87,9 +87,12 @@ public struct QuoteImportDrafts: Sendable {
 
     /// Saves the next batch. - Returns: whether rows remain.
     private static func saveBatch(_ id: UUID, _ actor: AuditActor, _ connection: PGConnection) throws -> Bool {
-        let draft = try ImportDraft(row: try connection.query("""
+        // Gone when its owner was removed meanwhile (the draft goes with them).
+        guard let found = try connection.query("""
             SELECT \(unsafeSQL: ImportDraft.columns) FROM console_imports WHERE id = \(id) FOR UPDATE
-            """)[0])
+            """).first
+        else { return false }
+        let draft = try ImportDraft(row: found)
         guard draft.state == .importing else { return false }
         let rows = try connection.query("""
             WITH batch AS (
