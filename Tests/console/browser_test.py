@@ -26,6 +26,7 @@ import urllib.parse
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -118,7 +119,9 @@ def set_width(driver, width):
 
 def wait_for(driver, condition, what, seconds=30):
     try:
-        WebDriverWait(driver, seconds, poll_frequency=0.25).until(lambda d: condition(d))
+        # A page replaced while it is read (the click's navigation) is read again at the next poll.
+        WebDriverWait(driver, seconds, poll_frequency=0.25,
+                      ignored_exceptions=[StaleElementReferenceException, NoSuchElementException]).until(condition)
         return True
     except Exception:  # noqa: BLE001 - a timeout is a failed check, reported as such
         shown = " ".join(driver.find_element(By.TAG_NAME, "body").text.split())[:300]
@@ -144,7 +147,11 @@ def submit(driver, form_action_suffix, button_text=None):
 
 
 def main_text(driver):
-    return driver.find_element(By.TAG_NAME, "main").text
+    """The page's main text; empty while a navigation replaces the page."""
+    try:
+        return driver.find_element(By.TAG_NAME, "main").text
+    except (StaleElementReferenceException, NoSuchElementException):
+        return ""
 
 
 def sign_in(driver, server, token):
@@ -232,6 +239,10 @@ def pin_tomorrow(driver, server):
           f"/v1/qotd?date={day} serves the pinned quote")
     driver.get(f"{server.base}/console/qotd?month={day[:7]}")
     check("Zebracorn four is good" in main_text(driver), "the calendar shows the pinned quote")
+    yesterday = (datetime.datetime.now(datetime.timezone.utc).date() - datetime.timedelta(days=1)).isoformat()
+    driver.get(f"{server.base}/console/qotd/{yesterday}")
+    check("frozen" in main_text(driver) and not driver.find_elements(By.CSS_SELECTOR, "form[action$='/pin']"),
+          "a past day says it is frozen and offers no pin")
     return day
 
 
