@@ -11,9 +11,10 @@ enum AccountPages {
         let rows = accounts.map { account -> HTML in
             """
             <tr><td><a href="/console/accounts/\(account.id.uuidString.lowercased())">\(account.email)</a></td>
-            <td>\(ConsoleFormat.date(account.signedUpAt))</td>
-            <td>\(account.lastSignInAt.map(ConsoleFormat.date) ?? "never")</td>
-            <td>\(account.favorites)</td><td>\(account.collections)</td><td>\(account.activeSessions)</td></tr>
+            <td data-label="Signed up">\(ConsoleFormat.date(account.signedUpAt))</td>
+            <td data-label="Last sign-in">\(account.lastSignInAt.map(ConsoleFormat.date) ?? "never")</td>
+            <td data-label="Favorites">\(account.favorites)</td><td data-label="Collections">\(account.collections)</td>
+            <td data-label="Active sessions">\(account.activeSessions)</td></tr>
             """
         }
         let table: HTML = accounts.isEmpty ? "<p class=\"muted\">No account matches.</p>" : """
@@ -34,9 +35,9 @@ enum AccountPages {
         let sessions = try await request.context.accounts.sessions(of: id)
         let rows = sessions.map { session -> HTML in
             """
-            <tr><td>\(ConsoleFormat.date(session.createdAt))</td>
-            <td>\(ConsoleFormat.date(session.lastUsedAt))</td>
-            <td>\(ConsoleFormat.date(session.expiresAt))</td></tr>
+            <tr><td data-label="Started">\(ConsoleFormat.date(session.createdAt))</td>
+            <td data-label="Last refreshed">\(ConsoleFormat.date(session.lastUsedAt))</td>
+            <td data-label="Expires">\(ConsoleFormat.date(session.expiresAt))</td></tr>
             """
         }
         let sessionTable: HTML = sessions.isEmpty ? "<p class=\"muted\">No active session.</p>" : """

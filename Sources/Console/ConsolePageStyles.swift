@@ -30,6 +30,9 @@ enum ConsolePageStyles {
         dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; background: #fff;
                    padding: .75rem 1rem; border: 1px solid #dde1e7; border-radius: .4rem; }
         dl.facts dd { margin: 0; }
+        @media (max-width: 47.99em) {
+            table.cards td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; color: #4a5565; }
+        }
         @media (min-width: 48em) {
             .charts { grid-template-columns: 1fr 1fr; }
             .weekdays, .calendar { display: grid; grid-template-columns: repeat(7, minmax(0, 1fr)); gap: .4rem; }
