@@ -121,7 +121,8 @@ struct QuoteOfTheDayRoutes {
             Self.write(date, try await quoteOfTheDay.quote(for: date), to: &writer)
         }
         writer.raw("]}")
-        let cacheControl = QuoteOfTheDay.isFrozen(to) ? "public, max-age=31536000, immutable" : Self.unfrozenCacheControl
+        let cacheControl = QuoteOfTheDay.isFrozen(to)
+            ? "public, max-age=31536000, immutable" : Self.unfrozenCacheControl
         return Response.json(bytes: writer.bytes, headers: ["Cache-Control": cacheControl])
             .taggedWithETag()
     }
