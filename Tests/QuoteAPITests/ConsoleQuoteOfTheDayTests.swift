@@ -41,6 +41,9 @@ final class ConsoleQuoteOfTheDayTests: XCTestCase {
         XCTAssertEqual(pinned.status, 303, pinned.text)
         XCTAssertEqual(try quoteID(app.client.get("/v1/qotd?date=\(day)")), pick, "the pin is served")
         let range = try app.client.get("/v1/qotd/range?from=\(day)&to=\(day)")
+        XCTAssertEqual(range.header("Cache-Control"), "public, max-age=60", "a range that may change is not immutable")
+        XCTAssertEqual(try app.client.get("/v1/qotd/range?from=2026-01-01&to=2026-01-02").header("Cache-Control"),
+                       "public, max-age=31536000, immutable", "a frozen range is")
         XCTAssertEqual(((try range.jsonObject()["items"] as? [[String: Any]])?.first?["quote"] as? [String: Any])?["id"]
             as? String, pick)
         let audited1 = try await auditCount(app, "qotd.pin", day)
