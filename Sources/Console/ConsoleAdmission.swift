@@ -16,7 +16,9 @@ public enum ConsoleAdmission {
 
     /// The refusal of `request` to `route`, or nil to read its body (any route not the console's is left alone).
     public static func refusal(_ route: Route, _ request: Request) -> Response? {
-        guard ownerRoutes.contains(Key(method: route.method, pattern: route.pattern)) else { return nil }
+        // Every request of every surface passes here: the other surfaces' leave at the first bytes of their pattern.
+        guard route.pattern.utf8.starts(with: "/console".utf8),
+              ownerRoutes.contains(Key(method: route.method, pattern: route.pattern)) else { return nil }
         if let token = SessionCookie.token(in: request), OpaqueToken.isWellFormed(token) { return nil }
         var response = ConsoleFailurePage.response(.signInRequired, for: request)
         ConsoleHeaders.apply(to: &response)

@@ -28,6 +28,11 @@ enum ConsolePipeline {
     private static func answer(_ request: Request, route: ConsoleRoute, context: ConsoleContext) async throws
         -> Response
     {
+        // A form another site's page posts (browsers say so in Sec-Fetch-Site): never ours, even the sign-in, which
+        // has no session to carry a CSRF token yet.
+        if route.method == .post, request.headers["Sec-Fetch-Site"]?.lowercased() == "cross-site" {
+            throw ConsoleFailure.forbidden("The console takes forms from its own pages only. Nothing was changed.")
+        }
         var session: OwnerSession?
         if route.access == .owner {
             guard let token = SessionCookie.token(in: request), let live = try await context.sessions.resume(token)

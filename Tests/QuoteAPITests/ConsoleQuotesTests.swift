@@ -110,6 +110,30 @@ final class ConsoleQuotesTests: XCTestCase {
         XCTAssertEqual(edits, 0)
     }
 
+    func testAQuoteThatHasBeenAQuoteOfTheDayCannotBeChangedOrDeleted() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let cookie = try await app.consoleOwner()
+        let fields = ["text": "Shown once, kept forever.", "author": "Archivist", "category": "wisdom"]
+        let saved = try app.consoleSubmit("/console/quotes", cookie: cookie, fields: fields,
+                                          from: "/console/quotes/new")
+        let id = try XCTUnwrap(saved.header("Location")?.split(separator: "/").dropFirst(2).first.map(String.init))
+        try await app.withConnection { connection in
+            try connection.query("""
+                INSERT INTO quote_of_day (date, quote_id) VALUES (current_date - 1, \(UUID(uuidString: id)!))
+                """)
+        }
+        let edit = try app.consoleSubmit("/console/quotes/\(id)", cookie: cookie,
+                                         fields: fields.merging(["text": "Rewritten history."]) { $1 },
+                                         from: "/console/quotes/\(id)/edit")
+        XCTAssertEqual(edit.status, 409)
+        XCTAssertTrue(edit.text.contains("has been a quote of the day"), edit.text)
+        let delete = try app.consoleSubmit("/console/quotes/\(id)/delete", cookie: cookie, fields: [:],
+                                           from: "/console/quotes/\(id)/delete")
+        XCTAssertEqual(delete.status, 409)
+        XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").jsonObject()["text"] as? String, fields["text"])
+    }
+
     func testListPagesSearchesAndFiltersByCategory() async throws {
         let app = try await TestApp.start()
         defer { Task { await app.stop() } }
@@ -142,6 +166,25 @@ final class ConsoleQuotesTests: XCTestCase {
         XCTAssertTrue(unknown.text.contains("Unknown category"))
         let tooLong = try app.consoleGet("/console/quotes?q=\(String(repeating: "x", count: 201))", cookie: cookie)
         XCTAssertTrue(tooLong.text.contains("at most 200 characters"), tooLong.text)
+    }
+
+    func testAFormAsBrowsersEncodeItIsReadAsTyped() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let cookie = try await app.consoleOwner()
+        let form = try app.consoleGet("/console/quotes/new", cookie: cookie).text
+        let token = try XCTUnwrap(TestApp.csrfToken(in: form))
+        // Spaces as "+", a literal "+" as %2B, UTF-8 percent-encoded, as a browser sends the form.
+        let body = "csrf_token=\(token)&text=1+%2B+1+%3D+2%2C+caf%C3%A9+%26+cr%C3%A8me"
+            + "&author=G%C3%B6del&category=wisdom"
+        let saved = try app.client.send("POST", "/console/quotes", headers: [
+            "Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded",
+        ], body: Array(body.utf8))
+        XCTAssertEqual(saved.status, 303, saved.text)
+        let id = try XCTUnwrap(saved.header("Location")?.split(separator: "/").dropFirst(2).first.map(String.init))
+        let quote = try app.client.get("/v1/quotes/\(id)").jsonObject()
+        XCTAssertEqual(quote["text"] as? String, "1 + 1 = 2, café & crème")
+        XCTAssertEqual(quote["author"] as? String, "Gödel")
     }
 
     private func HTMLEscaped(_ text: String) -> String {

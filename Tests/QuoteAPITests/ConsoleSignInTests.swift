@@ -85,8 +85,12 @@ final class ConsoleSignInTests: XCTestCase {
         XCTAssertEqual(refused.status, 400)
         XCTAssertNil(refused.header("Set-Cookie"))
 
-        // A new link for the same owner works; the old one stays dead.
+        // A new link for the same owner works (not from another site's page); the old one stays dead.
         let fresh = try await app.addOwner("late@example.com")
+        let crossSite = try app.consolePost("/console/sign-in", fields: ["token": fresh],
+                                            headers: ["Sec-Fetch-Site": "cross-site"])
+        XCTAssertEqual(crossSite.status, 403)
+        XCTAssertNil(crossSite.header("Set-Cookie"))
         _ = try app.signInToConsole(token: fresh)
         XCTAssertEqual(try app.consolePost("/console/sign-in", fields: ["token": fresh]).status, 400)
         XCTAssertEqual(try app.consolePost("/console/sign-in", fields: ["token": expired]).status, 400)
@@ -166,6 +170,22 @@ final class ConsoleSignInTests: XCTestCase {
         XCTAssertEqual(signOut.status, 303)
         XCTAssertTrue(try XCTUnwrap(signOut.header("Set-Cookie")).contains("Max-Age=0"))
         XCTAssertEqual(try app.consoleGet("/console", cookie: leaving).status, 303)
+
+        // A day later, the next sign-in forgets the ended sessions; the live one stays.
+        let live = try await app.consoleOwner()
+        try await app.withConnection { connection in
+            try connection.query("""
+                UPDATE console_sessions
+                SET last_seen_at = now() - interval '2 days', expires_at = now() - interval '1 day 1 minute'
+                WHERE token_hash <> \(OpaqueToken.hash(String(live.dropFirst("qv_console=".count))))
+                """)
+        }
+        _ = try await app.consoleOwner()
+        let kept = try await app.withConnection { connection in
+            try connection.query("SELECT count(*)::int8 AS n FROM console_sessions")[0].decode("n", as: Int.self)
+        }
+        XCTAssertEqual(kept, 2, "the live session and the new one")
+        XCTAssertEqual(try app.consoleGet("/console", cookie: live).status, 200)
     }
 
     func testFailedSignInsAreThrottledPerAddress() async throws {

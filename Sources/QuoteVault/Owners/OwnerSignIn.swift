@@ -59,6 +59,7 @@ public struct OwnerSignIn: Sendable {
             }
             try connection.query("UPDATE console_sign_in_tokens SET used_at = now() WHERE token_hash = \(hash)")
             try throttle.giveBack(attempts, connection)
+            try OwnerHousekeeping.prune(connection)
             let session = try OwnerSessions.open(ownerID: owner.id, connection)
             try AuditLog.record(AuditActor(ownerID: owner.id, email: owner.email), action: "owner.sign_in",
                                 target: owner.email, connection)

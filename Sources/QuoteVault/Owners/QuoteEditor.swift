@@ -27,7 +27,8 @@ public struct QuoteEditor: Sendable {
         }
     }
 
-    /// - Throws: as `add`, and `QuoteVaultError.notFound` when there is no such quote.
+    /// - Throws: as `add`, `QuoteVaultError.notFound` when there is no such quote, `ConflictError` for a quote that
+    ///   has been a quote of the day (it stays as it was shown, as on `/rest/v1`).
     public func edit(_ id: UUID, _ record: QuoteRecord, by actor: AuditActor) async throws -> Quote {
         let quote = try Self.validated(record)
         return try await Self.refusingDuplicates {
@@ -36,6 +37,9 @@ public struct QuoteEditor: Sendable {
                     SELECT \(unsafeSQL: Quote.columns()) FROM quotes WHERE id = \(id) FOR UPDATE
                     """).first.map(Quote.init(row:))
                 else { throw QuoteVaultError.notFound }
+                guard try connection.query("SELECT 1 AS shown FROM quote_of_day WHERE quote_id = \(id) LIMIT 1")
+                    .isEmpty
+                else { throw ConflictError(Self.frozen) }
                 let row = try connection.query("""
                     UPDATE quotes SET text = \(quote.text), author = \(quote.author), category = \(quote.category)
                     WHERE id = \(id) RETURNING \(unsafeSQL: Quote.columns())
@@ -61,9 +65,12 @@ public struct QuoteEditor: Sendable {
                                     before: Self.fields(old), connection)
             }
         } catch let error as PGError where error.sqlState == .foreignKeyViolation {
-            throw ConflictError("This quote was a quote of the day, which stays as it was; it cannot be deleted")
+            throw ConflictError(Self.frozen)
         }
     }
+
+    static let frozen = "This quote has been a quote of the day, which stays as it was shown: it cannot be changed "
+        + "or deleted. Add a new quote instead."
 
     /// The audit log's view of a quote.
     static func fields(_ quote: Quote) -> [String: String] {
