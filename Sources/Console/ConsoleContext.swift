@@ -15,6 +15,11 @@ public struct ConsoleContext: Sendable {
     let signIn: OwnerSignIn
     let secondFactor: OwnerSecondFactor
     let trustedProxies: TrustedProxies
+    let pins: QuoteOfTheDayPins
+    let accounts: AccountDirectory
+    let usage: UsageStatistics
+    /// What the overview reads from the running server; set by the server that mounts the console.
+    public var serverStatus = ConsoleServerStatus.none
 
     /// - Parameters:
     ///   - cursorSecret: the key of the quote list's cursors (the server's JWT key, as `/v1` uses).
@@ -30,5 +35,8 @@ public struct ConsoleContext: Sendable {
         signIn = OwnerSignIn(pool: pool, throttle: OwnerSignInThrottle(enabled: rateLimits))
         secondFactor = OwnerSecondFactor(pool: pool)
         self.trustedProxies = trustedProxies
+        pins = QuoteOfTheDayPins(pool: pool)
+        accounts = AccountDirectory(pool: pool)
+        usage = UsageStatistics(pool: pool)
     }
 }

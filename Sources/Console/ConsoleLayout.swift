@@ -3,6 +3,7 @@ enum ConsoleLayout {
     /// The sections of the navigation, in order.
     static let sections: [(title: String, path: String)] = [
         ("Overview", "/console"), ("Quotes", "/console/quotes"), ("Import", "/console/quotes/import"),
+        ("Quote of the day", "/console/qotd"), ("Accounts", "/console/accounts"),
         ("Audit log", "/console/audit"), ("Security", "/console/security"),
     ]
 

@@ -30,6 +30,17 @@ enum ConsoleRouteTable {
 
         .page("/console/audit", AuditPage.show),
 
+        .page("/console/qotd", QuoteOfTheDayPages.calendar),
+        .page("/console/qotd/{date}", QuoteOfTheDayPages.day),
+        .action("/console/qotd/{date}/pin", QuoteOfTheDayPages.pin),
+        .action("/console/qotd/{date}/unpin", QuoteOfTheDayPages.unpin),
+
+        .page("/console/accounts", AccountPages.list),
+        .page("/console/accounts/{id}", AccountPages.show),
+        .action("/console/accounts/{id}/revoke", AccountPages.revoke),
+        .page("/console/accounts/{id}/delete", AccountPages.confirmDelete),
+        .action("/console/accounts/{id}/delete", AccountPages.delete),
+
         .page("/console/security", SecurityPages.show),
         .action("/console/security/totp", SecurityPages.enrol),
 

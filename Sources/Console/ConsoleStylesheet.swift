@@ -3,7 +3,7 @@
 enum ConsoleStylesheet {
     static let path = "/console/static/console.css"
 
-    static let bytes = Array(css.utf8)
+    static let bytes = Array((css + ConsolePageStyles.css).utf8)
 
     private static let css = """
         *, *::before, *::after { box-sizing: border-box; }

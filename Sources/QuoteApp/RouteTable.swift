@@ -17,10 +17,11 @@ enum RouteTable {
     /// The owners' console, unless `CONSOLE=off`.
     private static func consoleRoutes(_ context: AppContext) -> [Route] {
         guard context.configuration.consoleEnabled else { return [] }
-        let console = ConsoleContext(
+        var console = ConsoleContext(
             pool: context.pool, cursorSecret: context.configuration.jwtSecret,
             trustedProxies: TrustedProxies(context.configuration.trustedProxies),
             rateLimits: context.configuration.rateLimitsEnabled)
+        console.serverStatus = ConsoleStatusSource.status(of: context.metrics)
         return ConsoleMount.routes(console)
     }
 

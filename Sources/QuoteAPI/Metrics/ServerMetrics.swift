@@ -66,6 +66,8 @@ public final class ServerMetrics: Sendable {
 
     /// Backups of the embedded database, set by the server's backup schedule.
     public let backups = BackupStatus()
+    /// The last hour per minute, for the console's overview.
+    public let traffic = TrafficHistory()
 
     public init() {}
 
@@ -88,6 +90,7 @@ public final class ServerMetrics: Sendable {
         }()
         series.0.increment()
         series.1.record(request.duration)
+        traffic.record(status: request.status, duration: request.duration)
     }
 
     private struct SeriesKey: Hashable {

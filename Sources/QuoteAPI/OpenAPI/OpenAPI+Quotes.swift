@@ -43,7 +43,7 @@ extension OpenAPIDocument {
             "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
         "/v1/qotd": {"get": {"operationId": "quoteOfTheDay", "tags": ["Quote of the day"],
           "summary": "The quote of a date (default: today in tz)",
-          "description": "The same quote for a date for every client and instance, forever. No quote repeats within 365 consecutive days while the corpus has at least 365 quotes. Cache-Control lets clients keep today's answer until the date changes in tz; a named date's answer is immutable.",
+          "description": "The same quote for a date for every client and instance, forever. No quote repeats within 365 consecutive days while the corpus has at least 365 quotes. Cache-Control lets clients keep today's answer until the date changes in tz; a named date's answer is immutable once the date has begun somewhere (UTC+14); before that, an owner may still pin a quote to it in the console, so it is cached for 60 seconds.",
           "parameters": [
             {"name": "date", "in": "query", "description": "YYYY-MM-DD, from 2000-01-01 to 366 days after today", "schema": {"type": "string", "format": "date"}},
             {"name": "tz", "in": "query", "description": "IANA time zone (default UTC)", "schema": {"type": "string", "default": "UTC"}}],

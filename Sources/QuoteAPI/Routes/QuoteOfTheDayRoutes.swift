@@ -47,6 +47,9 @@ struct QuoteOfTheDayRoutes {
         return Target(date: date, explicit: true, timeZone: timeZone, endsAt: nil)
     }
 
+    /// The caching of a date that may still be pinned.
+    static let unfrozenCacheControl = "public, max-age=60"
+
     static func parseDate(_ text: String, field: String) throws -> PGDate {
         guard text.utf8.count == 10, let date = PGDate(string: text) else {
             throw QuoteVaultError.invalid(field, "must be a date in the form YYYY-MM-DD")
@@ -65,15 +68,17 @@ struct QuoteOfTheDayRoutes {
     }
 
     private func respond(_ target: Target, _ quote: Quote) -> Response {
-        let body = bodies[target.date] ?? {
+        // A coming date that has not begun anywhere may still be pinned in the console: never kept, briefly cached.
+        let frozen = QuoteOfTheDay.isFrozen(target.date)
+        let body = (frozen ? bodies[target.date] : nil) ?? {
             var writer = JSONWriter(capacity: 512)
             Self.write(target.date, quote, to: &writer)
             let body = PreparedBody(writer.bytes)
-            bodies[target.date] = body
+            if frozen { bodies[target.date] = body }
             return body
         }()
         // Today's answer holds until the date changes in the client's zone; a named date's never changes.
-        let maxAge = target.explicit
+        let maxAge = !frozen ? Self.unfrozenCacheControl : target.explicit
             ? "public, max-age=31536000, immutable"
             : "public, max-age=\(max(1, Int((target.endsAt ?? Date()).timeIntervalSinceNow.rounded(.up))))"
         return .json(prepared: body, headers: ["Cache-Control": maxAge])
@@ -117,7 +122,9 @@ struct QuoteOfTheDayRoutes {
             Self.write(date, try await quoteOfTheDay.quote(for: date), to: &writer)
         }
         writer.raw("]}")
-        return Response.json(bytes: writer.bytes, headers: ["Cache-Control": "public, max-age=31536000, immutable"])
+        let cacheControl = QuoteOfTheDay.isFrozen(to)
+            ? "public, max-age=31536000, immutable" : Self.unfrozenCacheControl
+        return Response.json(bytes: writer.bytes, headers: ["Cache-Control": cacheControl])
             .taggedWithETag()
     }
 }

@@ -31,7 +31,7 @@ public final class QuoteOfTheDay: Sendable {
     public func quote(for date: PGDate) async throws -> Quote {
         if let cached = cache[date] { return cached }
         if readPool !== pool, let stored = try await readPool.withConnection({ try Self.stored(date, $0) }) {
-            cache[date] = stored
+            if Self.isFrozen(date) { cache[date] = stored }
             return stored
         }
         // Not stored yet, or not yet replayed by the replica: the primary decides.
@@ -42,7 +42,7 @@ public final class QuoteOfTheDay: Sendable {
             guard let chosen = try Self.stored(date, connection) else { throw QuoteVaultError.notFound }
             return chosen
         }
-        cache[date] = quote
+        if Self.isFrozen(date) { cache[date] = quote }
         return quote
     }
 
@@ -82,6 +82,22 @@ public final class QuoteOfTheDay: Sendable {
             LIMIT 1
             ON CONFLICT (date) DO NOTHING
             """)
+    }
+
+    /// Whether `date` can no longer change: it has begun somewhere on Earth (the earliest zone is UTC+14), so some
+    /// client may have been shown it as today. Later dates may still be pinned in the console, so they are never
+    /// kept in memory (every instance reads them from the database) nor sent as immutable.
+    public static func isFrozen(_ date: PGDate, now: Date = Date()) -> Bool {
+        date.dayNumber <= lastFrozenDayNumber(now: now)
+    }
+
+    /// The last frozen date: today in UTC+14.
+    public static func lastFrozenDate(now: Date = Date()) -> PGDate {
+        PGDate(Date(timeIntervalSince1970: Double(lastFrozenDayNumber(now: now)) * 86_400))
+    }
+
+    private static func lastFrozenDayNumber(now: Date) -> Int {
+        Int(((now.timeIntervalSince1970 + 14 * 3600) / 86_400).rounded(.down))
     }
 
     /// Today in `timeZone`.

@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""The owners' console in a real browser (headless Chromium driven by Selenium), against the real server.
+
+Starts the built quote-server on a throwaway embedded database (seeded, rate limits off, a free loopback port),
+adds an owner with `quote-server owner add`, and checks what issue 28 asks of the console: sign-in; a quote added,
+edited and deleted, each seen through /v1/quotes/{id}; a CSV import with one bad row (previewed, nothing saved
+until confirmed); tomorrow's quote pinned and served by /v1/qotd; an app user's sessions revoked; a POST without
+the CSRF token refused; the CSP header; every page usable at 390 px and 1280 px wide, with a screenshot of each.
+
+Usage: Tests/console/browser_test.py [--server PATH] [--screenshots DIR]
+Exits 1 (listing every failed check) when any check fails.
+"""
+import argparse
+import datetime
+import http.client
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+WIDTHS = {390: 844, 1280: 800}
+failures = []
+
+
+def check(condition, message):
+    print(("ok   " if condition else "FAIL ") + message, flush=True)
+    if not condition:
+        failures.append(message)
+    return condition
+
+
+class Server:
+    """quote-server on a throwaway embedded database, on a free loopback port."""
+
+    def __init__(self, binary):
+        self.binary = binary
+        self.work = tempfile.mkdtemp(prefix="console-browser-")
+        os.chmod(self.work, 0o755)  # the embedded PostgreSQL runs unprivileged when this runs as root
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.env = dict(os.environ, QUOTEVAULT_DATA=os.path.join(self.work, "data"), RATE_LIMITS="off",
+                        LOG_LEVEL="warning", BACKUP_REPO="off", PORT=str(self.port), HOST="127.0.0.1")
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.process = None
+        self.log = open(os.path.join(self.work, "server.log"), "wb")
+
+    def run(self, *arguments):
+        return subprocess.run([self.binary, *arguments], env=self.env, check=True, capture_output=True,
+                              text=True, timeout=300).stdout
+
+    def start(self):
+        self.run("seed")
+        self.process = subprocess.Popen([self.binary, "serve"], env=self.env, stdout=self.log, stderr=self.log)
+        for _ in range(300):
+            try:
+                if self.request("GET", "/ready")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("the server did not become ready")
+
+    def request(self, method, path, body=None, headers=None):
+        """One request without following redirects: (status, headers, body text)."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            connection.request(method, path, body=body, headers=headers or {})
+            response = connection.getresponse()
+            return response.status, response.headers, response.read().decode("utf-8", "replace")
+        finally:
+            connection.close()
+
+    def json(self, method, path, payload=None, token=None):
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        status, _, text = self.request(method, path, json.dumps(payload) if payload is not None else None, headers)
+        return status, (json.loads(text) if text.strip().startswith(("{", "[")) else None)
+
+    def stop(self):
+        if self.process:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self.log.close()
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--hide-scrollbars", "--window-size=1280,800"]:
+        options.add_argument(argument)
+    service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.set_page_load_timeout(30)
+    return driver
+
+
+def set_width(driver, width):
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": WIDTHS[width], "deviceScaleFactor": 1, "mobile": width < 600})
+
+
+def wait_for(driver, condition, what, seconds=30):
+    try:
+        # A page replaced while it is read (the click's navigation) is read again at the next poll.
+        WebDriverWait(driver, seconds, poll_frequency=0.25,
+                      ignored_exceptions=[StaleElementReferenceException, NoSuchElementException]).until(condition)
+        return True
+    except Exception:  # noqa: BLE001 - a timeout is a failed check, reported as such
+        shown = " ".join(driver.find_element(By.TAG_NAME, "body").text.split())[:300]
+        return check(False, f"{what} (waited {seconds} s; at {page_path(driver)}, showing: {shown})")
+
+
+def page_path(driver):
+    """The page's path without its query (a sign-in link's token stays out of the output)."""
+    return urllib.parse.urlparse(driver.current_url).path
+
+
+def submit(driver, form_action_suffix, button_text=None):
+    """Clicks the submit button of the form whose action ends with `form_action_suffix`."""
+    forms = [f for f in driver.find_elements(By.TAG_NAME, "form")
+             if (f.get_attribute("action") or "").endswith(form_action_suffix)]
+    for form in forms:
+        for button in form.find_elements(By.CSS_SELECTOR, "button[type=submit]"):
+            if button_text is None or button_text in button.text:
+                button.click()
+                return True
+    raise AssertionError(f"no form posting to …{form_action_suffix} with a '{button_text}' button "
+                         f"on {page_path(driver)}")
+
+
+def main_text(driver):
+    """The page's main text; empty while a navigation replaces the page."""
+    try:
+        return driver.find_element(By.TAG_NAME, "main").text
+    except (StaleElementReferenceException, NoSuchElementException):
+        return ""
+
+
+def sign_in(driver, server, token):
+    driver.get(f"{server.base}/console/sign-in?token={urllib.parse.quote(token)}")
+    submit(driver, "/console/sign-in", "Sign in")
+    wait_for(driver, lambda d: d.current_url.rstrip("/").endswith("/console"), "signing in lands on the overview")
+    check("Overview" in driver.title, "signed in: the overview is shown")
+
+
+def quotes(driver, server):
+    """Adds, edits and deletes a quote, seeing each through /v1/quotes/{id}; returns nothing."""
+    driver.get(f"{server.base}/console/quotes/new")
+    driver.find_element(By.NAME, "text").send_keys("A browser wrote this quote")
+    driver.find_element(By.NAME, "author").send_keys("Selenium Test")
+    Select(driver.find_element(By.NAME, "category")).select_by_value("wisdom")
+    submit(driver, "/console/quotes", "Save")
+    wait_for(driver, lambda d: "/edit" in d.current_url, "adding a quote opens its edit page")
+    match = re.search(r"/console/quotes/([0-9a-f-]{36})/edit", driver.current_url)
+    if not check(match is not None, "the new quote's id is in the URL"):
+        return
+    quote_id = match.group(1)
+    status, quote = server.json("GET", f"/v1/quotes/{quote_id}")
+    check(status == 200 and quote["text"] == "A browser wrote this quote" and quote["category"] == "wisdom",
+          "the added quote is served by /v1/quotes/{id}")
+
+    text = driver.find_element(By.NAME, "text")
+    text.clear()
+    text.send_keys("A browser edited this quote")
+    submit(driver, f"/console/quotes/{quote_id}", "Save")
+    wait_for(driver, lambda d: "Saved" in main_text(d), "the edit is confirmed on the page")
+    status, quote = server.json("GET", f"/v1/quotes/{quote_id}")
+    check(status == 200 and quote["text"] == "A browser edited this quote", "the edit is served by /v1/quotes/{id}")
+
+    driver.get(f"{server.base}/console/quotes/{quote_id}/delete")
+    submit(driver, f"/console/quotes/{quote_id}/delete", "Delete")
+    wait_for(driver, lambda d: "/delete" not in d.current_url, "deleting leaves the confirmation page")
+    check(server.json("GET", f"/v1/quotes/{quote_id}")[0] == 404, "the deleted quote is gone from /v1/quotes/{id}")
+
+
+def search_count(server, word):
+    status, page = server.json("GET", f"/v1/quotes/search?q={word}")
+    return page["total"] if status == 200 else -1
+
+
+def csv_import(driver, server, work):
+    """Imports a CSV with one bad row: preview first, nothing saved until confirmed. Returns the preview URL."""
+    path = os.path.join(work, "quotes.csv")
+    with open(path, "w", encoding="utf-8") as file:
+        file.write("text,author,category\n"
+                   "Zebracorn one is good,Importer,wisdom\n"
+                   "Zebracorn two is good,Importer,love\n"
+                   "Zebracorn three is bad,Importer,no-such-category\n"
+                   "Zebracorn four is good,Importer,humor\n")
+    driver.get(f"{server.base}/console/quotes/import")
+    driver.find_element(By.NAME, "file").send_keys(path)
+    submit(driver, "/console/quotes/import", "Preview")
+    wait_for(driver, lambda d: "Preview of" in d.title, "the upload shows a preview")
+    preview = driver.current_url
+    text = main_text(driver)
+    check("3 good" in text and "1 refused" in text, "the preview counts 3 good rows and 1 refused")
+    bad = driver.find_elements(By.CSS_SELECTOR, "tr.row-bad")
+    check(len(bad) == 1 and "Zebracorn three" in bad[0].text, "the preview marks the bad row with its error")
+    check(search_count(server, "Zebracorn") == 0, "nothing is saved before the import is confirmed")
+    submit(driver, "/confirm", "Import")
+    # The page refreshes itself while the import runs; it is also reloaded here, so a refresh the loaded machine
+    # lost does not stall the check. Bounded: 60 s.
+    deadline = time.monotonic() + 60
+    while "Import finished" not in main_text(driver) and time.monotonic() < deadline:
+        time.sleep(2)
+        driver.get(preview)
+    check("Import finished" in main_text(driver), "the import finishes")
+    check(search_count(server, "Zebracorn") == 3, "the 3 good rows are saved after confirming, the bad one is not")
+    return preview
+
+
+def pin_tomorrow(driver, server):
+    """Pins the first coming day (tomorrow where the earliest time zone is) and reads it from /v1/qotd."""
+    day = ((datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=14)).date()
+           + datetime.timedelta(days=1)).isoformat()
+    driver.get(f"{server.base}/console/qotd/{day}?q=Zebracorn+four")
+    submit(driver, f"/console/qotd/{day}/pin", "Pin this")
+    wait_for(driver, lambda d: "Pinned quote" in main_text(d), "the day shows its pinned quote")
+    status, answer = server.json("GET", f"/v1/qotd?date={day}")
+    check(status == 200 and answer["quote"]["text"] == "Zebracorn four is good",
+          f"/v1/qotd?date={day} serves the pinned quote")
+    driver.get(f"{server.base}/console/qotd?month={day[:7]}")
+    check("Zebracorn four is good" in main_text(driver), "the calendar shows the pinned quote")
+    yesterday = (datetime.datetime.now(datetime.timezone.utc).date() - datetime.timedelta(days=1)).isoformat()
+    driver.get(f"{server.base}/console/qotd/{yesterday}")
+    check("frozen" in main_text(driver) and not driver.find_elements(By.CSS_SELECTOR, "form[action$='/pin']"),
+          "a past day says it is frozen and offers no pin")
+    return day
+
+
+def revoke(driver, server):
+    """Signs up an app user over /v1, revokes their sessions in the console, sees their next request refused."""
+    email = "browser-user@example.com"
+    status, session = server.json("POST", "/v1/auth/signup", {"email": email, "password": "browser password 1"})
+    check(status == 201, "an app user signs up over /v1")
+    token, refresh = session["access_token"], session["refresh_token"]
+    check(server.json("GET", "/v1/me", token=token)[0] == 200, "their access token works before the revocation")
+    driver.get(f"{server.base}/console/accounts?q=browser-user")
+    driver.find_element(By.LINK_TEXT, email).click()
+    wait_for(driver, lambda d: email in d.title, "the account's page opens")
+    page = driver.page_source
+    check("$scrypt" not in page and token not in page and refresh not in page, "no hash or token on the page")
+    submit(driver, "/revoke", "Revoke")
+    wait_for(driver, lambda d: "Revoked 1 session" in main_text(d), "the revocation is confirmed")
+    check(server.json("GET", "/v1/me", token=token)[0] == 401, "their next request is refused (401)")
+    check(server.json("POST", "/v1/auth/refresh", {"refresh_token": refresh})[0] == 401,
+          "their refresh token is refused (401)")
+    return driver.current_url
+
+
+def csrf_and_headers(driver, server, day):
+    cookie = driver.get_cookie("qv_console")
+    check(cookie is not None and cookie.get("httpOnly") and cookie.get("sameSite") == "Strict",
+          "the session cookie is HttpOnly and SameSite=Strict")
+    status, _, _ = server.request("POST", f"/console/qotd/{day}/unpin", body="",
+                                  headers={"Cookie": f"qv_console={cookie['value']}",
+                                           "Content-Type": "application/x-www-form-urlencoded"})
+    check(status == 403, "a POST without the CSRF token is refused (403)")
+    check(server.json("GET", f"/v1/qotd?date={day}")[1]["quote"]["text"] == "Zebracorn four is good",
+          "the refused POST changed nothing")
+    for path in ["/console/sign-in", "/console"]:
+        _, headers, _ = server.request("GET", path)
+        policy = headers.get("Content-Security-Policy") or ""
+        check("default-src 'none'" in policy and "frame-ancestors 'none'" in policy and "script-src" not in policy,
+              f"{path} carries a strict Content-Security-Policy")
+
+
+def layouts(driver, server, pages, screenshots):
+    """Every page at both widths: no horizontal scrolling, its controls inside the viewport; a screenshot each."""
+    for width in WIDTHS:
+        set_width(driver, width)
+        for name, path in pages:
+            driver.get(server.base + path)
+            fits = driver.execute_script(
+                "return document.documentElement.scrollWidth <= window.innerWidth")
+            check(fits, f"{name} at {width} px: no horizontal scrolling")
+            outside = driver.execute_script("""
+                const out = [];
+                for (const el of document.querySelectorAll('main h1, main button, main input, main select,'
+                        + ' main textarea, main a.button, header nav a')) {
+                    if (el.type === 'hidden') continue;
+                    const r = el.getBoundingClientRect();
+                    if (r.width === 0 || r.height === 0 || r.left < 0 || r.right > window.innerWidth + 1)
+                        out.push(el.tagName + ' ' + (el.name || el.textContent.trim()).slice(0, 30));
+                }
+                return out;""")
+            check(not outside, f"{name} at {width} px: every control visible and inside the width {outside or ''}")
+            driver.save_screenshot(os.path.join(screenshots, f"{name}-{width}.png"))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--server", help="the quote-server binary (default: swift build's)")
+    parser.add_argument("--screenshots", default=".build/console-screenshots")
+    arguments = parser.parse_args()
+    binary = arguments.server or os.path.join(
+        subprocess.run(["swift", "build", "--show-bin-path"], check=True, capture_output=True, text=True)
+        .stdout.strip(), "quote-server")
+    os.makedirs(arguments.screenshots, exist_ok=True)
+    server = Server(binary)
+    driver = None
+    try:
+        server.start()
+        link = server.run("owner", "add", "owner@example.com").strip().splitlines()[-1]
+        token = urllib.parse.parse_qs(urllib.parse.urlparse(link).query)["token"][0]
+        driver = browser()
+        set_width(driver, 1280)
+        sign_in(driver, server, token)
+        quotes(driver, server)
+        preview = csv_import(driver, server, server.work)
+        day = pin_tomorrow(driver, server)
+        account = revoke(driver, server)
+        csrf_and_headers(driver, server, day)
+        account_path = urllib.parse.urlparse(account).path
+        quote_id = server.json("GET", "/v1/quotes?page_size=1")[1]["items"][0]["id"]
+        layouts(driver, server, [
+            ("overview", "/console"), ("quotes", "/console/quotes"), ("quote-new", "/console/quotes/new"),
+            ("quote-edit", f"/console/quotes/{quote_id}/edit"), ("quote-delete", f"/console/quotes/{quote_id}/delete"),
+            ("import", "/console/quotes/import"), ("import-preview", urllib.parse.urlparse(preview).path),
+            ("qotd", f"/console/qotd?month={day[:7]}"), ("qotd-day", f"/console/qotd/{day}"),
+            ("accounts", "/console/accounts"), ("account", account_path),
+            ("account-delete", f"{account_path}/delete"), ("audit", "/console/audit"),
+            ("security", "/console/security"),
+        ], arguments.screenshots)
+        driver.delete_all_cookies()
+        layouts(driver, server, [("sign-in", "/console/sign-in")], arguments.screenshots)
+    except Exception as error:  # noqa: BLE001 - any error is a failed run, shown with the server's log
+        check(False, f"the run stopped: {type(error).__name__}: {error}")
+    finally:
+        if driver:
+            driver.quit()
+        server.stop()
+    if failures:
+        print(f"\nconsole browser test: {len(failures)} check(s) FAILED:", file=sys.stderr)
+        for failure in failures:
+            print(f"  - {failure}", file=sys.stderr)
+        with open(os.path.join(server.work, "server.log"), encoding="utf-8", errors="replace") as log:
+            print("server log (last 40 lines):\n" + "".join(log.readlines()[-40:]), file=sys.stderr)
+        shutil.rmtree(server.work, ignore_errors=True)
+        sys.exit(1)
+    shutil.rmtree(server.work, ignore_errors=True)
+    print(f"console browser test: every check passed; screenshots in {arguments.screenshots}")
+
+
+if __name__ == "__main__":
+    main()
