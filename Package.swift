@@ -77,7 +77,7 @@ let package = Package(
 
         // Test helpers: a test database (embedded when none is configured) and a raw HTTP/1.1 client.
         .target(name: "TestSupport", dependencies: [
-            "CZlib", "EmbeddedPostgres", "PGClient", "QuoteVault", "QuoteAPI", "QuoteApp", "HTTPServer",
+            "AuthJWT", "CZlib", "EmbeddedPostgres", "PGClient", "QuoteVault", "QuoteAPI", "QuoteApp", "HTTPServer",
             .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/TestSupport"),
         .testTarget(name: "PGClientTests", dependencies: ["PGClient", "TestSupport"]),

@@ -90,9 +90,11 @@ public final class EmbeddedPostgres: Sendable {
     /// The port of the server started by this instance, if running.
     public var port: Int? { state.withLock { $0 } }
 
-    /// The URI for the `quotevault` database on `port` (the password is hexadecimal: nothing to escape).
+    /// The URI for the `quotevault` database on `port` (the password is hexadecimal: nothing to escape). The
+    /// server listens on loopback only and has neither TLS nor GSSAPI, so libpq is told not to ask for them
+    /// (each connect would otherwise spend a round trip on each refusal).
     public static func url(port: Int, password: String) -> String {
-        "postgresql://\(user):\(password)@127.0.0.1:\(port)/\(database)"
+        "postgresql://\(user):\(password)@127.0.0.1:\(port)/\(database)?sslmode=disable&gssencmode=disable"
     }
 
     /// The generated superuser password, kept with the data (nil before the first start).

@@ -1,3 +1,4 @@
+import AuthJWT
 import EmbeddedPostgres
 import Foundation
 import Logging
@@ -92,6 +93,10 @@ public enum TestDatabase {
     private static func installExitHandler() {
         guard !exitHandlerInstalled else { return }
         exitHandlerInstalled = true
+        // OpenSSL registers its own clean-up at exit when first used, and exit runs handlers last-in first-out:
+        // used first, it is torn down after the clusters stop, so a pool thread reconnecting meanwhile (libpq's
+        // SCRAM runs on OpenSSL) still finds it whole.
+        _ = try? SecureRandom.bytes(count: 1)
         atexit { TestDatabase.cleanUpAtExit() }
     }
 
