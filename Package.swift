@@ -28,61 +28,86 @@ let package = Package(
         // Day counts to and from proleptic Gregorian dates, shared by the database client and the HTTP layer.
         .target(name: "CivilCalendar"),
         // A thin, safe PostgreSQL client over libpq.
-        .target(name: "PGClient", dependencies: [
-            "CLibPQ", "CivilCalendar", "Failures", .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "PGClient",
+            dependencies: [
+                "CLibPQ", "CivilCalendar", "Failures", .product(name: "Logging", package: "swift-log"),
+            ]),
         // Password hashing (scrypt), HS256 JWTs and opaque tokens over OpenSSL.
         .target(name: "AuthJWT", dependencies: ["COpenSSL"]),
         // A small HTTP/1.1 server over libmicrohttpd and the request pipeline: routing, each route's declared policy
         // (credentials checked once, body limit) and failures rendered in the route's dialect.
-        .target(name: "HTTPServer", dependencies: [
-            "CMicroHTTPD", "CZlib", "CivilCalendar", "Failures", .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "HTTPServer",
+            dependencies: [
+                "CMicroHTTPD", "CZlib", "CivilCalendar", "Failures", .product(name: "Logging", package: "swift-log"),
+            ]),
         // A throwaway or persistent local PostgreSQL cluster driven by initdb/pg_ctl.
-        .target(name: "EmbeddedPostgres", dependencies: [
-            .product(name: "Logging", package: "swift-log")
-        ]),
+        .target(
+            name: "EmbeddedPostgres",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log")
+            ]),
         // The business: schema migrations, accounts, quotes, library. Knows nothing of HTTP.
-        .target(name: "QuoteVault", dependencies: [
-            "PGClient", "AuthJWT", "CCurl", "Failures", .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "QuoteVault",
+            dependencies: [
+                "PGClient", "AuthJWT", "CCurl", "Failures", .product(name: "Logging", package: "swift-log"),
+            ]),
         // Surfaces: each mounts routes on the QuoteVault services and declares their policies; none knows another.
         // The Supabase-compatible surface (/auth/v1 GoTrue, /rest/v1 PostgREST, /storage/v1) on the QuoteVault
         // services.
-        .target(name: "SupabaseAPI", dependencies: [
-            "QuoteVault", "HTTPServer", "PGClient", "AuthJWT", .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "SupabaseAPI",
+            dependencies: [
+                "QuoteVault", "HTTPServer", "PGClient", "AuthJWT", .product(name: "Logging", package: "swift-log"),
+            ]),
         // The owners' console (/console): server-rendered HTML pages on the QuoteVault services.
-        .target(name: "Console", dependencies: [
-            "QuoteVault", "HTTPServer", "Failures", "PGClient", "AuthJWT",
-        ]),
+        .target(
+            name: "Console",
+            dependencies: [
+                "QuoteVault", "HTTPServer", "Failures", "PGClient", "AuthJWT",
+            ]),
         // The /v1 REST API (and operations routes) mounted on the QuoteVault services.
-        .target(name: "QuoteAPI", dependencies: [
-            "QuoteVault", "HTTPServer", "PGClient", "AuthJWT",
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Prometheus", package: "swift-prometheus"),
-        ]),
+        .target(
+            name: "QuoteAPI",
+            dependencies: [
+                "QuoteVault", "HTTPServer", "PGClient", "AuthJWT",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]),
         // The composition root: builds the services once, mounts the surfaces side by side, applies the stages
         // routes' policies ask for (cost admission, idempotency) and serves them.
-        .target(name: "QuoteApp", dependencies: [
-            "QuoteAPI", "SupabaseAPI", "Console", "QuoteVault", "HTTPServer", "PGClient", "AuthJWT",
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "QuoteApp",
+            dependencies: [
+                "QuoteAPI", "SupabaseAPI", "Console", "QuoteVault", "HTTPServer", "PGClient", "AuthJWT",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The executable: commands and configuration around QuoteApp.
-        .executableTarget(name: "QuoteServer", dependencies: [
-            "QuoteApp", "QuoteAPI", "SupabaseAPI", "QuoteVault", "HTTPServer", "EmbeddedPostgres", "PGClient", "AuthJWT",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .executableTarget(
+            name: "QuoteServer",
+            dependencies: [
+                "QuoteApp", "QuoteAPI", "SupabaseAPI", "QuoteVault", "HTTPServer", "EmbeddedPostgres", "PGClient",
+                "AuthJWT",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
 
         // Test helpers: a test database (embedded when none is configured) and a raw HTTP/1.1 client.
-        .target(name: "TestSupport", dependencies: [
-            "AuthJWT", "CZlib", "EmbeddedPostgres", "PGClient", "QuoteVault", "QuoteAPI", "QuoteApp", "HTTPServer",
-            .product(name: "Logging", package: "swift-log"),
-        ], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "AuthJWT", "CZlib", "EmbeddedPostgres", "PGClient", "QuoteVault", "QuoteAPI", "QuoteApp", "HTTPServer",
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Tests/TestSupport"),
         .testTarget(name: "PGClientTests", dependencies: ["PGClient", "TestSupport"]),
         .testTarget(name: "AuthJWTTests", dependencies: ["AuthJWT", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
-        .testTarget(name: "QuoteAPITests", dependencies: ["QuoteAPI", "QuoteApp", "SupabaseAPI", "QuoteVault", "TestSupport", "PGClient", "AuthJWT", "HTTPServer"]),
+        .testTarget(
+            name: "QuoteAPITests",
+            dependencies: [
+                "QuoteAPI", "QuoteApp", "SupabaseAPI", "QuoteVault", "TestSupport", "PGClient", "AuthJWT", "HTTPServer",
+            ]),
     ]
 )

@@ -14,8 +14,9 @@ public enum Digest {
         // provider — the process cannot do any cryptography then, and Swift treats
         // allocation failure as fatal too. So trap rather than make every caller
         // (ETags, token hashes) handle an error they could not act on.
-        precondition(status == 1 && length == SHA256_DIGEST_LENGTH,
-                     "EVP_Digest(SHA-256) failed: \(OpenSSLError.drain("EVP_Digest"))")
+        precondition(
+            status == 1 && length == SHA256_DIGEST_LENGTH,
+            "EVP_Digest(SHA-256) failed: \(OpenSSLError.drain("EVP_Digest"))")
         return digest
     }
 

@@ -27,8 +27,9 @@ public struct JWTSigner: Sendable, CustomStringConvertible, CustomDebugStringCon
     /// `minimumSecretLength` is a programming error and traps; validate
     /// configuration against that constant before calling.
     public init(secret: [UInt8]) {
-        precondition(secret.count >= Self.minimumSecretLength,
-                     "JWTSigner: secret must be at least \(Self.minimumSecretLength) bytes")
+        precondition(
+            secret.count >= Self.minimumSecretLength,
+            "JWTSigner: secret must be at least \(Self.minimumSecretLength) bytes")
         self.key = HMACSHA256.Key(secret)
     }
 
@@ -62,12 +63,12 @@ public struct JWTSigner: Sendable, CustomStringConvertible, CustomDebugStringCon
         let bytes = Array(token.utf8)
         let dot = UInt8(ascii: ".")
         guard let firstDot = bytes.firstIndex(of: dot),
-              let secondDot = bytes[(firstDot + 1)...].firstIndex(of: dot),
-              !bytes[(secondDot + 1)...].contains(dot)
+            let secondDot = bytes[(firstDot + 1)...].firstIndex(of: dot),
+            !bytes[(secondDot + 1)...].contains(dot)
         else { throw .malformed }
 
         guard let headerJSON = UnpaddedBase64.url.decode(bytes[..<firstDot]),
-              let header = try? JSONDecoder().decode(JOSEHeader.self, from: Data(headerJSON))
+            let header = try? JSONDecoder().decode(JOSEHeader.self, from: Data(headerJSON))
         else { throw .malformed }
         try header.validate()
 
@@ -77,7 +78,7 @@ public struct JWTSigner: Sendable, CustomStringConvertible, CustomDebugStringCon
 
         // Only now, with the signature proven ours, is the payload parsed.
         guard let payloadJSON = UnpaddedBase64.url.decode(bytes[(firstDot + 1)..<secondDot]),
-              let claims = try? JSONDecoder().decode(AccessTokenClaims.self, from: Data(payloadJSON))
+            let claims = try? JSONDecoder().decode(AccessTokenClaims.self, from: Data(payloadJSON))
         else { throw .malformed }
 
         let seconds = now.timeIntervalSince1970

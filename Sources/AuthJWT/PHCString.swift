@@ -33,16 +33,16 @@ struct PHCString: Sendable, Equatable {
         }
         let pairs = fields[2].split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
         guard pairs.count == 3,
-              let logN = Self.value(of: "ln", in: pairs[0]),
-              let r = Self.value(of: "r", in: pairs[1]),
-              let p = Self.value(of: "p", in: pairs[2]),
-              let salt = UnpaddedBase64.standard.decode(fields[3]),
-              let hash = UnpaddedBase64.standard.decode(fields[4])
+            let logN = Self.value(of: "ln", in: pairs[0]),
+            let r = Self.value(of: "r", in: pairs[1]),
+            let p = Self.value(of: "p", in: pairs[2]),
+            let salt = UnpaddedBase64.standard.decode(fields[3]),
+            let hash = UnpaddedBase64.standard.decode(fields[4])
         else { throw .malformedHash }
         let parameters = ScryptParameters(logN: logN, r: r, p: p)
         guard parameters.isSupported,
-              Self.saltLengths.contains(salt.count),
-              Self.hashLengths.contains(hash.count)
+            Self.saltLengths.contains(salt.count),
+            Self.hashLengths.contains(hash.count)
         else { throw .unsupportedParameters }
         self.init(parameters: parameters, salt: salt, hash: hash)
     }
@@ -54,8 +54,8 @@ struct PHCString: Sendable, Equatable {
         guard parts.count == 2, parts[0].elementsEqual(key.utf8) else { return nil }
         let digits = parts[1]
         guard (1...4).contains(digits.count),
-              digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-              digits.count == 1 || digits.first != UInt8(ascii: "0")
+            digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            digits.count == 1 || digits.first != UInt8(ascii: "0")
         else { return nil }
         return digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
     }

@@ -33,8 +33,9 @@ public struct PasswordHasher: Sendable {
     ///   beyond our bounds; `OpenSSLError` if scrypt fails in OpenSSL.
     public func verify(_ password: String, against phc: String) throws -> Bool {
         let stored = try PHCString(parsing: phc)
-        let candidate = try derive(password, salt: stored.salt, parameters: stored.parameters,
-                                   length: stored.hash.count)
+        let candidate = try derive(
+            password, salt: stored.salt, parameters: stored.parameters,
+            length: stored.hash.count)
         return ConstantTime.equals(candidate, stored.hash)
     }
 
@@ -57,8 +58,9 @@ public struct PasswordHasher: Sendable {
     private func derive(
         _ password: String, salt: [UInt8], parameters: ScryptParameters, length: Int
     ) throws(OpenSSLError) -> [UInt8] {
-        try Scrypt.deriveKey(password: Array(password.utf8), salt: salt,
-                             n: UInt64(1) << UInt64(parameters.logN),
-                             r: UInt64(parameters.r), p: UInt64(parameters.p), length: length)
+        try Scrypt.deriveKey(
+            password: Array(password.utf8), salt: salt,
+            n: UInt64(1) << UInt64(parameters.logN),
+            r: UInt64(parameters.r), p: UInt64(parameters.p), length: length)
     }
 }

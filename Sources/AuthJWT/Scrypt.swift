@@ -15,8 +15,9 @@ enum Scrypt {
         let status = withCBytes(password) { passwordPointer, passwordCount in
             withCBytes(salt) { saltPointer, saltCount in
                 passwordPointer.withMemoryRebound(to: CChar.self, capacity: max(passwordCount, 1)) { pass in
-                    EVP_PBE_scrypt(pass, passwordCount, saltPointer, saltCount,
-                                   n, r, p, maxmem, &key, length)
+                    EVP_PBE_scrypt(
+                        pass, passwordCount, saltPointer, saltCount,
+                        n, r, p, maxmem, &key, length)
                 }
             }
         }

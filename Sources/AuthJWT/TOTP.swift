@@ -27,7 +27,8 @@ public struct TOTP: Sendable {
         let counter = (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: step) >> (56 - 8 * UInt64($0))) }
         let tag = HMACSHA1.authenticationCode(for: counter, key: secret)
         let offset = Int(tag[tag.count - 1] & 0x0f)
-        let value = (UInt32(tag[offset] & 0x7f) << 24) | (UInt32(tag[offset + 1]) << 16)
+        let value =
+            (UInt32(tag[offset] & 0x7f) << 24) | (UInt32(tag[offset + 1]) << 16)
             | (UInt32(tag[offset + 2]) << 8) | UInt32(tag[offset + 3])
         let code = String(value % 1_000_000)
         return String(repeating: "0", count: Self.digits - code.count) + code

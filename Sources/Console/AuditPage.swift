@@ -10,16 +10,18 @@ enum AuditPage {
         let actions = try await log.actions()
         let choices = [QuoteListPage.option("", "any", action)] + actions.map { QuoteListPage.option($0, $0, action) }
         let filters: [(String, String?)] = [("owner", owner), ("action", action), ("q", text)]
-        return .page(title: "Audit log", body: """
-            <form class="inline" method="get" action="/console/audit">
-            <label>Owner <input type="search" name="owner" value="\(owner)" maxlength="254"></label>
-            <label>Action <select name="action">\(choices)</select></label>
-            <label>Text <input type="search" name="q" value="\(text)" maxlength="200"></label>
-            <button type="submit">Search</button></form>
-            <table class="cards"><thead><tr><th>When</th><th>Owner</th><th>Action</th><th>Target</th><th>Before</th>
-            <th>After</th></tr></thead><tbody>\(found.entries.map(row))</tbody></table>
-            \(Pager.links("/console/audit", filters: filters, page: page, hasMore: found.hasMore))
-            """)
+        return .page(
+            title: "Audit log",
+            body: """
+                <form class="inline" method="get" action="/console/audit">
+                <label>Owner <input type="search" name="owner" value="\(owner)" maxlength="254"></label>
+                <label>Action <select name="action">\(choices)</select></label>
+                <label>Text <input type="search" name="q" value="\(text)" maxlength="200"></label>
+                <button type="submit">Search</button></form>
+                <table class="cards"><thead><tr><th>When</th><th>Owner</th><th>Action</th><th>Target</th><th>Before</th>
+                <th>After</th></tr></thead><tbody>\(found.entries.map(row))</tbody></table>
+                \(Pager.links("/console/audit", filters: filters, page: page, hasMore: found.hasMore))
+                """)
     }
 
     private static func row(_ entry: AuditEntry) -> HTML {

@@ -15,18 +15,21 @@ enum ConsoleAuthentication {
     /// is read (nobody makes the server buffer an 8 MiB upload without one); the session is then loaded once and is
     /// the request's caller (an `OwnerSession`).
     static func owner(_ sessions: OwnerSessions) -> Authentication {
-        Authentication(name: "console_owner", verify: { request in
-            guard let token = SessionCookie.token(in: request), OpaqueToken.isWellFormed(token) else {
-                throw Failure.unauthorized
-            }
-            try refuseOtherSitesForms(request)
-            return Verified(mayStreamLargeBodies: true)
-        }, resolve: { request, _ in
-            guard let token = SessionCookie.token(in: request), let live = try await sessions.resume(token) else {
-                throw Failure.unauthorized
-            }
-            return live
-        })
+        Authentication(
+            name: "console_owner",
+            verify: { request in
+                guard let token = SessionCookie.token(in: request), OpaqueToken.isWellFormed(token) else {
+                    throw Failure.unauthorized
+                }
+                try refuseOtherSitesForms(request)
+                return Verified(mayStreamLargeBodies: true)
+            },
+            resolve: { request, _ in
+                guard let token = SessionCookie.token(in: request), let live = try await sessions.resume(token) else {
+                    throw Failure.unauthorized
+                }
+                return live
+            })
     }
 
     /// A form another site's page posts (browsers say so in Sec-Fetch-Site) is never ours, even the sign-in, which

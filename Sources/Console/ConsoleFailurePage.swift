@@ -39,8 +39,10 @@ enum ConsoleFailurePage {
         case .busy(let seconds):
             return (503, "Unavailable", "The server is busy; try again in \(seconds) seconds.")
         case .databaseUnavailable(let outage):
-            return (503, "Unavailable",
-                    "The database cannot answer right now; try again in \(outage.retryAfterSeconds) seconds.")
+            return (
+                503, "Unavailable",
+                "The database cannot answer right now; try again in \(outage.retryAfterSeconds) seconds."
+            )
         default:
             if failure.status < 500 { return (failure.status, "Refused", "The request was refused (\(failure.code)).") }
             return (500, "Something went wrong", "The server failed; nothing more is shown here.")

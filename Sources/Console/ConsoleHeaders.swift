@@ -4,7 +4,8 @@ import HTTPServer
 /// own stylesheet, no framing, forms only to us), no caching of owner data, no referrer (a sign-in link's token
 /// must not leak to anyone).
 enum ConsoleHeaders {
-    static let contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; "
+    static let contentSecurityPolicy =
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; "
         + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
     static func apply(to response: inout Response) {

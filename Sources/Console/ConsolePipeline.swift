@@ -14,8 +14,9 @@ enum ConsolePipeline {
             let form = try ConsoleForm(request)
             if csrf {
                 guard let session, CSRFToken.matches(form[CSRFToken.fieldName], session) else {
-                    throw Failure.forbidden("The form is missing its security token or the token is not this "
-                        + "session's. Nothing was changed; reload the page and try again.")
+                    throw Failure.forbidden(
+                        "The form is missing its security token or the token is not this "
+                            + "session's. Nothing was changed; reload the page and try again.")
                 }
             }
             let consoleRequest = ConsoleRequest(http: request, session: session, form: form, context: context)

@@ -24,8 +24,9 @@ struct ConsoleRoute: Sendable {
             let authentication = owner ? ConsoleAuthentication.owner(context.sessions) : ConsoleAuthentication.visitor
             var policy = RoutePolicy(authentication: authentication, bodyLimit: bodyLimit, dialect: ConsoleDialect())
             if let cost { policy = policy.costing(cost) }
-            return Route(method, pattern, policy,
-                         handler: ConsolePipeline.handler(handler, csrf: csrf, context: context))
+            return Route(
+                method, pattern, policy,
+                handler: ConsolePipeline.handler(handler, csrf: csrf, context: context))
         }
     }
 
@@ -45,13 +46,16 @@ struct ConsoleRoute: Sendable {
     static func open(_ method: HTTPMethod, _ pattern: String, cost: RouteCost? = nil, _ handler: @escaping Handler)
         -> ConsoleRoute
     {
-        ConsoleRoute(method, pattern, owner: false, csrf: false, bodyLimit: method == .get ? 0 : formBodyLimit,
-                     cost: cost, handler: handler)
+        ConsoleRoute(
+            method, pattern, owner: false, csrf: false, bodyLimit: method == .get ? 0 : formBodyLimit,
+            cost: cost, handler: handler)
     }
 
     /// Every other path under /console, for owners: the console's not-found page (with the console's headers).
     static func unknown(_ method: HTTPMethod) -> ConsoleRoute {
-        ConsoleRoute(method, "/console/{path...}", owner: true, csrf: false,
-                     bodyLimit: method == .get ? 0 : formBodyLimit, cost: nil) { _ in throw Failure.notFound }
+        ConsoleRoute(
+            method, "/console/{path...}", owner: true, csrf: false,
+            bodyLimit: method == .get ? 0 : formBodyLimit, cost: nil
+        ) { _ in throw Failure.notFound }
     }
 }

@@ -4,8 +4,11 @@ import HTTPServer
 /// post, CSRF-checked), `open` (anyone). Handlers live in the page files.
 enum ConsoleRouteTable {
     static let routes: [ConsoleRoute] = [
-        .open(.get, ConsoleStylesheet.path) { _ in .file(contentType: "text/css; charset=utf-8",
-                                                             bytes: ConsoleStylesheet.bytes) },
+        .open(.get, ConsoleStylesheet.path) { _ in
+            .file(
+                contentType: "text/css; charset=utf-8",
+                bytes: ConsoleStylesheet.bytes)
+        },
         .open(.get, "/console/sign-in", SignInPages.show),
         .open(.post, "/console/sign-in", cost: .auth, SignInPages.signIn),
         .action("/console/sign-out", SignInPages.signOut),
@@ -13,8 +16,9 @@ enum ConsoleRouteTable {
         .page("/console", OverviewPage.show),
 
         // A search costs what /v1's does.
-        .page("/console/quotes", cost: .upgraded(.cheapRead) { !($0.queryValue("q") ?? "").isEmpty },
-              QuoteListPage.show),
+        .page(
+            "/console/quotes", cost: .upgraded(.cheapRead) { !($0.queryValue("q") ?? "").isEmpty },
+            QuoteListPage.show),
         .page("/console/quotes/new", QuoteFormPages.new),
         .action("/console/quotes", QuoteFormPages.create),
         .page("/console/quotes/{id}/edit", QuoteFormPages.edit),

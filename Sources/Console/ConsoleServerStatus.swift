@@ -38,8 +38,10 @@ public struct ConsoleServerStatus: Sendable {
     /// Nil while backups are off or none succeeded yet.
     public var lastBackup: @Sendable () -> BackupSummary?
 
-    public init(traffic: @escaping @Sendable () -> [TrafficMinute],
-                lastBackup: @escaping @Sendable () -> BackupSummary?) {
+    public init(
+        traffic: @escaping @Sendable () -> [TrafficMinute],
+        lastBackup: @escaping @Sendable () -> BackupSummary?
+    ) {
         self.traffic = traffic
         self.lastBackup = lastBackup
     }

@@ -41,48 +41,58 @@ enum ImportPages {
         switch draft.state {
         case .importing:
             let percent = draft.valid == 0 ? 100 : draft.processed * 100 / draft.valid
-            let stalled: HTML = draft.isStalled ? """
+            let stalled: HTML =
+                draft.isStalled
+                ? """
                 <p class="error">No progress for a minute: the server running it stopped.</p>
                 <form method="post" action="/console/quotes/import/\(id.uuidString.lowercased())/resume">\(
                     request.csrfField)<button type="submit">Resume the import</button></form>
                 """ : .empty
-            return .page(title: "Importing \(draft.fileName)", body: """
-                \(stalled)<p>Saved \(draft.processed) of \(draft.valid) good rows (\(percent)%).</p>
-                <progress max="\(max(draft.valid, 1))" value="\(draft.processed)">\(percent)%</progress>
-                <p class="muted">This page refreshes itself every 2 seconds.</p>
-                """, refreshSeconds: 2)
+            return .page(
+                title: "Importing \(draft.fileName)",
+                body: """
+                    \(stalled)<p>Saved \(draft.processed) of \(draft.valid) good rows (\(percent)%).</p>
+                    <progress max="\(max(draft.valid, 1))" value="\(draft.processed)">\(percent)%</progress>
+                    <p class="muted">This page refreshes itself every 2 seconds.</p>
+                    """, refreshSeconds: 2)
         case .done, .failed:
-            let outcome: HTML = draft.state == .done
+            let outcome: HTML =
+                draft.state == .done
                 ? "<p class=\"notice\">Import finished.</p>"
                 : "<p class=\"error\">The import stopped after \(draft.processed) rows; the rest were not saved.</p>"
-            return .page(title: "Imported \(draft.fileName)", body: """
-                \(outcome)
-                <table><tbody><tr><th>Rows in the file</th><td>\(draft.total)</td></tr>
-                <tr><th>Added</th><td>\(draft.inserted)</td></tr>
-                <tr><th>Already there (same text and author)</th><td>\(draft.duplicates)</td></tr>
-                <tr><th>Refused</th><td>\(draft.rejected)</td></tr></tbody></table>
-                <p><a href="/console/quotes">See the quotes</a> ·
-                <a href="/console/quotes/import">Import another file</a></p>
-                """)
+            return .page(
+                title: "Imported \(draft.fileName)",
+                body: """
+                    \(outcome)
+                    <table><tbody><tr><th>Rows in the file</th><td>\(draft.total)</td></tr>
+                    <tr><th>Added</th><td>\(draft.inserted)</td></tr>
+                    <tr><th>Already there (same text and author)</th><td>\(draft.duplicates)</td></tr>
+                    <tr><th>Refused</th><td>\(draft.rejected)</td></tr></tbody></table>
+                    <p><a href="/console/quotes">See the quotes</a> ·
+                    <a href="/console/quotes/import">Import another file</a></p>
+                    """)
         case .preview:
             let rows = try await request.context.imports.rows(
                 id, onlyErrors: onlyErrors, offset: (page - 1) * rowsPerPage, limit: rowsPerPage + 1)
             let path = "/console/quotes/import/\(id.uuidString.lowercased())"
-            let toggle: HTML = onlyErrors
+            let toggle: HTML =
+                onlyErrors
                 ? "<a href=\"\(path)\">Show every row</a>"
                 : "<a href=\"\(Pager.url(path, [("only", "errors")]))\">Show only the refused rows</a>"
-            return .page(title: "Preview of \(draft.fileName)", body: """
-                <p class="notice">Nothing is saved yet. \(draft.total) rows: <strong>\(draft.valid) good</strong>,
-                <strong>\(draft.rejected) refused</strong> (they will be skipped).</p>
-                <form class="inline" method="post" action="\(path)/confirm">\(request.csrfField)
-                <button type="submit">Import the \(draft.valid) good rows</button>
-                <a class="button secondary" href="/console/quotes/import">Choose another file</a></form>
-                <p>\(toggle)</p>
-                <table class="cards"><thead><tr><th>Line</th><th>Text</th><th>Author</th><th>Category</th>
-                <th>Verdict</th></tr></thead><tbody>\(rows.prefix(rowsPerPage).map(row))</tbody></table>
-                \(Pager.links(path, filters: [("only", onlyErrors ? "errors" : nil)], page: page,
+            return .page(
+                title: "Preview of \(draft.fileName)",
+                body: """
+                    <p class="notice">Nothing is saved yet. \(draft.total) rows: <strong>\(draft.valid) good</strong>,
+                    <strong>\(draft.rejected) refused</strong> (they will be skipped).</p>
+                    <form class="inline" method="post" action="\(path)/confirm">\(request.csrfField)
+                    <button type="submit">Import the \(draft.valid) good rows</button>
+                    <a class="button secondary" href="/console/quotes/import">Choose another file</a></form>
+                    <p>\(toggle)</p>
+                    <table class="cards"><thead><tr><th>Line</th><th>Text</th><th>Author</th><th>Category</th>
+                    <th>Verdict</th></tr></thead><tbody>\(rows.prefix(rowsPerPage).map(row))</tbody></table>
+                    \(Pager.links(path, filters: [("only", onlyErrors ? "errors" : nil)], page: page,
                               hasMore: rows.count > rowsPerPage))
-                """)
+                    """)
         }
     }
 
@@ -118,16 +128,18 @@ enum ImportPages {
 
     private static func uploadForm(_ request: ConsoleRequest, message: String?, status: Int) -> ConsoleAnswer {
         let error: HTML = message.map { "<p class=\"error\">\($0)</p>" } ?? .empty
-        return .page(title: "Import quotes", body: """
-            <p>A CSV file with a header row naming <code>text</code>, <code>author</code> and <code>category</code>,
-            a JSON array of <code>{"text", "author", "category"}</code> objects, or JSON Lines. You see every row and
-            its verdict before anything is saved.</p>
-            \(error)
-            <form class="stack" method="post" action="/console/quotes/import" enctype="multipart/form-data">\(
+        return .page(
+            title: "Import quotes",
+            body: """
+                <p>A CSV file with a header row naming <code>text</code>, <code>author</code> and <code>category</code>,
+                a JSON array of <code>{"text", "author", "category"}</code> objects, or JSON Lines. You see every row and
+                its verdict before anything is saved.</p>
+                \(error)
+                <form class="stack" method="post" action="/console/quotes/import" enctype="multipart/form-data">\(
                 request.csrfField)
-            <label>File <input type="file" name="file" accept=".csv,.json,.jsonl,text/csv,application/json" required>
-            </label>
-            <button type="submit">Preview</button></form>
-            """, status: status)
+                <label>File <input type="file" name="file" accept=".csv,.json,.jsonl,text/csv,application/json" required>
+                </label>
+                <button type="submit">Preview</button></form>
+                """, status: status)
     }
 }

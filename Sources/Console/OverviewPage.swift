@@ -15,33 +15,38 @@ enum OverviewPage {
             values: [Double(figures.active7Days), Double(figures.active30Days)], colour: "#2e7d4f")
         let minuteLabels = traffic.map { minuteLabel($0.start) }
         let requests = SVGChart.lines(
-            title: "Requests and errors (5xx) per minute, last hour", labels: minuteLabels, series: [
+            title: "Requests and errors (5xx) per minute, last hour", labels: minuteLabels,
+            series: [
                 .init(name: "requests", colour: "#1f5fbf", values: traffic.map { Double($0.requests) }),
                 .init(name: "errors", colour: "#b42318", values: traffic.map { Double($0.errors) }),
             ], labelEvery: 15)
         let latency = SVGChart.lines(
-            title: "Latency per minute, last hour", labels: minuteLabels, series: [
+            title: "Latency per minute, last hour", labels: minuteLabels,
+            series: [
                 .init(name: "p50", colour: "#1f5fbf", values: traffic.map(\.p50Milliseconds)),
                 .init(name: "p99", colour: "#b26a00", values: traffic.map(\.p99Milliseconds)),
             ], labelEvery: 15, unit: "ms")
-        let backup: HTML = status.lastBackup().map { backup in
-            let size: HTML = backup.databaseBytes.map { " · \(byteText($0)) restored" } ?? .empty
-            return """
-                <div class="tile"><span>Last backup</span>\
-                <strong>\(ConsoleFormat.date(backup.endedAt))</strong>\(size)</div>
-                """
-        } ?? "<div class=\"tile\"><span>Last backup</span><strong>none yet</strong></div>"
-        return .page(title: "Overview", body: """
-            <div class="tiles">
-            <div class="tile"><span>Database size</span><strong>\(byteText(figures.databaseBytes))</strong></div>
-            \(backup)
-            <div class="tile"><span>Active users, 7 / 30 days</span>\
-            <strong>\(figures.active7Days) / \(figures.active30Days)</strong></div>
-            </div>
-            <div class="charts">\(signUps)\(active)\(requests)\(latency)</div>
-            <p class="muted">Traffic is this server instance's, kept in memory since it started; latency percentiles
-            are read from a histogram (within 30 %).</p>
-            """)
+        let backup: HTML =
+            status.lastBackup().map { backup in
+                let size: HTML = backup.databaseBytes.map { " · \(byteText($0)) restored" } ?? .empty
+                return """
+                    <div class="tile"><span>Last backup</span>\
+                    <strong>\(ConsoleFormat.date(backup.endedAt))</strong>\(size)</div>
+                    """
+            } ?? "<div class=\"tile\"><span>Last backup</span><strong>none yet</strong></div>"
+        return .page(
+            title: "Overview",
+            body: """
+                <div class="tiles">
+                <div class="tile"><span>Database size</span><strong>\(byteText(figures.databaseBytes))</strong></div>
+                \(backup)
+                <div class="tile"><span>Active users, 7 / 30 days</span>\
+                <strong>\(figures.active7Days) / \(figures.active30Days)</strong></div>
+                </div>
+                <div class="charts">\(signUps)\(active)\(requests)\(latency)</div>
+                <p class="muted">Traffic is this server instance's, kept in memory since it started; latency percentiles
+                are read from a histogram (within 30 %).</p>
+                """)
     }
 
     static func byteText(_ bytes: Int64) -> String {

@@ -39,33 +39,38 @@ enum QuoteFormPages {
     private static func action(_ id: UUID) -> String { "/console/quotes/\(id.uuidString.lowercased())" }
 
     private static func submitted(_ request: ConsoleRequest) -> QuoteRecord {
-        QuoteRecord(line: 1, text: request.form["text"], author: request.form["author"],
-                    category: request.form["category"])
+        QuoteRecord(
+            line: 1, text: request.form["text"], author: request.form["author"],
+            category: request.form["category"])
     }
 
     private static func form(
         _ request: ConsoleRequest, title: String, action: String, values: QuoteRecord, message errors: [FieldError]?
     ) -> ConsoleAnswer {
-        let notice: HTML = switch request.query("done") {
-        case "added": "<p class=\"notice\">The quote was added.</p>"
-        case "saved": "<p class=\"notice\">Saved.</p>"
-        default: .empty
-        }
-        let problems: HTML = errors.map { errors in
-            // The import's reasons name their field first ("text is missing or empty").
-            let lines = errors.map { error -> HTML in
-                "<p>\(error.message.prefix(1).uppercased() + error.message.dropFirst()).</p>"
+        let notice: HTML =
+            switch request.query("done") {
+            case "added": "<p class=\"notice\">The quote was added.</p>"
+            case "saved": "<p class=\"notice\">Saved.</p>"
+            default: .empty
             }
-            return "<div class=\"error\" role=\"alert\"><p>Nothing was saved.</p>\(lines)</div>"
-        } ?? .empty
-        return .page(title: title, body: """
-            \(notice)\(problems)
-            <form class="stack" method="post" action="\(action)">\(request.csrfField)
-            <label>Text <textarea name="text" maxlength="2000" required>\(values.text ?? "")</textarea></label>
-            <label>Author <input name="author" value="\(values.author ?? "")" maxlength="500" required></label>
-            <label>Category \(QuoteListPage.categorySelect(values.category ?? "", allowAll: false))</label>
-            <button type="submit">Save</button></form>
-            <p><a href="/console/quotes">Back to the quotes</a></p>
-            """, status: errors == nil ? 200 : 422)
+        let problems: HTML =
+            errors.map { errors in
+                // The import's reasons name their field first ("text is missing or empty").
+                let lines = errors.map { error -> HTML in
+                    "<p>\(error.message.prefix(1).uppercased() + error.message.dropFirst()).</p>"
+                }
+                return "<div class=\"error\" role=\"alert\"><p>Nothing was saved.</p>\(lines)</div>"
+            } ?? .empty
+        return .page(
+            title: title,
+            body: """
+                \(notice)\(problems)
+                <form class="stack" method="post" action="\(action)">\(request.csrfField)
+                <label>Text <textarea name="text" maxlength="2000" required>\(values.text ?? "")</textarea></label>
+                <label>Author <input name="author" value="\(values.author ?? "")" maxlength="500" required></label>
+                <label>Category \(QuoteListPage.categorySelect(values.category ?? "", allowAll: false))</label>
+                <button type="submit">Save</button></form>
+                <p><a href="/console/quotes">Back to the quotes</a></p>
+                """, status: errors == nil ? 200 : 422)
     }
 }

@@ -22,34 +22,40 @@ enum QuoteListPage {
             quotes = try await request.context.quotes.list(category: category, page: page)
         } else {
             do {
-                quotes = try await request.context.search.search(try SearchQuery(q), in: field, category: category,
-                                                                   page: page)
+                quotes = try await request.context.search.search(
+                    try SearchQuery(q), in: field, category: category,
+                    page: page)
             } catch Failure.validation(let errors) {
                 messages += errors.map { "<p class=\"error\">The search \($0.message).</p>" }
                 quotes = try await request.context.quotes.list(category: category, page: page)
             }
         }
-        let notice: HTML = switch request.query("done") {
-        case "deleted": "<p class=\"notice\">The quote was deleted.</p>"
-        default: .empty
-        }
-        let filters: [(String, String?)] = [("q", q), ("in", field.rawValue == "author" ? "author" : nil),
-                                            ("category", category?.rawValue)]
+        let notice: HTML =
+            switch request.query("done") {
+            case "deleted": "<p class=\"notice\">The quote was deleted.</p>"
+            default: .empty
+            }
+        let filters: [(String, String?)] = [
+            ("q", q), ("in", field.rawValue == "author" ? "author" : nil),
+            ("category", category?.rawValue),
+        ]
         let total: HTML = quotes.totalIsExact == false ? "more than \(quotes.total)" : "\(quotes.total)"
-        return .page(title: "Quotes", body: """
-            \(notice)\(messages)
-            <form class="inline" method="get" action="/console/quotes">
-            <label>Search <input type="search" name="q" value="\(q)" maxlength="200"></label>
-            <label>In <select name="in">\(option("keyword", "text", field.rawValue))\(
+        return .page(
+            title: "Quotes",
+            body: """
+                \(notice)\(messages)
+                <form class="inline" method="get" action="/console/quotes">
+                <label>Search <input type="search" name="q" value="\(q)" maxlength="200"></label>
+                <label>In <select name="in">\(option("keyword", "text", field.rawValue))\(
                 option("author", "author", field.rawValue))</select></label>
-            <label>Category \(categorySelect(category?.rawValue ?? "", allowAll: true))</label>
-            <button type="submit">Show</button>
-            <a class="button secondary" href="/console/quotes/new">Add a quote</a></form>
-            <p class="muted">\(total) quotes.</p>
-            <table class="cards"><thead><tr><th>Text</th><th>Author</th><th>Category</th><th>Added</th>
-            <th></th></tr></thead><tbody>\(quotes.items.map(row))</tbody></table>
-            \(Pager.links("/console/quotes", filters: filters, page: pageNumber, hasMore: quotes.hasMore))
-            """)
+                <label>Category \(categorySelect(category?.rawValue ?? "", allowAll: true))</label>
+                <button type="submit">Show</button>
+                <a class="button secondary" href="/console/quotes/new">Add a quote</a></form>
+                <p class="muted">\(total) quotes.</p>
+                <table class="cards"><thead><tr><th>Text</th><th>Author</th><th>Category</th><th>Added</th>
+                <th></th></tr></thead><tbody>\(quotes.items.map(row))</tbody></table>
+                \(Pager.links("/console/quotes", filters: filters, page: pageNumber, hasMore: quotes.hasMore))
+                """)
     }
 
     private static func row(_ quote: Quote) -> HTML {

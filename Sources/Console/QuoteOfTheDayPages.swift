@@ -24,33 +24,39 @@ enum QuoteOfTheDayPages {
             date = date.adding(days: 1)
         }
         let heads: [HTML] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].map { "<li>\($0)</li>" }
-        return .page(title: "Quote of the day", body: """
-            <nav class="pager month-nav" aria-label="Months">
-            <a class="button secondary" href="/console/qotd?month=\(monthText(previous))">← \(monthName(previous))</a>
-            <strong>\(monthName(month))</strong>
-            <a class="button secondary" href="/console/qotd?month=\(monthText(next))">\(monthName(next)) →</a></nav>
-            <p class="muted">Days up to \(lastFrozen.description) have begun somewhere in the world (UTC+14) and are
-            frozen. Open a later day to pin a quote to it; a coming day without a pin shows the quote its date's
-            seed chose.</p>
-            <ul class="weekdays" aria-hidden="true">\(heads)</ul>
-            <ol class="calendar">\(cells)</ol>
-            """)
+        return .page(
+            title: "Quote of the day",
+            body: """
+                <nav class="pager month-nav" aria-label="Months">
+                <a class="button secondary" href="/console/qotd?month=\(monthText(previous))">← \(monthName(previous))</a>
+                <strong>\(monthName(month))</strong>
+                <a class="button secondary" href="/console/qotd?month=\(monthText(next))">\(monthName(next)) →</a></nav>
+                <p class="muted">Days up to \(lastFrozen.description) have begun somewhere in the world (UTC+14) and are
+                frozen. Open a later day to pin a quote to it; a coming day without a pin shows the quote its date's
+                seed chose.</p>
+                <ul class="weekdays" aria-hidden="true">\(heads)</ul>
+                <ol class="calendar">\(cells)</ol>
+                """)
     }
 
     private static func cell(_ date: PGDate, _ day: QuoteOfTheDayPins.Day?, today: PGDate, lastFrozen: PGDate)
-        -> HTML {
+        -> HTML
+    {
         let frozen = date <= lastFrozen
         var classes = "day"
         if frozen { classes += " frozen" }
         if date == today { classes += " today" }
         if day?.pinned == true { classes += " pinned" }
-        let badge: HTML = day?.pinned == true ? " <span class=\"badge\">pinned</span>"
+        let badge: HTML =
+            day?.pinned == true
+            ? " <span class=\"badge\">pinned</span>"
             : frozen ? " <span class=\"badge muted\">frozen</span>" : .empty
         // Long quotes are cut in the grid; the day's page shows the whole text.
-        let quote: HTML = day?.quote.map {
-            let text = $0.text.count > 90 ? String($0.text.prefix(88)) + "…" : $0.text
-            return "<q>\(text)</q> <span class=\"muted\">— \($0.author)</span>"
-        }
+        let quote: HTML =
+            day?.quote.map {
+                let text = $0.text.count > 90 ? String($0.text.prefix(88)) + "…" : $0.text
+                return "<q>\(text)</q> <span class=\"muted\">— \($0.author)</span>"
+            }
             ?? "<span class=\"muted\">beyond the served dates</span>"
         return """
             <li class="\(classes)"><a href="/console/qotd/\(date.description)">\(date.description)</a>\(badge)
@@ -66,8 +72,10 @@ enum QuoteOfTheDayPages {
         let date = try date(request)
         guard let id = request.form["quote_id"].flatMap({ UUID(uuidString: $0.trimmingCharacters(in: .whitespaces)) })
         else {
-            return try await dayPage(request, date: date, message: "Enter the id of a quote (or pick one from a "
-                + "search). Nothing was saved.", status: 422)
+            return try await dayPage(
+                request, date: date,
+                message: "Enter the id of a quote (or pick one from a "
+                    + "search). Nothing was saved.", status: 422)
         }
         do {
             try await request.context.pins.pin(id, to: date, by: request.owner.actor)
@@ -93,16 +101,18 @@ enum QuoteOfTheDayPages {
     }
 
     private static func dayPage(_ request: ConsoleRequest, date: PGDate, message: String?, status: Int) async throws
-        -> ConsoleAnswer {
+        -> ConsoleAnswer
+    {
         let stored: QuoteOfTheDayPins.Day? = try await request.context.pins.day(date)
         let frozen = QuoteOfTheDay.isFrozen(date)
         let error: HTML = message.map { "<p class=\"error\" role=\"alert\">\($0)</p>" } ?? .empty
-        let current: HTML = stored?.quote.map { quote in
-            """
-            <blockquote class="card"><p>\(quote.text)</p><footer>— \(quote.author) · \(quote.category) ·
-            <code>\(quote.id.uuidString.lowercased())</code></footer></blockquote>
-            """
-        } ?? "<p class=\"muted\">No quote: this date is beyond the dates /v1/qotd serves.</p>"
+        let current: HTML =
+            stored?.quote.map { quote in
+                """
+                <blockquote class="card"><p>\(quote.text)</p><footer>— \(quote.author) · \(quote.category) ·
+                <code>\(quote.id.uuidString.lowercased())</code></footer></blockquote>
+                """
+            } ?? "<p class=\"muted\">No quote: this date is beyond the dates /v1/qotd serves.</p>"
         var actions: HTML
         if frozen {
             actions = """
@@ -112,15 +122,19 @@ enum QuoteOfTheDayPages {
         } else {
             actions = try await pinForms(request, date: date, pinned: stored?.pinned == true)
         }
-        return .page(title: "Quote of the day · \(date.description)", body: """
-            <p><a href="/console/qotd?month=\(monthText(date))">← \(monthName(date))</a></p>
-            \(error)<h2>\(stored?.pinned == true ? "Pinned quote" : "Quote")</h2>\(current)\(actions)
-            """, status: status)
+        return .page(
+            title: "Quote of the day · \(date.description)",
+            body: """
+                <p><a href="/console/qotd?month=\(monthText(date))">← \(monthName(date))</a></p>
+                \(error)<h2>\(stored?.pinned == true ? "Pinned quote" : "Quote")</h2>\(current)\(actions)
+                """, status: status)
     }
 
     private static func pinForms(_ request: ConsoleRequest, date: PGDate, pinned: Bool) async throws -> HTML {
         let path = "/console/qotd/\(date.description)"
-        let unpin: HTML = pinned ? """
+        let unpin: HTML =
+            pinned
+            ? """
             <form class="inline" method="post" action="\(path)/unpin">\(request.csrfField)
             <button class="danger" type="submit">Unpin</button></form>
             """ : .empty
@@ -130,7 +144,8 @@ enum QuoteOfTheDayPages {
             do {
                 found = try await request.context.search.search(
                     try SearchQuery(text), in: .keyword, category: nil,
-                    page: PageRequest.parse(page: "1", pageSize: "10", cursor: nil)).items
+                    page: PageRequest.parse(page: "1", pageSize: "10", cursor: nil)
+                ).items
             } catch QuoteVaultError.validation(let errors) {
                 return "<p class=\"error\">\(refusal(errors))</p>"
             }
@@ -142,7 +157,10 @@ enum QuoteOfTheDayPages {
                 <button type="submit">Pin this</button></form></td></tr>
                 """
             }
-            results = found.isEmpty ? "<p class=\"muted\">No quote contains that text.</p>" : """
+            results =
+                found.isEmpty
+                ? "<p class=\"muted\">No quote contains that text.</p>"
+                : """
                 <table class="cards"><thead><tr><th>Text</th><th>Author</th><th></th></tr></thead>
                 <tbody>\(rows)</tbody></table>
                 """
@@ -169,8 +187,10 @@ enum QuoteOfTheDayPages {
     private static func monthText(_ date: PGDate) -> String { String(date.description.prefix(7)) }
 
     private static func monthName(_ date: PGDate) -> String {
-        let names = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
-                     "October", "November", "December"]
+        let names = [
+            "January", "February", "March", "April", "May", "June", "July", "August", "September",
+            "October", "November", "December",
+        ]
         return "\(names[date.month - 1]) \(date.year)"
     }
 }

@@ -14,8 +14,10 @@ enum SVGChart {
     private static let left = 48.0, right = 12.0, top = 12.0, bottom = 28.0
 
     /// Vertical bars, one per label (labels shown every `labelEvery` bars).
-    static func bars(title: String, labels: [String], values: [Double], colour: String = "#1f5fbf",
-                     labelEvery: Int = 1) -> HTML {
+    static func bars(
+        title: String, labels: [String], values: [Double], colour: String = "#1f5fbf",
+        labelEvery: Int = 1
+    ) -> HTML {
         let maximum = niceMaximum(values.max() ?? 0)
         let plotWidth = width - left - right, plotHeight = height - top - bottom
         let step = plotWidth / Double(max(1, values.count))
@@ -23,7 +25,8 @@ enum SVGChart {
         for (index, value) in values.enumerated() {
             let barHeight = plotHeight * value / maximum
             let x = left + Double(index) * step + step * 0.15
-            marks.append("""
+            marks.append(
+                """
                 <rect x="\(number(x))" y="\(number(top + plotHeight - barHeight))" width="\(number(step * 0.7))" \
                 height="\(number(barHeight))" fill="\(colour)"><title>\(labels[index]): \(number(value))</title></rect>
                 """)
@@ -36,7 +39,8 @@ enum SVGChart {
 
     /// Lines over the same x positions (labels shown every `labelEvery` positions).
     static func lines(title: String, labels: [String], series: [Series], labelEvery: Int, unit: String = "")
-        -> HTML {
+        -> HTML
+    {
         let maximum = niceMaximum(series.flatMap { $0.values.compactMap { $0 } }.max() ?? 0)
         let count = series.map(\.values.count).max() ?? 0
         let plotWidth = width - left - right, plotHeight = height - top - bottom
@@ -61,7 +65,8 @@ enum SVGChart {
             }
             marks += dots
             for run in runs where !run.isEmpty {
-                marks.append("""
+                marks.append(
+                    """
                     <polyline points="\(run.joined(separator: " "))" fill="none" stroke="\(line.colour)" \
                     stroke-width="2"><title>\(line.name)</title></polyline>
                     """)
@@ -76,7 +81,8 @@ enum SVGChart {
         var grid: [HTML] = []
         for fraction in [0.0, 0.5, 1.0] {
             let y = top + plotHeight * (1 - fraction)
-            grid.append("""
+            grid.append(
+                """
                 <line x1="\(number(left))" y1="\(number(y))" x2="\(number(width - right))" y2="\(number(y))" \
                 stroke="#dde1e7" stroke-width="1"/>\
                 <text x="\(number(left - 6))" y="\(number(y + 4))" text-anchor="end" font-size="11" \

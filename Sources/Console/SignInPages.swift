@@ -7,10 +7,12 @@ import QuoteVault
 enum SignInPages {
     static func show(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
         guard let token = request.query("token"), !token.isEmpty else {
-            return .bare(title: "Sign in", body: """
-                <p>Owners sign in with a one-time link. On the server, run
-                <code>quote-server owner add you@example.com</code> and open the link it prints.</p>
-                """)
+            return .bare(
+                title: "Sign in",
+                body: """
+                    <p>Owners sign in with a one-time link. On the server, run
+                    <code>quote-server owner add you@example.com</code> and open the link it prints.</p>
+                    """)
         }
         guard let owner = try await request.context.signIn.owner(ofLink: token) else { return invalidLink }
         return form(token: token, email: owner.email, askCode: owner.hasSecondFactor, message: nil, status: 200)
@@ -28,11 +30,15 @@ enum SignInPages {
             switch refusal {
             case .invalidLink: return invalidLink
             case .codeRequired:
-                return form(token: token, email: nil, askCode: true, message: "Enter the code from your "
-                    + "authenticator app.", status: 401)
+                return form(
+                    token: token, email: nil, askCode: true,
+                    message: "Enter the code from your "
+                        + "authenticator app.", status: 401)
             case .wrongCode:
-                return form(token: token, email: nil, askCode: true, message: "That code is wrong or was already "
-                    + "used. Enter the current code.", status: 401)
+                return form(
+                    token: token, email: nil, askCode: true,
+                    message: "That code is wrong or was already "
+                        + "used. Enter the current code.", status: 401)
             }
         }
     }
@@ -44,10 +50,12 @@ enum SignInPages {
     }
 
     private static var invalidLink: ConsoleAnswer {
-        .bare(title: "Sign-in link not valid", body: """
-            <p class="error">This sign-in link is unknown, already used or expired.</p>
-            <p>Ask for a new one: <code>quote-server owner add EMAIL</code> prints a fresh link.</p>
-            """, status: 400)
+        .bare(
+            title: "Sign-in link not valid",
+            body: """
+                <p class="error">This sign-in link is unknown, already used or expired.</p>
+                <p>Ask for a new one: <code>quote-server owner add EMAIL</code> prints a fresh link.</p>
+                """, status: 400)
     }
 
     private static func form(token: String, email: String?, askCode: Bool, message: String?, status: Int)
@@ -55,15 +63,19 @@ enum SignInPages {
     {
         let who: HTML = email.map { "<p>Signing in as <strong>\($0)</strong>.</p>" } ?? .empty
         let error: HTML = message.map { "<p class=\"error\">\($0)</p>" } ?? .empty
-        let code: HTML = askCode ? """
+        let code: HTML =
+            askCode
+            ? """
             <label>Authenticator code <input name="code" inputmode="numeric" autocomplete="one-time-code"
             pattern="[0-9 ]*" maxlength="8" required></label>
             """ : .empty
-        return .bare(title: "Sign in", body: """
-            \(who)\(error)
-            <form class="stack" method="post" action="/console/sign-in">
-            <input type="hidden" name="token" value="\(token)">\(code)
-            <button type="submit">Sign in</button></form>
-            """, status: status)
+        return .bare(
+            title: "Sign in",
+            body: """
+                \(who)\(error)
+                <form class="stack" method="post" action="/console/sign-in">
+                <input type="hidden" name="token" value="\(token)">\(code)
+                <button type="submit">Sign in</button></form>
+                """, status: status)
     }
 }

@@ -23,7 +23,9 @@ public final class BackRest: Sendable {
     public static var isInstalled: Bool { findExecutable("pgbackrest") != nil }
 
     private var confDirectory: URL { settings.workDirectory.appendingPathComponent("conf.d") }
-    private var mainConfig: URL { settings.configFile ?? settings.workDirectory.appendingPathComponent("pgbackrest.conf") }
+    private var mainConfig: URL {
+        settings.configFile ?? settings.workDirectory.appendingPathComponent("pgbackrest.conf")
+    }
     private var scratchDirectory: URL { settings.workDirectory.appendingPathComponent("tmp") }
 
     /// The options every pgBackRest command gets.
@@ -49,13 +51,16 @@ public final class BackRest: Sendable {
     /// writes the generated configuration.
     public func prepare(creatingRepository: Bool = false) throws {
         let tools = try Tools.prepare()
-        var directories = [settings.workDirectory, confDirectory, scratchDirectory,
-                           settings.workDirectory.appendingPathComponent("log"),
-                           settings.workDirectory.appendingPathComponent("lock")]
+        var directories = [
+            settings.workDirectory, confDirectory, scratchDirectory,
+            settings.workDirectory.appendingPathComponent("log"),
+            settings.workDirectory.appendingPathComponent("lock"),
+        ]
         if settings.configFile == nil, creatingRepository { directories.append(settings.repository) }
         for directory in directories {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o750])
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o750])
             try handOver(directory.path, tools)
         }
         if let configFile = settings.configFile, !FileManager.default.isReadableFile(atPath: configFile.path) {
@@ -63,14 +68,18 @@ public final class BackRest: Sendable {
         }
         let work = settings.workDirectory.path
         if settings.configFile == nil {
-            try write(mainConfig, tools, """
+            try write(
+                mainConfig, tools,
+                """
                 # Written by quote-server at every start: the repository (BACKUP_REPO).
                 [global]
                 repo1-path=\(settings.repository.path)
 
                 """)
         }
-        try write(confDirectory.appendingPathComponent("quotevault.conf"), tools, """
+        try write(
+            confDirectory.appendingPathComponent("quotevault.conf"), tools,
+            """
             # Written by quote-server at every start: the embedded cluster and where pgBackRest keeps its own files.
             [global]
             log-path=\(work)/log
@@ -103,11 +112,15 @@ public final class BackRest: Sendable {
 
     /// Takes a backup of the running server (full when the repository has none yet) and returns it.
     /// `progress` is called every few seconds with the share done (0...1) and the database's size.
-    public func backup(_ type: BackupType, port: Int, password: String,
-                       progress: @escaping @Sendable (Double, Int64) -> Void) async throws -> BackupRecord {
+    public func backup(
+        _ type: BackupType, port: Int, password: String,
+        progress: @escaping @Sendable (Double, Int64) -> Void
+    ) async throws -> BackupRecord {
         let before = try info().backups.map(\.label)
-        let arguments = ["backup", "--type=\(type.rawValue)", "--pg1-port=\(port)",
-                         "--repo1-retention-full=\(settings.retainedFullBackups)"]
+        let arguments = [
+            "backup", "--type=\(type.rawValue)", "--pg1-port=\(port)",
+            "--repo1-retention-full=\(settings.retainedFullBackups)",
+        ]
         let total = Self.bytes(under: dataDirectory)
         try await runObserved(arguments, password: password, what: "backup") { share in progress(share, total) }
         guard let made = try info().backups.last(where: { !before.contains($0.label) }) else {
@@ -118,7 +131,9 @@ public final class BackRest: Sendable {
 
     /// From the end of the oldest backup to the last commit archived; nil when no time can be reached yet.
     public func restorableRange(_ info: RepositoryInfo) throws -> RestorableRange? {
-        guard let oldest = info.backups.first?.restorableFrom, let newest = try lastArchivedCommit(info), newest >= oldest else {
+        guard let oldest = info.backups.first?.restorableFrom, let newest = try lastArchivedCommit(info),
+            newest >= oldest
+        else {
             return nil
         }
         return RestorableRange(oldest: oldest, newest: newest)
@@ -132,15 +147,18 @@ public final class BackRest: Sendable {
 
     /// Restores into `directory` (created, or empty) from the repository; the server recovers to `target` and
     /// promotes when next started. `progress` gets the share restored (0...1) and the backup's size.
-    public func restore(to target: Target, into directory: URL,
-                        progress: @escaping @Sendable (Double, Int64) -> Void) async throws {
+    public func restore(
+        to target: Target, into directory: URL,
+        progress: @escaping @Sendable (Double, Int64) -> Void
+    ) async throws {
         let tools = try Tools.prepare()
         let info = try info()
         guard let newest = info.backups.last else {
             throw EmbeddedPostgresError("the backup repository at \(settings.repositoryDescription) holds no backup")
         }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         try handOver(directory.path, tools)
         var arguments = ["restore", "--pg1-path=\(directory.path)", "--archive-mode=preserve"]
         switch target {
@@ -168,16 +186,19 @@ public final class BackRest: Sendable {
         let tools = try Tools.prepare()
         var environment = ["PGHOST=127.0.0.1", "TZ=UTC"]
         if let password { environment.append("PGPASSWORD=\(password)") }
-        let result = try tools.runner.run(URL(fileURLWithPath: try Self.executable()), baseArguments + arguments,
-                                          extraEnvironment: environment)
+        let result = try tools.runner.run(
+            URL(fileURLWithPath: try Self.executable()), baseArguments + arguments,
+            extraEnvironment: environment)
         guard result.status == 0 else { throw Self.failure(what, result, repository: settings.repositoryDescription) }
         return result.output
     }
 
     /// Runs a long command (backup, restore) on another thread, calling `observe` every two seconds with the
     /// share done, read from the percentages pgBackRest writes to its log for each file at level detail.
-    private func runObserved(_ arguments: [String], password: String?, what: String,
-                             observe: @escaping @Sendable (Double) -> Void) async throws {
+    private func runObserved(
+        _ arguments: [String], password: String?, what: String,
+        observe: @escaping @Sendable (Double) -> Void
+    ) async throws {
         let log = settings.workDirectory.appendingPathComponent("log/\(Self.stanza)-\(arguments[0]).log")
         try? FileManager.default.removeItem(at: log)  // one run's lines at a time; ours log the outcome
         let outcome = Locked<Result<String, Error>?>(nil)
@@ -205,7 +226,9 @@ public final class BackRest: Sendable {
         let end = (try? handle.seekToEnd()) ?? 0
         try? handle.seek(toOffset: end > 8192 ? end - 8192 : 0)
         let tail = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
-        guard let range = tail.range(of: #", (\d+(\.\d+)?)%\)"#, options: [.regularExpression, .backwards]) else { return nil }
+        guard let range = tail.range(of: #", (\d+(\.\d+)?)%\)"#, options: [.regularExpression, .backwards]) else {
+            return nil
+        }
         return Double(tail[range].dropFirst(2).dropLast(2))
     }
 
@@ -215,14 +238,17 @@ public final class BackRest: Sendable {
         let errors = lines.filter { $0.contains("ERROR:") || $0.contains("HINT:") }
         let detail = (errors.isEmpty ? Array(lines.suffix(5)) : errors).joined(separator: "\n")
         if detail.contains("[050]") || detail.contains("unable to acquire lock") {
-            return EmbeddedPostgresError("another backup or restore is running on this repository; try again when it ends")
+            return EmbeddedPostgresError(
+                "another backup or restore is running on this repository; try again when it ends")
         }
         if detail.contains("missing stanza path") || detail.contains("does not exist") && detail.contains("info") {
-            return EmbeddedPostgresError("no backup repository at \(repository) (\(what)); the server creates it at start",
-                                         output: detail)
+            return EmbeddedPostgresError(
+                "no backup repository at \(repository) (\(what)); the server creates it at start",
+                output: detail)
         }
-        return EmbeddedPostgresError("\(what) failed (pgbackrest exit status \(result.status)) for \(repository)",
-                                     output: detail)
+        return EmbeddedPostgresError(
+            "\(what) failed (pgbackrest exit status \(result.status)) for \(repository)",
+            output: detail)
     }
 
     // MARK: The newest restorable time
@@ -250,16 +276,24 @@ public final class BackRest: Sendable {
         guard let expression = try? NSRegularExpression(pattern: pattern) else { return nil }
         let range = NSRange(output.startIndex..., in: output)
         guard let match = expression.matches(in: output, range: range).last,
-              let captured = Range(match.range(at: 1), in: output) else { return nil }
+            let captured = Range(match.range(at: 1), in: output)
+        else { return nil }
         return BackupTime.parse(output[captured] + "Z")
     }
 
     /// The WAL segment before `name` (24 hex digits: timeline, log, segment of 16 MB).
     static func previous(_ name: String) -> String? {
         guard name.count == 24, let log = UInt32(name.dropFirst(8).prefix(8), radix: 16),
-              let segment = UInt32(name.suffix(8), radix: 16) else { return nil }
+            let segment = UInt32(name.suffix(8), radix: 16)
+        else { return nil }
         let (newLog, newSegment): (UInt32, UInt32)
-        if segment > 0 { (newLog, newSegment) = (log, segment - 1) } else if log > 0 { (newLog, newSegment) = (log - 1, 0xFF) } else { return nil }
+        if segment > 0 {
+            (newLog, newSegment) = (log, segment - 1)
+        } else if log > 0 {
+            (newLog, newSegment) = (log - 1, 0xFF)
+        } else {
+            return nil
+        }
         return String(name.prefix(8)) + String(format: "%08X%08X", newLog, newSegment)
     }
 
@@ -267,7 +301,9 @@ public final class BackRest: Sendable {
 
     private func handOver(_ path: String, _ tools: Tools) throws {
         guard let runAs = tools.runner.runAs else { return }
-        guard chown(path, runAs.uid, runAs.gid) == 0 else { throw EmbeddedPostgresError("cannot chown \(path) to \(runAs.name)") }
+        guard chown(path, runAs.uid, runAs.gid) == 0 else {
+            throw EmbeddedPostgresError("cannot chown \(path) to \(runAs.name)")
+        }
     }
 
     private func write(_ file: URL, _ tools: Tools, _ contents: String) throws {

@@ -40,8 +40,9 @@ public struct RepositoryInfo: Sendable {
     /// Parses `pgbackrest info --output=json` for one stanza. Throws when the stanza is missing or unreadable.
     static func parse(_ output: String, repository: String) throws -> RepositoryInfo {
         guard let start = output.firstIndex(of: "["),
-              let stanzas = try? JSONSerialization.jsonObject(with: Data(output[start...].utf8)) as? [[String: Any]],
-              let stanza = stanzas.first else {
+            let stanzas = try? JSONSerialization.jsonObject(with: Data(output[start...].utf8)) as? [[String: Any]],
+            let stanza = stanzas.first
+        else {
             throw EmbeddedPostgresError("cannot read the backup repository at \(repository)", output: output)
         }
         let status = stanza["status"] as? [String: Any]
@@ -53,11 +54,12 @@ public struct RepositoryInfo: Sendable {
         }
         let backups = (stanza["backup"] as? [[String: Any]] ?? []).compactMap { entry -> BackupRecord? in
             guard let label = entry["label"] as? String,
-                  let type = (entry["type"] as? String).flatMap(BackupType.init(rawValue:)),
-                  let times = entry["timestamp"] as? [String: Any],
-                  let started = (times["start"] as? NSNumber)?.doubleValue,
-                  let stopped = (times["stop"] as? NSNumber)?.doubleValue,
-                  entry["error"] as? Bool != true else { return nil }
+                let type = (entry["type"] as? String).flatMap(BackupType.init(rawValue:)),
+                let times = entry["timestamp"] as? [String: Any],
+                let started = (times["start"] as? NSNumber)?.doubleValue,
+                let stopped = (times["stop"] as? NSNumber)?.doubleValue,
+                entry["error"] as? Bool != true
+            else { return nil }
             let info = entry["info"] as? [String: Any]
             let repository = info?["repository"] as? [String: Any]
             return BackupRecord(
@@ -67,8 +69,9 @@ public struct RepositoryInfo: Sendable {
                 repositoryBytes: (repository?["delta"] as? NSNumber)?.int64Value ?? 0)
         }
         let archive = (stanza["archive"] as? [[String: Any]])?.last
-        return RepositoryInfo(backups: backups, archiveMin: archive?["min"] as? String,
-                              archiveMax: archive?["max"] as? String)
+        return RepositoryInfo(
+            backups: backups, archiveMin: archive?["min"] as? String,
+            archiveMax: archive?["max"] as? String)
     }
 }
 
@@ -83,7 +86,9 @@ public enum BackupTime {
     /// Parses `2026-11-25T14:42:24Z`, with optional fractional seconds, `T` or a space, and a `Z` or `±hh:mm` zone.
     public static func parse(_ text: String) -> Date? {
         let normalised = text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: " ", with: "T")
-        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime]] {
+        for options: ISO8601DateFormatter.Options in [
+            [.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime],
+        ] {
             let formatter = ISO8601DateFormatter()
             formatter.formatOptions = options
             if let date = formatter.date(from: normalised) { return date }
@@ -97,9 +102,11 @@ public enum BackupTime {
         let seconds = micros / 1_000_000
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second],
-                                            from: Date(timeIntervalSince1970: TimeInterval(seconds)))
-        return String(format: "%04d-%02d-%02d %02d:%02d:%02d.%06d+00", parts.year!, parts.month!, parts.day!,
-                      parts.hour!, parts.minute!, parts.second!, Int(micros % 1_000_000))
+        let parts = calendar.dateComponents(
+            [.year, .month, .day, .hour, .minute, .second],
+            from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+        return String(
+            format: "%04d-%02d-%02d %02d:%02d:%02d.%06d+00", parts.year!, parts.month!, parts.day!,
+            parts.hour!, parts.minute!, parts.second!, Int(micros % 1_000_000))
     }
 }

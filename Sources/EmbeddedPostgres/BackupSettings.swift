@@ -14,7 +14,9 @@ public struct BackupSettings: Sendable {
     /// Seconds after which a partly filled WAL segment is archived anyway: the recovery point objective.
     public var archiveTimeout: Int
 
-    public init(repository: URL, configFile: URL?, retainedFullBackups: Int, workDirectory: URL, archiveTimeout: Int = 60) {
+    public init(
+        repository: URL, configFile: URL?, retainedFullBackups: Int, workDirectory: URL, archiveTimeout: Int = 60
+    ) {
         self.repository = repository.standardizedFileURL
         self.configFile = configFile
         self.retainedFullBackups = retainedFullBackups

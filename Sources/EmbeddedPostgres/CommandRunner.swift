@@ -31,7 +31,8 @@ struct CommandRunner: Sendable {
         var launchArguments = arguments
         if asPostgresUser, let runAs {
             if let setpriv = findExecutable("setpriv") {
-                launchArguments = ["--reuid=\(runAs.uid)", "--regid=\(runAs.gid)", "--init-groups", "--", launchPath]
+                launchArguments =
+                    ["--reuid=\(runAs.uid)", "--regid=\(runAs.gid)", "--init-groups", "--", launchPath]
                     + arguments
                 launchPath = setpriv
             } else if let runuser = findExecutable("runuser") {
@@ -39,7 +40,8 @@ struct CommandRunner: Sendable {
                 launchPath = runuser
             } else {
                 throw EmbeddedPostgresError(
-                    "running as root, but neither setpriv nor runuser is installed to run PostgreSQL as '\(runAs.name)'")
+                    "running as root, but neither setpriv nor runuser is installed to run PostgreSQL as '\(runAs.name)'"
+                )
             }
         }
 
@@ -54,14 +56,16 @@ struct CommandRunner: Sendable {
 
         // A fixed environment: no PGDATA/PGPORT/PGHOST from the caller's shell leaks in,
         // and the C locale keeps messages and initdb's defaults predictable.
-        let environment = [
-            "PATH=" + binDirectory.path + ":/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
-            "LC_ALL=C",
-            "LANG=C",
-            "PGCONNECT_TIMEOUT=10",
-        ] + extraEnvironment
-        let status = try spawnAndWait(launchPath, arguments: launchArguments, environment: environment,
-                                      output: outputHandle.fileDescriptor)
+        let environment =
+            [
+                "PATH=" + binDirectory.path + ":/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+                "LC_ALL=C",
+                "LANG=C",
+                "PGCONNECT_TIMEOUT=10",
+            ] + extraEnvironment
+        let status = try spawnAndWait(
+            launchPath, arguments: launchArguments, environment: environment,
+            output: outputHandle.fileDescriptor)
         let output = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
         return CommandResult(status: status, output: output)
     }
@@ -69,7 +73,8 @@ struct CommandRunner: Sendable {
     /// Runs and throws with `failure` and the output unless the command exits 0.
     @discardableResult
     func check(
-        _ executable: URL, _ arguments: [String], asPostgresUser: Bool = true, environment: [String] = [], failure: String
+        _ executable: URL, _ arguments: [String], asPostgresUser: Bool = true, environment: [String] = [],
+        failure: String
     ) throws -> String {
         let result = try run(executable, arguments, asPostgresUser: asPostgresUser, extraEnvironment: environment)
         guard result.status == 0 else {

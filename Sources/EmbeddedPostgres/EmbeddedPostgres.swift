@@ -72,8 +72,9 @@ public final class EmbeddedPostgres: Sendable {
                 port = nil
                 return
             }
-            try tools.runner.check(tools.pgCtl, ["stop", "-D", dataDirectory.path, "-m", "fast", "-w", "-t", "60", "-s"],
-                                   failure: "pg_ctl stop failed for \(dataDirectory.path)")
+            try tools.runner.check(
+                tools.pgCtl, ["stop", "-D", dataDirectory.path, "-m", "fast", "-w", "-t", "60", "-s"],
+                failure: "pg_ctl stop failed for \(dataDirectory.path)")
             logger.info("PostgreSQL stopped", metadata: ["dataDirectory": "\(dataDirectory.path)"])
             port = nil
         }
@@ -99,7 +100,9 @@ public final class EmbeddedPostgres: Sendable {
 
     /// The generated superuser password, kept with the data (nil before the first start).
     public var password: String? {
-        (try? String(contentsOf: secretFile, encoding: .utf8)).map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        (try? String(contentsOf: secretFile, encoding: .utf8)).map {
+            $0.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
     }
 
     private var secretFile: URL { dataDirectory.appendingPathComponent("embedded.secret") }
@@ -137,7 +140,8 @@ public final class EmbeddedPostgres: Sendable {
             }
         }
         throw EmbeddedPostgresError(
-            "PostgreSQL server binaries (initdb, pg_ctl) not found in /usr/lib/postgresql/*/bin, PATH or pg_config --bindir; install the postgresql package")
+            "PostgreSQL server binaries (initdb, pg_ctl) not found in /usr/lib/postgresql/*/bin, PATH or pg_config --bindir; install the postgresql package"
+        )
     }
 
     // MARK: Steps
@@ -148,8 +152,9 @@ public final class EmbeddedPostgres: Sendable {
         let fileManager = FileManager.default
         let path = dataDirectory.path
         if !fileManager.fileExists(atPath: path) {
-            try fileManager.createDirectory(at: dataDirectory, withIntermediateDirectories: true,
-                                            attributes: [.posixPermissions: 0o700])
+            try fileManager.createDirectory(
+                at: dataDirectory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         }
         guard let runAs = tools.runner.runAs else { return }
         try handSecretOver(tools)  // written by root before this was done
@@ -170,7 +175,9 @@ public final class EmbeddedPostgres: Sendable {
             let firstBlocked = try ancestors.first { try tools.runner.run(test, ["-x", $0.path]).status != 0 }
             throw EmbeddedPostgresError(
                 "user '\(runAs.name)' (which runs PostgreSQL because this process is root) cannot reach \(path)"
-                    + (firstBlocked.map { ": \($0.path) is not traversable; use a directory like /var/lib/quotevault or run chmod o+x \($0.path)" } ?? ""))
+                    + (firstBlocked.map {
+                        ": \($0.path) is not traversable; use a directory like /var/lib/quotevault or run chmod o+x \($0.path)"
+                    } ?? ""))
         }
     }
 
@@ -178,9 +185,13 @@ public final class EmbeddedPostgres: Sendable {
         logger.info("initialising a PostgreSQL cluster", metadata: ["dataDirectory": "\(dataDirectory.path)"])
         let password = try Self.generatePassword()
         // initdb reads the password from a file: a private one, readable by whoever runs initdb, deleted after.
-        let passwordFile = FileManager.default.temporaryDirectory.appendingPathComponent("embedded-postgres-\(UUID().uuidString).pw")
-        guard FileManager.default.createFile(atPath: passwordFile.path, contents: Data((password + "\n").utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
+        let passwordFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "embedded-postgres-\(UUID().uuidString).pw")
+        guard
+            FileManager.default.createFile(
+                atPath: passwordFile.path, contents: Data((password + "\n").utf8),
+                attributes: [.posixPermissions: 0o600])
+        else {
             throw EmbeddedPostgresError("cannot write a temporary file at \(passwordFile.path)")
         }
         defer { try? FileManager.default.removeItem(at: passwordFile) }
@@ -191,20 +202,24 @@ public final class EmbeddedPostgres: Sendable {
             tools.initdb,
             // Collation C (byte order: fast, stable), but character classes from C.UTF-8 so that lower(),
             // upper() and ILIKE treat non-ASCII letters as letters (É matches é in search).
-            ["-D", dataDirectory.path, "-U", Self.user, "--auth=scram-sha-256", "--pwfile=\(passwordFile.path)",
-             "--encoding=UTF8", "--locale=C", "--lc-ctype=C.UTF-8"],
+            [
+                "-D", dataDirectory.path, "-U", Self.user, "--auth=scram-sha-256", "--pwfile=\(passwordFile.path)",
+                "--encoding=UTF8", "--locale=C", "--lc-ctype=C.UTF-8",
+            ],
             failure: "initdb failed for \(dataDirectory.path)")
         try writeSecret(password, tools)
         try writeAuthentication(tools)
         // Settings that change per start (the port) live in embedded.conf, rewritten each time.
         let configuration = dataDirectory.appendingPathComponent("postgresql.conf")
         let existing = try String(contentsOf: configuration, encoding: .utf8)
-        try writeOwnedFile("postgresql.conf", tools: tools, contents: existing + """
+        try writeOwnedFile(
+            "postgresql.conf", tools: tools,
+            contents: existing + """
 
-            # Added by EmbeddedPostgres.
-            include_if_exists = 'embedded.conf'
+                # Added by EmbeddedPostgres.
+                include_if_exists = 'embedded.conf'
 
-            """)
+                """)
     }
 
     /// Starts the server on the requested, remembered or a fresh port; returns the port.
@@ -220,12 +235,15 @@ public final class EmbeddedPostgres: Sendable {
         for attempt in 0..<3 {
             let port = try choosePort(fresh: attempt > 0)
             try writeOwnedFile("embedded.conf", tools: tools, contents: try configuration(port: port))
-            let result = try tools.runner.run(tools.pgCtl, [
-                "start", "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-s",
-            ])
+            let result = try tools.runner.run(
+                tools.pgCtl,
+                [
+                    "start", "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-s",
+                ])
             if result.status == 0 {
                 try? String(port).write(to: portFile, atomically: true, encoding: .utf8)
-                logger.info("PostgreSQL started", metadata: ["port": "\(port)", "dataDirectory": "\(dataDirectory.path)"])
+                logger.info(
+                    "PostgreSQL started", metadata: ["port": "\(port)", "dataDirectory": "\(dataDirectory.path)"])
                 return port
             }
             let log = (try? String(contentsOf: logFile, encoding: .utf8)).map { String($0.suffix(2000)) } ?? ""
@@ -248,7 +266,8 @@ public final class EmbeddedPostgres: Sendable {
         ]
         for (name, value) in settings.sorted(by: { $0.key < $1.key }) {
             guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." }),
-                  !value.contains("\n") else {
+                !value.contains("\n")
+            else {
                 throw EmbeddedPostgresError("invalid PostgreSQL setting \(name)")
             }
             let quoted = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''")
@@ -262,7 +281,8 @@ public final class EmbeddedPostgres: Sendable {
     private func choosePort(fresh: Bool) throws -> Int {
         if let requestedPort { return requestedPort }
         if !fresh, let text = try? String(contentsOf: portFile, encoding: .utf8),
-           let remembered = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), isPortFree(remembered) {
+            let remembered = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), isPortFree(remembered)
+        {
             return remembered
         }
         guard let port = findFreePort() else { throw EmbeddedPostgresError("no free TCP port on 127.0.0.1") }
@@ -275,7 +295,8 @@ public final class EmbeddedPostgres: Sendable {
         guard status.status == 0 else { return nil }
         // postmaster.pid: line 1 is the PID, line 4 the port.
         let pidFile = dataDirectory.appendingPathComponent("postmaster.pid")
-        let lines = ((try? String(contentsOf: pidFile, encoding: .utf8)) ?? "").split(separator: "\n", omittingEmptySubsequences: false)
+        let lines = ((try? String(contentsOf: pidFile, encoding: .utf8)) ?? "").split(
+            separator: "\n", omittingEmptySubsequences: false)
         guard lines.count > 3, let pid = Int(lines[0]), let port = Int(lines[3]) else { return nil }
         // A reused PID can make pg_ctl believe a crashed server still runs.
         #if os(Linux)
@@ -290,10 +311,12 @@ public final class EmbeddedPostgres: Sendable {
         let environment = ["PGPASSWORD=" + password]
         let exists = try tools.runner.check(
             tools.psql, common + ["-c", "SELECT 1 FROM pg_database WHERE datname = '\(Self.database)'"],
-            asPostgresUser: false, environment: environment, failure: "cannot query the embedded PostgreSQL on port \(port)")
+            asPostgresUser: false, environment: environment,
+            failure: "cannot query the embedded PostgreSQL on port \(port)")
         if exists.trimmingCharacters(in: .whitespacesAndNewlines) != "1" {
-            try tools.runner.check(tools.psql, common + ["-c", "CREATE DATABASE \(Self.database)"],
-                                   asPostgresUser: false, environment: environment, failure: "cannot create database \(Self.database)")
+            try tools.runner.check(
+                tools.psql, common + ["-c", "CREATE DATABASE \(Self.database)"],
+                asPostgresUser: false, environment: environment, failure: "cannot create database \(Self.database)")
         }
     }
 
@@ -307,28 +330,36 @@ public final class EmbeddedPostgres: Sendable {
         let password = try Self.generatePassword()
         try tools.runner.check(
             tools.psql,
-            ["-X", "-q", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user, "-d", "postgres",
-             "-c", "ALTER ROLE \(Self.user) PASSWORD '\(password)'"],  // hexadecimal: nothing to quote
+            [
+                "-X", "-q", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user, "-d", "postgres",
+                "-c", "ALTER ROLE \(Self.user) PASSWORD '\(password)'",
+            ],  // hexadecimal: nothing to quote
             asPostgresUser: false, failure: "cannot set the embedded PostgreSQL's password")
         try writeSecret(password, tools)
         try writeAuthentication(tools)
-        try tools.runner.check(tools.pgCtl, ["reload", "-D", dataDirectory.path, "-s"], failure: "pg_ctl reload failed")
+        try tools.runner.check(
+            tools.pgCtl, ["reload", "-D", dataDirectory.path, "-s"], failure: "pg_ctl reload failed")
         return password
     }
 
     /// pg_hba.conf: only TCP from 127.0.0.1, with a password (SCRAM); no Unix socket is opened.
     private func writeAuthentication(_ tools: Tools) throws {
-        try writeOwnedFile("pg_hba.conf", tools: tools, contents: """
-            # Written by EmbeddedPostgres: local TCP connections with a password (SCRAM-SHA-256), nothing else.
-            host all all 127.0.0.1/32 scram-sha-256
-            """)
+        try writeOwnedFile(
+            "pg_hba.conf", tools: tools,
+            contents: """
+                # Written by EmbeddedPostgres: local TCP connections with a password (SCRAM-SHA-256), nothing else.
+                host all all 127.0.0.1/32 scram-sha-256
+                """)
     }
 
     /// The password, kept with the data, readable by this process's user only (and, when that is root, by the
     /// user running PostgreSQL, which owns the data anyway: a file backup then includes it).
     private func writeSecret(_ password: String, _ tools: Tools) throws {
-        guard FileManager.default.createFile(atPath: secretFile.path, contents: Data((password + "\n").utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
+        guard
+            FileManager.default.createFile(
+                atPath: secretFile.path, contents: Data((password + "\n").utf8),
+                attributes: [.posixPermissions: 0o600])
+        else {
             throw EmbeddedPostgresError("cannot write \(secretFile.path)")
         }
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretFile.path)
@@ -349,7 +380,9 @@ public final class EmbeddedPostgres: Sendable {
         }
         defer { try? source.close() }
         let bytes = source.readData(ofLength: 32)
-        guard bytes.count == 32 else { throw EmbeddedPostgresError("cannot read random bytes for the database password") }
+        guard bytes.count == 32 else {
+            throw EmbeddedPostgresError("cannot read random bytes for the database password")
+        }
         return bytes.map { String(format: "%02x", $0) }.joined()
     }
 
@@ -391,12 +424,14 @@ struct Tools {
         var psql = bin.appendingPathComponent("psql")
         if !FileManager.default.isExecutableFile(atPath: psql.path) {
             guard let found = findExecutable("psql") else {
-                throw EmbeddedPostgresError("psql not found next to \(bin.path) or in PATH; install the PostgreSQL client")
+                throw EmbeddedPostgresError(
+                    "psql not found next to \(bin.path) or in PATH; install the PostgreSQL client")
             }
             psql = URL(fileURLWithPath: found)
         }
-        return Tools(initdb: bin.appendingPathComponent("initdb"), pgCtl: bin.appendingPathComponent("pg_ctl"),
-                     psql: psql, runner: CommandRunner(runAs: try postgresUserIfRoot(), binDirectory: bin))
+        return Tools(
+            initdb: bin.appendingPathComponent("initdb"), pgCtl: bin.appendingPathComponent("pg_ctl"),
+            psql: psql, runner: CommandRunner(runAs: try postgresUserIfRoot(), binDirectory: bin))
     }
 
     /// initdb, pg_ctl and postgres refuse to run as root; as root, use the `postgres` user.
@@ -404,7 +439,8 @@ struct Tools {
         guard geteuid() == 0 else { return nil }
         guard let entry = getpwnam("postgres") else {
             throw EmbeddedPostgresError(
-                "running as root, and PostgreSQL refuses to; there is no 'postgres' user to run it as. Create one (useradd --system --user-group postgres) or run as an unprivileged user")
+                "running as root, and PostgreSQL refuses to; there is no 'postgres' user to run it as. Create one (useradd --system --user-group postgres) or run as an unprivileged user"
+            )
         }
         return RunAs(name: "postgres", uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
     }

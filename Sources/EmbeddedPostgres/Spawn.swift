@@ -76,7 +76,8 @@ func spawnAndWait(_ path: String, arguments: [String], environment: [String], ou
 /// module does not import them (they need _GNU_SOURCE), and this target has no C shim.
 private struct SpawnExtensions: @unchecked Sendable {
     // @unchecked: C function pointers (not Sendable-checked), looked up once and never changed.
-    typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+    typealias AddChdir =
+        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
     typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
     let addChdir: AddChdir?
     let addCloseFrom: AddCloseFrom?
@@ -85,7 +86,9 @@ private struct SpawnExtensions: @unchecked Sendable {
         #if os(Linux)
         let handle = dlopen(nil, RTLD_NOW)
         addChdir = dlsym(handle, "posix_spawn_file_actions_addchdir_np").map { unsafeBitCast($0, to: AddChdir.self) }
-        addCloseFrom = dlsym(handle, "posix_spawn_file_actions_addclosefrom_np").map { unsafeBitCast($0, to: AddCloseFrom.self) }
+        addCloseFrom = dlsym(handle, "posix_spawn_file_actions_addclosefrom_np").map {
+            unsafeBitCast($0, to: AddCloseFrom.self)
+        }
         #else
         addChdir = nil
         addCloseFrom = nil

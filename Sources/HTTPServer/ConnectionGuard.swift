@@ -105,7 +105,8 @@ final class ConnectionGuard: Sendable {
                 // Refused at accept, before a byte is read: a flood of short connections costs little.
                 let burst = Double(2 * limits.newConnectionsPerSecond)
                 let last = state.allowances[address] ?? (burst, now)
-                let tokens = min(burst, last.tokens + Double(now &- last.at) / 1e9 * Double(limits.newConnectionsPerSecond))
+                let tokens = min(
+                    burst, last.tokens + Double(now &- last.at) / 1e9 * Double(limits.newConnectionsPerSecond))
                 guard tokens >= 1 else {
                     state.allowances[address] = (tokens, now)
                     return "per-address new-connection rate reached"
@@ -226,7 +227,7 @@ final class ConnectionGuard: Sendable {
             let byAddress = state.bodyBytesByAddress[connection.address, default: 0]
             let byAccount = account.map { state.bodyBytesByAccount[$0, default: 0] } ?? 0
             guard state.bodyBytes + bytes <= limits.bodyBudget - limits.smallBodyReserve,
-                  byAddress + bytes <= limits.bodyBudgetPerAddress, byAccount + bytes <= limits.bodyBudgetPerAccount
+                byAddress + bytes <= limits.bodyBudgetPerAddress, byAccount + bytes <= limits.bodyBudgetPerAccount
             else { return false }
             state.bodyBytes += bytes
             state.bodyBytesByAddress[connection.address] = byAddress + bytes
@@ -245,7 +246,7 @@ final class ConnectionGuard: Sendable {
         let reserved = state.withLock { state -> Bool in
             let byAddress = state.smallBodyBytesByAddress[connection.address, default: 0]
             guard state.smallBodyBytes + bytes <= limits.smallBodyReserve,
-                  byAddress + bytes <= max(limits.smallBodyLimit, limits.smallBodyReserve / 8)
+                byAddress + bytes <= max(limits.smallBodyLimit, limits.smallBodyReserve / 8)
             else { return false }
             state.smallBodyBytes += bytes
             state.smallBodyBytesByAddress[connection.address] = byAddress + bytes
@@ -340,7 +341,12 @@ final class RateLimitedWarning: Sendable {
             return entry.count
         }
         if let due {
-            logger.warning("\(message)", metadata: ["count": .stringConvertible(due), "interval_seconds": .stringConvertible(interval.components.seconds)])
+            logger.warning(
+                "\(message)",
+                metadata: [
+                    "count": .stringConvertible(due),
+                    "interval_seconds": .stringConvertible(interval.components.seconds),
+                ])
         }
     }
 }

@@ -51,7 +51,9 @@ public struct HTTPError: Error, Sendable, Equatable {
         ProblemJSON.problem(.unsupportedMediaType(detail))
     }
     public static func unauthorized() -> HTTPError { ProblemJSON.problem(.unauthorized) }
-    public static func serviceUnavailable(_ detail: String = "The service is temporarily unavailable", retryAfter: Int = 1)
+    public static func serviceUnavailable(
+        _ detail: String = "The service is temporarily unavailable", retryAfter: Int = 1
+    )
         -> HTTPError
     {
         HTTPError(

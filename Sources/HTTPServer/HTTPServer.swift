@@ -62,7 +62,8 @@ public struct HTTPServerConfiguration: Sendable {
         self.eventThreads = eventThreads
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
         self.connectionMemoryLimit = connectionMemoryLimit
-        self.connectionLimit = connectionLimit ?? Self.memorySizedConnectionLimit(connectionMemoryLimit: connectionMemoryLimit)
+        self.connectionLimit =
+            connectionLimit ?? Self.memorySizedConnectionLimit(connectionMemoryLimit: connectionMemoryLimit)
         self.connectionsPerAddress = connectionsPerAddress
         self.headerTimeout = headerTimeout
         self.bodyTimeout = bodyTimeout
@@ -79,7 +80,9 @@ public struct HTTPServerConfiguration: Sendable {
     public static func memorySizedConnectionLimit(connectionMemoryLimit: Int) -> Int {
         let byMemory = Int(ProcessInfo.processInfo.physicalMemory / 32) / max(1, connectionMemoryLimit)
         var files = rlimit()
-        let byFiles = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &files) == 0 && files.rlim_cur < 1 << 31 ? Int(files.rlim_cur) - 128 : .max
+        let byFiles =
+            getrlimit(Int32(RLIMIT_NOFILE.rawValue), &files) == 0 && files.rlim_cur < 1 << 31
+            ? Int(files.rlim_cur) - 128 : .max
         return max(256, min(4096, byMemory, byFiles))
     }
 }
@@ -170,7 +173,8 @@ public final class HTTPServer: @unchecked Sendable {
         let settings = DaemonSettings(
             host: configuration.host, port: configuration.port, threadPoolSize: configuration.eventThreads,
             connectionTimeoutSeconds: configuration.connectionTimeoutSeconds,
-            connectionMemoryLimit: configuration.connectionMemoryLimit, connectionLimit: configuration.connectionLimit + 64)
+            connectionMemoryLimit: configuration.connectionMemoryLimit,
+            connectionLimit: configuration.connectionLimit + 64)
         daemon = try MicroHTTPDDaemon(settings: settings, server: self)
         connectionGuard.startReaper()
     }
@@ -190,7 +194,8 @@ public final class HTTPServer: @unchecked Sendable {
         }
         // MHD requires every suspended connection to be resumed before it stops.
         let leftovers = suspended.withLock { Array($0.values) }
-        for (state, connection) in leftovers where state.finish(with: HTTPError.serviceUnavailable("The server is shutting down").response) {
+        for (state, connection) in leftovers
+        where state.finish(with: HTTPError.serviceUnavailable("The server is shutting down").response) {
             forget(state)
             connection.resume()
         }
@@ -217,7 +222,8 @@ public final class HTTPServer: @unchecked Sendable {
         let method = HTTPMethod(rawValue: method)
         // A path cut short at a decoded NUL must not reach the route of its prefix.
         let lookup = nulInPath ? .notFound : router.lookup(method: method, path: path)
-        let requestID = connection.header("X-Request-Id").flatMap { RequestID.isAcceptable($0) ? $0 : nil } ?? RequestID.generate()
+        let requestID =
+            connection.header("X-Request-Id").flatMap { RequestID.isAcceptable($0) ? $0 : nil } ?? RequestID.generate()
         let limit: Int
         if case .found(let route, _) = lookup { limit = route.maxBodySize } else { limit = Route.defaultMaxBodySize }
         return RequestContext(method: method, path: path, requestID: requestID, lookup: lookup, bodyLimit: limit)
@@ -236,12 +242,18 @@ public final class HTTPServer: @unchecked Sendable {
             return true
         }
         if let tracked { connectionGuard.headersReceived(tracked, expectsBody: true) }
-        if chunked && contentLength != nil || connection.headerCount("Content-Length") > 1 || connection.headerCount("Transfer-Encoding") > 1 {
-            return send(HTTPError.badRequest("Conflicting Content-Length and Transfer-Encoding headers").response, for: state, on: connection)
+        if chunked && contentLength != nil || connection.headerCount("Content-Length") > 1
+            || connection.headerCount("Transfer-Encoding") > 1
+        {
+            return send(
+                HTTPError.badRequest("Conflicting Content-Length and Transfer-Encoding headers").response, for: state,
+                on: connection)
         }
         var declared = 0
         if let contentLength {
-            guard !contentLength.isEmpty, contentLength.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let value = Int(contentLength) else {
+            guard !contentLength.isEmpty, contentLength.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
+                let value = Int(contentLength)
+            else {
                 // MHD has answered this itself already; just make sure nothing else is written.
                 return false
             }
@@ -275,7 +287,9 @@ public final class HTTPServer: @unchecked Sendable {
             let small = configuration.smallBodyReserve > 0 && !chunked && declared <= configuration.smallBodyLimit
             let account = small ? nil : credentials.account
             if let tracked, !connectionGuard.reserveBody(declared, for: tracked, small: small, account: account) {
-                return send(HTTPError.serviceUnavailable("Too many request bodies in flight; retry shortly").response, for: state, on: connection)
+                return send(
+                    HTTPError.serviceUnavailable("Too many request bodies in flight; retry shortly").response,
+                    for: state, on: connection)
             }
             state.tracked = tracked
             state.reservedBytes = declared
@@ -290,7 +304,8 @@ public final class HTTPServer: @unchecked Sendable {
         let peer = connection.clientAddress()
         guard configuration.trustedProxies.addresses.contains(peer) else { return peer }
         let forwarded = connection.headers().fields.filter { $0.name.lowercased() == "x-forwarded-for" }.map(\.value)
-        return configuration.trustedProxies.client(peer: peer, forwardedFor: forwarded.isEmpty ? nil : forwarded.joined(separator: ","))
+        return configuration.trustedProxies.client(
+            peer: peer, forwardedFor: forwarded.isEmpty ? nil : forwarded.joined(separator: ","))
     }
 
     /// The request as known from its headers (no body), for the credentials check.
@@ -320,7 +335,8 @@ public final class HTTPServer: @unchecked Sendable {
             let beyond = state.body.count + chunk.count - state.reservedBytes
             if beyond > 0 {
                 guard let tracked = state.tracked, connectionGuard.reserveBody(beyond, for: tracked) else {
-                    state.earlyResponse = HTTPError.serviceUnavailable("Too many request bodies in flight; retry shortly").response
+                    state.earlyResponse =
+                        HTTPError.serviceUnavailable("Too many request bodies in flight; retry shortly").response
                     state.body = []
                     state.discarded += chunk.count
                     return true
@@ -345,12 +361,14 @@ public final class HTTPServer: @unchecked Sendable {
         if let tracked = connection.tracked { connectionGuard.handling(tracked) }
         switch state.lookup {
         case .notFound:
-            return send(HTTPError.notFound("No route for \(state.method) \(state.path)").response, for: state, on: connection)
+            return send(
+                HTTPError.notFound("No route for \(state.method) \(state.path)").response, for: state, on: connection)
         case .methodNotAllowed(let allowed):
             return send(HTTPError.methodNotAllowed(allowed: allowed).response, for: state, on: connection)
         case .found(let route, let parameters):
             let request = Request(
-                method: state.method, path: state.path, query: connection.queryArguments(), headers: connection.headers(),
+                method: state.method, path: state.path, query: connection.queryArguments(),
+                headers: connection.headers(),
                 body: state.body, pathParameters: parameters, routePattern: route.pattern, requestID: state.requestID,
                 clientAddress: clientAddress(of: connection), peerAddress: connection.clientAddress())
             state.body = []
@@ -359,7 +377,9 @@ public final class HTTPServer: @unchecked Sendable {
             // check on every field.)
             if let field = request.query.first(where: { $0.name.utf8.contains(0) || $0.value.utf8.contains(0) }) {
                 let name = field.name.utf8.contains(0) ? "query" : field.name
-                return send(HTTPError.validation(field: name, "must not contain NUL characters").response, for: state, on: connection)
+                return send(
+                    HTTPError.validation(field: name, "must not contain NUL characters").response, for: state,
+                    on: connection)
             }
             // Credentials are verified once: from the headers before the body (kept), or here for a bodiless request.
             var admitted = request
@@ -448,10 +468,12 @@ public final class HTTPServer: @unchecked Sendable {
             // Overload (a full queue, the database away) is expected under attack: counted, not logged per request.
             overloadWarnings.note("requests answered 503 (overloaded or unavailable)")
         } else if failure == .internal {
-            logger.error("request failed", metadata: [
-                "request_id": .string(request.requestID), "route": .string(request.routePattern),
-                "error": .string(String(describing: error)),
-            ])
+            logger.error(
+                "request failed",
+                metadata: [
+                    "request_id": .string(request.requestID), "route": .string(request.routePattern),
+                    "error": .string(String(describing: error)),
+                ])
         }
         return dialect.render(failure, thrown: error, for: request)
     }
@@ -466,7 +488,10 @@ public final class HTTPServer: @unchecked Sendable {
         let duration = ContinuousClock.now - state.startedAt
         let route: String
         if case .found(let matched, _) = state.lookup { route = matched.pattern } else { route = "unmatched" }
-        observer?(CompletedRequest(method: state.method, route: route, status: response.status, duration: duration, requestID: state.requestID))
+        observer?(
+            CompletedRequest(
+                method: state.method, route: route, status: response.status, duration: duration,
+                requestID: state.requestID))
         return queued
     }
 }

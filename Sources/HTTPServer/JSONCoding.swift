@@ -57,7 +57,9 @@ public enum JSONCoding {
         switch error {
         case .dataCorrupted(let context):
             // A corrupted value at the root means the bytes are not JSON at all.
-            if context.codingPath.isEmpty, (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) == nil {
+            if context.codingPath.isEmpty,
+                (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) == nil
+            {
                 return .invalidJSON()
             }
             return .validation(field: fieldName(context.codingPath).nonEmpty ?? "body", "is invalid")

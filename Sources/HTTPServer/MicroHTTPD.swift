@@ -32,7 +32,8 @@ struct ConnectionHandle: @unchecked Sendable {
     func queue(_ response: Response) -> Bool {
         let mhdResponse = response.body.withUnsafeBytes { bytes -> OpaquePointer? in
             // MUST_COPY: MHD copies the bytes before this closure returns, so the pointer does not escape.
-            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+            MHD_create_response_from_buffer(
+                bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let mhdResponse else { return false }
         defer { MHD_destroy_response(mhdResponse) }
@@ -60,13 +61,15 @@ extension HTTPHeaders {
         // The iterator's context is `self`, borrowed for the duration of the synchronous call only. The sized
         // variant keeps a decoded `%00` inside a value instead of cutting the value short there.
         withUnsafeMutablePointer(to: &self) { headers in
-            _ = MHD_get_connection_values_n(connection.pointer, kind, { context, _, key, keySize, value, valueSize in
-                guard let context, let key else { return .YES }
-                let headers = context.assumingMemoryBound(to: HTTPHeaders.self)
-                headers.pointee.add(
-                    Self.text(key, count: keySize), value.map { Self.text($0, count: valueSize) } ?? "")
-                return .YES
-            }, headers)
+            _ = MHD_get_connection_values_n(
+                connection.pointer, kind,
+                { context, _, key, keySize, value, valueSize in
+                    guard let context, let key else { return .YES }
+                    let headers = context.assumingMemoryBound(to: HTTPHeaders.self)
+                    headers.pointee.add(
+                        Self.text(key, count: keySize), value.map { Self.text($0, count: valueSize) } ?? "")
+                    return .YES
+                }, headers)
         }
     }
 
@@ -104,7 +107,8 @@ final class MicroHTTPDDaemon: @unchecked Sendable {
         guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
             throw HTTPServerError.invalidHost(settings.host)
         }
-        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        let flags =
+            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         let context = Unmanaged.passUnretained(server).toOpaque()
         let started = withUnsafePointer(to: &address) { addressPointer in
             cmhd_start_daemon(
@@ -141,7 +145,8 @@ private func acceptPolicyTrampoline(
 
 /// MHD announces each connection once when it starts and once when it closes (before closing its socket).
 private func notifyConnectionTrampoline(
-    context: UnsafeMutableRawPointer?, connection: OpaquePointer?, socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    context: UnsafeMutableRawPointer?, connection: OpaquePointer?,
+    socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
     code: MHD_ConnectionNotificationCode
 ) {
     guard let context, let connection, let socketContext else { return }
@@ -173,7 +178,10 @@ extension ClientAddressKey {
         case AF_INET6:
             let bytes = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
             let (high, low) = withUnsafeBytes(of: bytes) { raw in
-                (raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+                (
+                    raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                    raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                )
             }
             self.init(high: high, low: low)
         default:

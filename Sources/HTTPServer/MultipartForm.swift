@@ -22,27 +22,36 @@ public struct MultipartForm: Sendable {
         let delimiter = Array("--\(boundary)".utf8)
         let separator = Array("\r\n".utf8) + delimiter
         // The body starts with the first delimiter (a preamble is allowed before it, after CRLF).
-        guard var position = Self.find(delimiter, in: body, from: 0) else { throw Self.invalid("no boundary in the body") }
+        guard var position = Self.find(delimiter, in: body, from: 0) else {
+            throw Self.invalid("no boundary in the body")
+        }
         position += delimiter.count
         var parts: [Part] = []
         while true {
             // After a delimiter: "--" ends the form, CRLF starts a part.
             if body[position...].starts(with: Array("--".utf8)) { break }
-            guard body[position...].starts(with: Array("\r\n".utf8)) else { throw Self.invalid("malformed boundary line") }
+            guard body[position...].starts(with: Array("\r\n".utf8)) else {
+                throw Self.invalid("malformed boundary line")
+            }
             position += 2
             guard parts.count < Self.maximumParts else { throw Self.invalid("more than \(Self.maximumParts) parts") }
             guard let headerEnd = Self.find(Array("\r\n\r\n".utf8), in: body, from: position),
-                  headerEnd - position <= Self.maximumHeaderBytes
+                headerEnd - position <= Self.maximumHeaderBytes
             else { throw Self.invalid("part headers missing or too large") }
             let headers = try Self.headers(body[position..<headerEnd])
             let contentStart = headerEnd + 4
-            guard let contentEnd = Self.find(separator, in: body, from: contentStart) else { throw Self.invalid("truncated part") }
-            guard let disposition = headers["content-disposition"], disposition.lowercased().hasPrefix("form-data") else {
+            guard let contentEnd = Self.find(separator, in: body, from: contentStart) else {
+                throw Self.invalid("truncated part")
+            }
+            guard let disposition = headers["content-disposition"], disposition.lowercased().hasPrefix("form-data")
+            else {
                 throw Self.invalid("a part without Content-Disposition: form-data")
             }
-            parts.append(Part(
-                name: Self.parameter("name", in: disposition) ?? "", filename: Self.parameter("filename", in: disposition),
-                contentType: headers["content-type"], body: Array(body[contentStart..<contentEnd])))
+            parts.append(
+                Part(
+                    name: Self.parameter("name", in: disposition) ?? "",
+                    filename: Self.parameter("filename", in: disposition),
+                    contentType: headers["content-type"], body: Array(body[contentStart..<contentEnd])))
             position = contentEnd + separator.count
             guard position < body.count else { throw Self.invalid("truncated body") }
         }
@@ -54,7 +63,9 @@ public struct MultipartForm: Sendable {
     }
 
     static func boundary(in contentType: String) -> String? {
-        guard let value = parameter("boundary", in: contentType), !value.isEmpty, value.utf8.count <= 70 else { return nil }
+        guard let value = parameter("boundary", in: contentType), !value.isEmpty, value.utf8.count <= 70 else {
+            return nil
+        }
         return value
     }
 
@@ -64,7 +75,9 @@ public struct MultipartForm: Sendable {
             let pair = item.split(separator: "=", maxSplits: 1)
             guard pair.count == 2, pair[0].trimmingCharacters(in: .whitespaces).lowercased() == key else { continue }
             var value = pair[1].trimmingCharacters(in: .whitespaces)
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            }
             return value
         }
         return nil
@@ -81,11 +94,15 @@ public struct MultipartForm: Sendable {
     }
 
     private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
-        guard !needle.isEmpty, haystack.count >= needle.count, start <= haystack.count - needle.count else { return nil }
+        guard !needle.isEmpty, haystack.count >= needle.count, start <= haystack.count - needle.count else {
+            return nil
+        }
         var index = start
         let last = haystack.count - needle.count
         while index <= last {
-            if haystack[index] == needle[0], haystack[index..<(index + needle.count)].elementsEqual(needle) { return index }
+            if haystack[index] == needle[0], haystack[index..<(index + needle.count)].elementsEqual(needle) {
+                return index
+            }
             index += 1
         }
         return nil

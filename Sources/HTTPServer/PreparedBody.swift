@@ -10,7 +10,8 @@ public struct PreparedBody: Sendable {
     public init(_ bytes: [UInt8]) {
         self.bytes = bytes
         etag = ETag.of(bytes)
-        gzipped = bytes.count > ResponseEncoding.minimumCompressedSize ? Gzip.compress(bytes, level: Gzip.onceLevel) : nil
+        gzipped =
+            bytes.count > ResponseEncoding.minimumCompressedSize ? Gzip.compress(bytes, level: Gzip.onceLevel) : nil
     }
 
     /// Memory it holds, for caches that bound themselves in bytes.

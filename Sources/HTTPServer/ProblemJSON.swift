@@ -20,8 +20,10 @@ public struct ProblemJSON: ErrorDialect {
     private static func texts(_ failure: Failure) -> (title: String, detail: String) {
         switch failure {
         case .badRequest(let code, let detail):
-            (["invalid_json": "Invalid JSON", "invalid_multipart": "Invalid multipart body"][code] ?? "Bad request",
-             detail)
+            (
+                ["invalid_json": "Invalid JSON", "invalid_multipart": "Invalid multipart body"][code] ?? "Bad request",
+                detail
+            )
         case .validation(let fields):
             ("Validation failed", fields.map { "\($0.field) \($0.message)" }.joined(separator: "; "))
         case .unsupportedMediaType(let detail): ("Unsupported media type", detail)

@@ -24,7 +24,8 @@ public struct Response: Sendable {
     /// - Parameters:
     ///   - value: the value to encode.
     ///   - status: the status code, `200` by default.
-    public static func json<T: Encodable>(_ value: T, status: Int = 200, headers: HTTPHeaders = [:]) throws -> Response {
+    public static func json<T: Encodable>(_ value: T, status: Int = 200, headers: HTTPHeaders = [:]) throws -> Response
+    {
         var response = Response(status: status, headers: headers, body: try JSONCoding.encode(value))
         response.headers.set("Content-Type", "application/json; charset=utf-8")
         return response

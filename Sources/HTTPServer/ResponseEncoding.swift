@@ -88,7 +88,8 @@ enum ResponseEncoding {
     /// ASCII case-insensitive comparison with a lower-case token.
     private static func equalsIgnoringCase(_ bytes: Substring.UTF8View, _ token: StaticString) -> Bool {
         guard bytes.count == token.utf8CodeUnitCount else { return false }
-        return zip(bytes, UnsafeBufferPointer(start: token.utf8Start, count: token.utf8CodeUnitCount)).allSatisfy { a, b in
+        return zip(bytes, UnsafeBufferPointer(start: token.utf8Start, count: token.utf8CodeUnitCount)).allSatisfy {
+            a, b in
             a == b || (a | 0x20 == b && b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z"))
         }
     }

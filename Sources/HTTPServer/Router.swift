@@ -96,7 +96,8 @@ public final class Router: Sendable {
             for segment in route.pattern.split(separator: "/") {
                 if segment.hasPrefix("{") && segment.hasSuffix("...}") {
                     let name = String(segment.dropFirst().dropLast(4))
-                    precondition(node.rest == nil || node.rest?.name == name, "conflicting rest parameters in \(route.pattern)")
+                    precondition(
+                        node.rest == nil || node.rest?.name == name, "conflicting rest parameters in \(route.pattern)")
                     let child = node.rest?.node ?? Node()
                     node.rest = (name, child)
                     node = child
@@ -129,7 +130,8 @@ public final class Router: Sendable {
     /// Finds the route for `method` and `path`. `HEAD` falls back to `GET`.
     public func lookup(method: HTTPMethod, path: String) -> RouteLookup {
         var parameters: [String: String] = [:]
-        guard let node = literalPaths[path]
+        guard
+            let node = literalPaths[path]
                 ?? find(path.split(separator: "/", omittingEmptySubsequences: true)[...], from: root, &parameters),
             !node.routes.isEmpty
         else { return .notFound }
@@ -142,7 +144,8 @@ public final class Router: Sendable {
         return .methodNotAllowed(allowed: allowed)
     }
 
-    private func find(_ segments: ArraySlice<Substring>, from node: Node, _ parameters: inout [String: String]) -> Node? {
+    private func find(_ segments: ArraySlice<Substring>, from node: Node, _ parameters: inout [String: String]) -> Node?
+    {
         guard let segment = segments.first else { return node }
         let rest = segments.dropFirst()
         if let child = node.literals[segment], let found = find(rest, from: child, &parameters), !found.routes.isEmpty {
@@ -152,7 +155,8 @@ public final class Router: Sendable {
             parameters[name] = String(segment)
             return found
         }
-        if let (name, child) = node.rest, !child.routes.isEmpty, !segments.contains(where: { $0 == "." || $0 == ".." }) {
+        if let (name, child) = node.rest, !child.routes.isEmpty, !segments.contains(where: { $0 == "." || $0 == ".." })
+        {
             parameters[name] = segments.joined(separator: "/")
             return child
         }

@@ -31,7 +31,8 @@ extension UInt8: PGArrayElement {
 /// Decodes bytea's hex output format.
 func decodeByteaHex(_ text: String) throws(PGError) -> [UInt8] {
     // Contiguous storage makes this a tight loop; 1 MB blobs are 2 MB of hex.
-    let result = text.utf8.withContiguousStorageIfAvailable(hexBytes)
+    let result =
+        text.utf8.withContiguousStorageIfAvailable(hexBytes)
         ?? Array(text.utf8).withUnsafeBufferPointer(hexBytes)
     guard let result else { throw .decodingFailure([UInt8].self, text) }
     return result
@@ -40,7 +41,8 @@ func decodeByteaHex(_ text: String) throws(PGError) -> [UInt8] {
 private func hexBytes(_ chars: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
     // "\x" prefix, then two hex digits per byte.
     guard chars.count >= 2, chars[0] == UInt8(ascii: "\\"), chars[1] == UInt8(ascii: "x"),
-          chars.count % 2 == 0 else { return nil }
+        chars.count % 2 == 0
+    else { return nil }
     var bytes = [UInt8]()
     bytes.reserveCapacity((chars.count - 2) / 2)
     var index = 2

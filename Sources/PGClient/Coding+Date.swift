@@ -12,9 +12,10 @@ extension Date: PGEncodable, PGDecodable {
         let days = Int(millis.floorDiv(86_400_000))
         let msOfDay = Int(millis - Int64(days) * 86_400_000)
         let (year, month, day) = CivilDate.date(daysSince1970: days)
-        return .text(String(
-            format: "%04d-%02d-%02d %02d:%02d:%02d.%03d+00", year, month, day,
-            msOfDay / 3_600_000, msOfDay / 60_000 % 60, msOfDay / 1000 % 60, msOfDay % 1000))
+        return .text(
+            String(
+                format: "%04d-%02d-%02d %02d:%02d:%02d.%03d+00", year, month, day,
+                msOfDay / 3_600_000, msOfDay / 60_000 % 60, msOfDay / 1000 % 60, msOfDay % 1000))
     }
 
     public init(pgText text: String) throws(PGError) {
@@ -44,15 +45,15 @@ func parseISOTimestamp(_ chars: UnsafeBufferPointer<UInt8>) -> Int64? {
     var yearDigits = 0
     while yearDigits < chars.count, chars[yearDigits] != UInt8(ascii: "-") { yearDigits += 1 }
     guard yearDigits >= 4, let year = scanner.number(yearDigits), scanner.expect("-"), let month = scanner.number(2),
-          scanner.expect("-"), let day = scanner.number(2), (1...12).contains(month),
-          (1...daysInMonth(year: year, month: month)).contains(day)
+        scanner.expect("-"), let day = scanner.number(2), (1...12).contains(month),
+        (1...daysInMonth(year: year, month: month)).contains(day)
     else { return nil }
     let days = CivilDate.days(year: year, month: month, day: day)
     if scanner.isAtEnd { return Int64(days) * 86_400_000_000 }
 
     guard scanner.expect(" ") || scanner.expect("T"), let hour = scanner.number(2), scanner.expect(":"),
-          let minute = scanner.number(2), scanner.expect(":"), let second = scanner.number(2),
-          hour < 24, minute < 60, second < 61
+        let minute = scanner.number(2), scanner.expect(":"), let second = scanner.number(2),
+        hour < 24, minute < 60, second < 61
     else { return nil }
     var micros = 0
     if scanner.expect(".") {
@@ -68,7 +69,15 @@ func parseISOTimestamp(_ chars: UnsafeBufferPointer<UInt8>) -> Int64? {
     var offset = 0
     if !scanner.isAtEnd {
         let sign: Int
-        if scanner.expect("+") { sign = 1 } else if scanner.expect("-") { sign = -1 } else if scanner.expect("Z") { sign = 0 } else { return nil }
+        if scanner.expect("+") {
+            sign = 1
+        } else if scanner.expect("-") {
+            sign = -1
+        } else if scanner.expect("Z") {
+            sign = 0
+        } else {
+            return nil
+        }
         if sign != 0 {
             guard let offsetHours = scanner.number(2) else { return nil }
             var offsetSeconds = offsetHours * 3600

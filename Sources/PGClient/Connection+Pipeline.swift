@@ -112,7 +112,8 @@ extension PGConnection {
             case .answered(let result):
                 answers[index] = result
                 if case .failure(let error) = result, PreparedStatements.invalidates(error),
-                   let key = dispatches[index].key {
+                    let key = dispatches[index].key
+                {
                     preparedStatements.forget(key)
                 }
             case .skipped:
@@ -127,7 +128,8 @@ extension PGConnection {
             }
             // Its commit (at the sync point) stopped waiting for the synchronous standby: not acknowledged.
             if !shared, case .success = answers[index],
-               let unconfirmed = takeUnconfirmedCommit(query: query.description) {
+                let unconfirmed = takeUnconfirmedCommit(query: query.description)
+            {
                 answers[index] = .failure(unconfirmed)
             }
         }
@@ -191,7 +193,9 @@ extension PGConnection {
     /// Queues a fixed command without parameters (BEGIN, COMMIT).
     private func send(command: StaticString) -> Bool {
         command.withUTF8Buffer { utf8 in
-            utf8.withMemoryRebound(to: CChar.self) { PQsendQueryParams(handle, $0.baseAddress, 0, nil, nil, nil, nil, 0) }
+            utf8.withMemoryRebound(to: CChar.self) {
+                PQsendQueryParams(handle, $0.baseAddress, 0, nil, nil, nil, nil, 0)
+            }
         } == 1
     }
 

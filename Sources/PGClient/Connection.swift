@@ -64,11 +64,13 @@ public final class PGConnection {
         guard PQstatus(handle) == CONNECTION_OK else {
             throw PGError(kind: .connection, message: lastErrorMessage)
         }
-        PQsetNoticeReceiver(handle, { context, result in
-            // libpq keeps ownership of `result`; it is only read here.
-            guard let context, let result else { return }
-            Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue().receive(noticeMessage(of: result))
-        }, Unmanaged.passUnretained(noticeSink).toOpaque())
+        PQsetNoticeReceiver(
+            handle,
+            { context, result in
+                // libpq keeps ownership of `result`; it is only read here.
+                guard let context, let result else { return }
+                Unmanaged<NoticeSink>.fromOpaque(context).takeUnretainedValue().receive(noticeMessage(of: result))
+            }, Unmanaged.passUnretained(noticeSink).toOpaque())
         // SET rather than the `options` keyword, so a user's own `options` in the URI survive.
         try execute(unsafeSQL: "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, MDY'; SET bytea_output = 'hex'")
         if let statementTimeout {
@@ -147,8 +149,9 @@ public final class PGConnection {
     func takeUnconfirmedCommit(query: String?) -> PGError? {
         guard noticeSink.unconfirmedCommit else { return nil }
         noticeSink.unconfirmedCommit = false
-        return PGError(kind: .server, sqlState: .queryCanceled,
-                       message: "the commit was not confirmed by a synchronous standby in time", query: query)
+        return PGError(
+            kind: .server, sqlState: .queryCanceled,
+            message: "the commit was not confirmed by a synchronous standby in time", query: query)
     }
 
     var lastErrorMessage: String {
@@ -199,7 +202,8 @@ private final class NoticeSink {
     func receive(_ message: String) {
         // PostgreSQL's WARNING (syncrep.c) has no SQLSTATE of its own: its text is the only sign.
         if message.hasPrefix("canceling wait for synchronous replication")
-            || message.hasPrefix("canceling the wait for synchronous replication") {
+            || message.hasPrefix("canceling the wait for synchronous replication")
+        {
             unconfirmedCommit = true
         }
         logger.debug("PostgreSQL notice: \(message)")

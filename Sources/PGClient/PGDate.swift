@@ -11,7 +11,8 @@ public struct PGDate: Sendable, Hashable, Comparable, Codable, CustomStringConve
     /// A valid Gregorian date in years 1...9999, or nil.
     public init?(year: Int, month: Int, day: Int) {
         guard (1...9999).contains(year), (1...12).contains(month),
-              (1...daysInMonth(year: year, month: month)).contains(day) else { return nil }
+            (1...daysInMonth(year: year, month: month)).contains(day)
+        else { return nil }
         self.year = year
         self.month = month
         self.day = day
@@ -21,7 +22,7 @@ public struct PGDate: Sendable, Hashable, Comparable, Codable, CustomStringConve
     public init?(string: String) {
         let parts = string.utf8.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              let year = parseDigits(parts[0]), let month = parseDigits(parts[1]), let day = parseDigits(parts[2])
+            let year = parseDigits(parts[0]), let month = parseDigits(parts[1]), let day = parseDigits(parts[2])
         else { return nil }
         self.init(year: year, month: month, day: day)
     }

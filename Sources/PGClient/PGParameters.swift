@@ -18,8 +18,9 @@ struct PGParameters {
     init(_ query: PGQuery) throws(PGError) {
         let binds = query.binds
         guard binds.count <= 65_535 else {
-            throw PGError(kind: .invalidQuery, message: "\(binds.count) parameters; PostgreSQL allows 65535",
-                          query: query.description)
+            throw PGError(
+                kind: .invalidQuery, message: "\(binds.count) parameters; PostgreSQL allows 65535",
+                query: query.description)
         }
         sql = query.sql
         guard !containsNUL(sql) else {
@@ -35,8 +36,9 @@ struct PGParameters {
             case .text(let text):
                 // libpq reads text parameters as C strings: a NUL would silently truncate.
                 guard !containsNUL(text) else {
-                    throw PGError(kind: .invalidQuery, message: "text parameter $\(index + 1) contains a NUL byte",
-                                  query: query.description)
+                    throw PGError(
+                        kind: .invalidQuery, message: "text parameter $\(index + 1) contains a NUL byte",
+                        query: query.description)
                 }
                 offsets.append(storage.count)
                 storage.append(contentsOf: text.utf8)
@@ -45,8 +47,9 @@ struct PGParameters {
                 formats.append(0)
             case .binary(let bytes):
                 guard bytes.count <= Int32.max else {
-                    throw PGError(kind: .invalidQuery, message: "binary parameter $\(index + 1) is too large",
-                                  query: query.description)
+                    throw PGError(
+                        kind: .invalidQuery, message: "binary parameter $\(index + 1) is too large",
+                        query: query.description)
                 }
                 offsets.append(storage.count)
                 storage.append(contentsOf: bytes)
@@ -60,8 +63,10 @@ struct PGParameters {
     /// Calls `body` with libpq's parameter arguments: count, types, values, lengths, formats. The pointers are
     /// valid only inside `body`.
     func withCArguments<R>(
-        _ body: (Int32, UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?,
-                 UnsafePointer<Int32>?) -> R
+        _ body: (
+            Int32, UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?,
+            UnsafePointer<Int32>?
+        ) -> R
     ) -> R {
         storage.withUnsafeBufferPointer { buffer in
             let base = UnsafeRawPointer(buffer.baseAddress!)
@@ -72,8 +77,9 @@ struct PGParameters {
                 types.withUnsafeBufferPointer { types in
                     lengths.withUnsafeBufferPointer { lengths in
                         formats.withUnsafeBufferPointer { formats in
-                            body(Int32(offsets.count), types.baseAddress, values.baseAddress, lengths.baseAddress,
-                                 formats.baseAddress)
+                            body(
+                                Int32(offsets.count), types.baseAddress, values.baseAddress, lengths.baseAddress,
+                                formats.baseAddress)
                         }
                     }
                 }

@@ -43,11 +43,14 @@ public final class PGPool: Sendable {
     ///   - statementTimeout: PostgreSQL's `statement_timeout` on every connection: a statement running longer
     ///     is cancelled (`PGError` with SQLSTATE `57014`). Nil keeps the server's setting.
     ///   - preparedStatements: false runs every pipelined statement unnamed (for PgBouncer's transaction pooling).
-    public init(connectionString: String, size: Int, acquireTimeout: Duration = .seconds(5),
-                statementTimeout: Duration? = nil, preparedStatements: Bool = true, logger: Logger) {
-        let core = PoolCore(connectionString: connectionString, size: max(1, size), acquireTimeout: acquireTimeout,
-                            statementTimeout: statementTimeout, usesPreparedStatements: preparedStatements,
-                            logger: logger)
+    public init(
+        connectionString: String, size: Int, acquireTimeout: Duration = .seconds(5),
+        statementTimeout: Duration? = nil, preparedStatements: Bool = true, logger: Logger
+    ) {
+        let core = PoolCore(
+            connectionString: connectionString, size: max(1, size), acquireTimeout: acquireTimeout,
+            statementTimeout: statementTimeout, usesPreparedStatements: preparedStatements,
+            logger: logger)
         core.startWorkers()
         core.startReaper()
         backend = .connections(core)
@@ -58,17 +61,21 @@ public final class PGPool: Sendable {
     /// connections each) while that replica is reachable and at most `maxLag` behind, else to `primary`. Replicas
     /// are checked every `checkInterval` and come back by themselves. Read-your-writes data must not use it: a
     /// replica may not have replayed the caller's last commit yet.
-    public init(replicas replicaConnectionStrings: [String], primary: PGPool, size: Int, maxLag: Duration,
-                checkInterval: Duration = .seconds(1), acquireTimeout: Duration = .seconds(5),
-                statementTimeout: Duration? = nil, preparedStatements: Bool = true, logger: Logger) {
+    public init(
+        replicas replicaConnectionStrings: [String], primary: PGPool, size: Int, maxLag: Duration,
+        checkInterval: Duration = .seconds(1), acquireTimeout: Duration = .seconds(5),
+        statementTimeout: Duration? = nil, preparedStatements: Bool = true, logger: Logger
+    ) {
         let replicas = replicaConnectionStrings.map {
             ReplicaRouter.Replica(
-                pool: PGPool(connectionString: $0, size: size, acquireTimeout: acquireTimeout,
-                             statementTimeout: statementTimeout, preparedStatements: preparedStatements,
-                             logger: logger),
+                pool: PGPool(
+                    connectionString: $0, size: size, acquireTimeout: acquireTimeout,
+                    statementTimeout: statementTimeout, preparedStatements: preparedStatements,
+                    logger: logger),
                 connectionString: $0)
         }
-        let router = ReplicaRouter(replicas: replicas, primary: primary, maxLag: maxLag, checkInterval: checkInterval, logger: logger)
+        let router = ReplicaRouter(
+            replicas: replicas, primary: primary, maxLag: maxLag, checkInterval: checkInterval, logger: logger)
         router.startMonitor()
         backend = .replicas(router)
         self.logger = logger
@@ -127,7 +134,9 @@ public final class PGPool: Sendable {
                             defer { try? connection.execute(unsafeSQL: timeout.reset) }
                             return try body(connection)
                         }
-                        if case .failure(let error as PGError) = result, error.isReadOnlyRefusal { connection.abandon() }
+                        if case .failure(let error as PGError) = result, error.isReadOnlyRefusal {
+                            connection.abandon()
+                        }
                         return { continuation.resume(with: result) }
                     }
                 }
@@ -182,8 +191,10 @@ public final class PGPool: Sendable {
         case .connections(let core):
             return try await againIfReadOnly {
                 try await Self.submitAndWait(to: core) { continuation in
-                    .statement(.init(query: query, readOnly: readOnly, plan: plan,
-                                     finish: { continuation.resume(with: $0.mapError { $0 as any Error }) }))
+                    .statement(
+                        .init(
+                            query: query, readOnly: readOnly, plan: plan,
+                            finish: { continuation.resume(with: $0.mapError { $0 as any Error }) }))
                 }
             }
         }
@@ -220,13 +231,14 @@ public final class PGPool: Sendable {
         case .connections(let own): core = own
         }
         let outcome = OutcomeBox<T>()
-        core.submit(PoolJob(
-            id: core.makeJobID(), deadline: .now + core.acquireTimeout,
-            work: .session { connection in
-                let result = Result { try body(connection) }
-                return { outcome.set(result) }
-            },
-            fail: { error in outcome.set(.failure(error)) }))
+        core.submit(
+            PoolJob(
+                id: core.makeJobID(), deadline: .now + core.acquireTimeout,
+                work: .session { connection in
+                    let result = Result { try body(connection) }
+                    return { outcome.set(result) }
+                },
+                fail: { error in outcome.set(.failure(error)) }))
         return try outcome.wait().get()
     }
 
@@ -238,8 +250,9 @@ public final class PGPool: Sendable {
             return core.stats
         case .replicas(let router):
             return router.replicas.map(\.pool.stats).reduce(PGPoolStats(size: 0, inUse: 0, waiting: 0, open: 0)) {
-                PGPoolStats(size: $0.size + $1.size, inUse: $0.inUse + $1.inUse, waiting: $0.waiting + $1.waiting,
-                            open: $0.open + $1.open)
+                PGPoolStats(
+                    size: $0.size + $1.size, inUse: $0.inUse + $1.inUse, waiting: $0.waiting + $1.waiting,
+                    open: $0.open + $1.open)
             }
         }
     }

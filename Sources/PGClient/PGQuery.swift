@@ -80,10 +80,11 @@ public struct PGQuery: ExpressibleByStringInterpolation, Sendable, CustomStringC
         var text = ""
         // One allocation instead of one per doubling (every pipelined statement is rendered to find its prepared
         // statement); "$nn" or "****" fits in four bytes.
-        text.reserveCapacity(fragments.reduce(0) { length, fragment in
-            if case .sql(let sql) = fragment { return length + sql.utf8.count }
-            return length + 4
-        })
+        text.reserveCapacity(
+            fragments.reduce(0) { length, fragment in
+                if case .sql(let sql) = fragment { return length + sql.utf8.count }
+                return length + 4
+            })
         for fragment in fragments {
             switch fragment {
             case .sql(let sql): text += sql
@@ -188,7 +189,8 @@ func splitPlaceholders(_ sql: String, bindCount: Int) -> [PGQuery.Fragment] {
         switch char {
         case UInt8(ascii: "'"):
             // E'...' strings allow backslash escapes; standard strings only ''.
-            let backslashes = index > 0 && (chars[index - 1] == UInt8(ascii: "E") || chars[index - 1] == UInt8(ascii: "e"))
+            let backslashes =
+                index > 0 && (chars[index - 1] == UInt8(ascii: "E") || chars[index - 1] == UInt8(ascii: "e"))
                 && (index < 2 || !isIdentChar(chars[index - 2]))
             index += 1
             while index < chars.count {
@@ -216,9 +218,12 @@ func splitPlaceholders(_ sql: String, bindCount: Int) -> [PGQuery.Fragment] {
             var depth = 1
             index += 2
             while index < chars.count && depth > 0 {
-                if chars[index] == UInt8(ascii: "/") && index + 1 < chars.count && chars[index + 1] == UInt8(ascii: "*") {
+                if chars[index] == UInt8(ascii: "/") && index + 1 < chars.count && chars[index + 1] == UInt8(ascii: "*")
+                {
                     depth += 1; index += 2
-                } else if chars[index] == UInt8(ascii: "*") && index + 1 < chars.count && chars[index + 1] == UInt8(ascii: "/") {
+                } else if chars[index] == UInt8(ascii: "*") && index + 1 < chars.count
+                    && chars[index + 1] == UInt8(ascii: "/")
+                {
                     depth -= 1; index += 2
                 } else {
                     index += 1

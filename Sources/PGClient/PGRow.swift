@@ -45,8 +45,9 @@ public struct PGRow: Sendable {
     /// Decodes the column at `index` (0-based).
     public func decode<T: PGDecodable>(at index: Int, as type: T.Type = T.self) throws(PGError) -> T {
         guard values.indices.contains(index) else {
-            throw PGError(kind: .decoding, message: "no column at index \(index); the row has \(values.count)",
-                          column: "#\(index)")
+            throw PGError(
+                kind: .decoding, message: "no column at index \(index); the row has \(values.count)",
+                column: "#\(index)")
         }
         do {
             if let text = values[index] {

@@ -70,8 +70,10 @@ final class PoolCore: @unchecked Sendable {
     /// Each worker's open connection's watch, by worker index (see `cancelOverdueWaits`).
     private var watches: [Int: AnswerWatch] = [:]
 
-    init(connectionString: String, size: Int, acquireTimeout: Duration, statementTimeout: Duration? = nil,
-         usesPreparedStatements: Bool = true, logger: Logger) {
+    init(
+        connectionString: String, size: Int, acquireTimeout: Duration, statementTimeout: Duration? = nil,
+        usesPreparedStatements: Bool = true, logger: Logger
+    ) {
         self.connectionString = connectionString
         self.statementTimeout = statementTimeout
         self.usesPreparedStatements = usesPreparedStatements
@@ -246,8 +248,9 @@ final class PoolCore: @unchecked Sendable {
     }
 
     private var exhaustedError: PGError {
-        PGError(kind: .poolExhausted,
-                message: "no database connection became free within \(acquireTimeout) (pool size \(size))")
+        PGError(
+            kind: .poolExhausted,
+            message: "no database connection became free within \(acquireTimeout) (pool size \(size))")
     }
 
     /// A worker thread: owns at most one connection, opened lazily, checked before each job
@@ -270,7 +273,9 @@ final class PoolCore: @unchecked Sendable {
             if let current = connection, !current.isIdleAndHealthy {
                 logger.info("replacing a database connection that was closed or broken")
                 connection = nil
-                update { $0.open -= 1; $0.watches[index] = nil }
+                update {
+                    $0.open -= 1; $0.watches[index] = nil
+                }
             }
             // Waited too long (the reaper lost a race with this dequeue).
             let now = ContinuousClock.now
@@ -287,7 +292,8 @@ final class PoolCore: @unchecked Sendable {
                 active = connection
             } else {
                 do {
-                    active = try PGConnection(connectionString: connectionString, statementTimeout: statementTimeout, logger: logger)
+                    active = try PGConnection(
+                        connectionString: connectionString, statementTimeout: statementTimeout, logger: logger)
                 } catch {
                     logger.warning("cannot connect to the database: \(error)")
                     for job in live { deliveries.append { job.fail(error) } }
@@ -295,7 +301,9 @@ final class PoolCore: @unchecked Sendable {
                 }
                 if !usesPreparedStatements { active.preparedStatements = PreparedStatements(capacity: 0) }
                 connection = active
-                update { $0.open += 1; $0.watches[index] = active.answerWatch }
+                update {
+                    $0.open += 1; $0.watches[index] = active.answerWatch
+                }
                 logger.debug("opened a database connection")
             }
 
@@ -304,7 +312,8 @@ final class PoolCore: @unchecked Sendable {
             } else {
                 // takeJobs batches statements of one kind only.
                 let statements = live.compactMap(\.statement)
-                let mode: PGConnection.PipelineMode = statements[0].readOnly
+                let mode: PGConnection.PipelineMode =
+                    statements[0].readOnly
                     ? .sharedReadOnlyTransaction(plan: statements[0].plan) : .separateTransactions
                 var refusedAsReadOnly = false
                 active.runPipelined(statements.map(\.query), mode: mode) { index, result in
@@ -329,12 +338,16 @@ final class PoolCore: @unchecked Sendable {
             }
             if active.isBroken || active.transactionState != .idle {
                 connection = nil
-                update { $0.open -= 1; $0.watches[index] = nil }
+                update {
+                    $0.open -= 1; $0.watches[index] = nil
+                }
             }
         }
         if connection != nil {
             connection = nil
-            update { $0.open -= 1; $0.watches[index] = nil }
+            update {
+                $0.open -= 1; $0.watches[index] = nil
+            }
         }
     }
 }

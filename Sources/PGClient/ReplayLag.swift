@@ -37,11 +37,12 @@ struct ReplayLag {
         """
 
     static func reading(_ row: PGRow) throws -> Reading {
-        Reading(inRecovery: try row.decode("standby"),
-                received: try row.decode("received", as: Int64?.self).map(UInt64.init),
-                replayed: try row.decode("replayed", as: Int64?.self).map(UInt64.init),
-                walBlockSize: UInt64(max(1, try row.decode("block", as: Int64.self))),
-                lastReplayAge: try row.decode("age"))
+        Reading(
+            inRecovery: try row.decode("standby"),
+            received: try row.decode("received", as: Int64?.self).map(UInt64.init),
+            replayed: try row.decode("replayed", as: Int64?.self).map(UInt64.init),
+            walBlockSize: UInt64(max(1, try row.decode("block", as: Int64.self))),
+            lastReplayAge: try row.decode("age"))
     }
 
     /// Received positions seen waiting, oldest first, with when they started waiting.

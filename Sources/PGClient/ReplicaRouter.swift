@@ -46,8 +46,10 @@ final class ReplicaRouter: Sendable {
         self.checkInterval = checkInterval
         self.logger = logger
         // Unknown until the first check: start on the primary rather than send reads to a replica that lags.
-        state = Mutex(State(healthy: Array(repeating: false, count: replicas.count),
-                            isStandby: Array(repeating: false, count: replicas.count)))
+        state = Mutex(
+            State(
+                healthy: Array(repeating: false, count: replicas.count),
+                isStandby: Array(repeating: false, count: replicas.count)))
     }
 
     /// Runs `work` on a healthy replica's pool, or on another node when none is healthy or the node failed it:
@@ -139,7 +141,9 @@ final class ReplicaRouter: Sendable {
             var lags = [ReplayLag](repeating: ReplayLag(), count: connections.count)
             while let router = self, router.checkAll(&connections, &lags) {
                 let interval = router.checkInterval
-                Thread.sleep(forTimeInterval: Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18)
+                Thread.sleep(
+                    forTimeInterval: Double(interval.components.seconds) + Double(interval.components.attoseconds)
+                        / 1e18)
             }
         }
         thread.name = "pg-replica-monitor"

@@ -29,9 +29,10 @@ final class PGResultHandle {
     func rows() -> PGRows {
         let rowCount = PQntuples(pointer)
         let columnCount = PQnfields(pointer)
-        let columns = PGColumns(names: (0..<columnCount).map { column in
-            PQfname(pointer, column).map { String(cString: $0) } ?? "?column?"
-        })
+        let columns = PGColumns(
+            names: (0..<columnCount).map { column in
+                PQfname(pointer, column).map { String(cString: $0) } ?? "?column?"
+            })
         var rows = [PGRow]()
         rows.reserveCapacity(Int(rowCount))
         for row in 0..<rowCount {
@@ -61,7 +62,8 @@ final class PGResultHandle {
             PQresultErrorField(pointer, code).map { String(cString: $0) }
         }
         let fullMessage = PQresultErrorMessage(pointer).map { String(cString: $0) } ?? ""
-        let message = field(clibpq_diag_message_primary())
+        let message =
+            field(clibpq_diag_message_primary())
             ?? trimmedLibpqMessage(fullMessage.isEmpty ? "unknown error" : fullMessage)
         return PGError(
             kind: connectionBroken ? .connection : .server,

@@ -31,7 +31,8 @@ extension PGConnection {
         } catch {
             // Best effort: if ROLLBACK fails the connection is broken or about to be
             // discarded, and the body's error is the one the caller needs.
-            try? execute(unsafeSQL: nested ? "ROLLBACK TO SAVEPOINT \(savepoint); RELEASE SAVEPOINT \(savepoint)" : "ROLLBACK")
+            try? execute(
+                unsafeSQL: nested ? "ROLLBACK TO SAVEPOINT \(savepoint); RELEASE SAVEPOINT \(savepoint)" : "ROLLBACK")
             throw error
         }
         try finish(nested: nested, savepoint: savepoint)
@@ -40,9 +41,11 @@ extension PGConnection {
 
     private func finish(nested: Bool, savepoint: String) throws(PGError) {
         if transactionState == .failedTransaction {
-            try? execute(unsafeSQL: nested ? "ROLLBACK TO SAVEPOINT \(savepoint); RELEASE SAVEPOINT \(savepoint)" : "ROLLBACK")
-            throw PGError(kind: .transactionAborted,
-                          message: "a statement in the transaction failed and its error was not propagated; rolled back")
+            try? execute(
+                unsafeSQL: nested ? "ROLLBACK TO SAVEPOINT \(savepoint); RELEASE SAVEPOINT \(savepoint)" : "ROLLBACK")
+            throw PGError(
+                kind: .transactionAborted,
+                message: "a statement in the transaction failed and its error was not propagated; rolled back")
         }
         try execute(unsafeSQL: nested ? "RELEASE SAVEPOINT \(savepoint)" : "COMMIT")
     }

@@ -16,7 +16,9 @@ extension UUID {
                         guard utf8[input] == UInt8(ascii: "-") else { return false }
                         input += 1
                     }
-                    guard let high = Self.hexValue(utf8[input]), let low = Self.hexValue(utf8[input + 1]) else { return false }
+                    guard let high = Self.hexValue(utf8[input]), let low = Self.hexValue(utf8[input + 1]) else {
+                        return false
+                    }
                     out[output] = high << 4 | low
                     input += 2
                 }

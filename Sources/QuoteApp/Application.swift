@@ -21,11 +21,13 @@ public final class Application: Sendable {
 
     /// Builds the application. Nothing listens or connects until `start()`.
     public static func build(configuration: AppConfiguration, logger: Logger) throws -> Application {
-        let statementTimeout: Duration? = configuration.statementTimeoutMilliseconds > 0
+        let statementTimeout: Duration? =
+            configuration.statementTimeoutMilliseconds > 0
             ? .milliseconds(configuration.statementTimeoutMilliseconds) : nil
-        let pool = PGPool(connectionString: configuration.databaseURL, size: configuration.databasePoolSize,
-                          acquireTimeout: configuration.databaseAcquireTimeout, statementTimeout: statementTimeout,
-                          preparedStatements: configuration.databasePreparedStatements, logger: logger)
+        let pool = PGPool(
+            connectionString: configuration.databaseURL, size: configuration.databasePoolSize,
+            acquireTimeout: configuration.databaseAcquireTimeout, statementTimeout: statementTimeout,
+            preparedStatements: configuration.databasePreparedStatements, logger: logger)
         // Public reads have connections of their own on the primary, so they never queue behind writes (which may
         // all wait for a synchronous standby); with replicas it is where reads fall back to.
         let publicPool = PGPool(
@@ -34,11 +36,14 @@ public final class Application: Sendable {
             preparedStatements: configuration.databasePreparedStatements, logger: logger)
         // What a user writes or reads back about themselves stays on `pool` (read-your-writes); public data may
         // come from a replica a moment behind.
-        let readPool = configuration.databaseReadURLs.isEmpty ? publicPool : PGPool(
-            replicas: configuration.databaseReadURLs, primary: publicPool, size: configuration.databasePoolSize,
-            maxLag: configuration.replicaMaxLag, checkInterval: configuration.replicaCheckInterval,
-            acquireTimeout: configuration.databaseAcquireTimeout, statementTimeout: statementTimeout,
-            preparedStatements: configuration.databasePreparedStatements, logger: logger)
+        let readPool =
+            configuration.databaseReadURLs.isEmpty
+            ? publicPool
+            : PGPool(
+                replicas: configuration.databaseReadURLs, primary: publicPool, size: configuration.databasePoolSize,
+                maxLag: configuration.replicaMaxLag, checkInterval: configuration.replicaCheckInterval,
+                acquireTimeout: configuration.databaseAcquireTimeout, statementTimeout: statementTimeout,
+                preparedStatements: configuration.databasePreparedStatements, logger: logger)
         let migrator = Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), logger: logger)
         let signer = JWTSigner(secret: configuration.jwtSecret)
         let hashing = PasswordHashingQueue(
@@ -49,14 +54,17 @@ public final class Application: Sendable {
             refreshTokenTTL: configuration.refreshTokenTTL,
             refreshTokenReuseInterval: configuration.refreshTokenReuseInterval)
         let accounts = AccountService(
-            pool: pool, hashing: hashing, sessions: sessions, limits: RateLimiter(enabled: configuration.rateLimitsEnabled),
+            pool: pool, hashing: hashing, sessions: sessions,
+            limits: RateLimiter(enabled: configuration.rateLimitsEnabled),
             resetLinkBase: configuration.passwordResetURL)
-        let mail = MailDelivery(pool: pool, smtpURL: configuration.smtpURL, from: configuration.mailFrom, logger: logger)
+        let mail = MailDelivery(
+            pool: pool, smtpURL: configuration.smtpURL, from: configuration.mailFrom, logger: logger)
         let context = AppContext(
             configuration: configuration, pool: pool, publicPool: publicPool, readPool: readPool, migrator: migrator,
             signer: signer,
             authenticator: Authenticator(signer: signer, pool: pool),
-            quotes: QuoteService(pool: readPool, cursorSecret: configuration.jwtSecret), search: QuoteSearch(pool: readPool),
+            quotes: QuoteService(pool: readPool, cursorSecret: configuration.jwtSecret),
+            search: QuoteSearch(pool: readPool),
             quoteOfTheDay: QuoteOfTheDay(pool: pool, readPool: readPool), accounts: accounts,
             profiles: ProfileService(pool: pool, publicURL: configuration.publicURL),
             hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
@@ -108,9 +116,11 @@ public final class Application: Sendable {
         try server.start()
         context.mail.start()
         context.sync.maintenance.start()
-        context.logger.info("listening", metadata: [
-            "host": .string(server.configuration.host), "port": .stringConvertible(server.port),
-        ])
+        context.logger.info(
+            "listening",
+            metadata: [
+                "host": .string(server.configuration.host), "port": .stringConvertible(server.port),
+            ])
     }
 
     public var port: Int { server.port }
@@ -120,7 +130,8 @@ public final class Application: Sendable {
     /// before the listener closes.
     public func drain(for period: Duration) async {
         context.drain.begin()
-        context.logger.info("draining: /ready answers 503", metadata: ["seconds": .stringConvertible(period.components.seconds)])
+        context.logger.info(
+            "draining: /ready answers 503", metadata: ["seconds": .stringConvertible(period.components.seconds)])
         try? await Task.sleep(for: period)
     }
 

@@ -7,8 +7,9 @@ enum ConsoleStatusSource {
         ConsoleServerStatus(
             traffic: {
                 metrics.traffic.recent().map {
-                    TrafficMinute(start: $0.start, requests: $0.requests, errors: $0.errors,
-                                  p50Milliseconds: $0.p50Milliseconds, p99Milliseconds: $0.p99Milliseconds)
+                    TrafficMinute(
+                        start: $0.start, requests: $0.requests, errors: $0.errors,
+                        p50Milliseconds: $0.p50Milliseconds, p99Milliseconds: $0.p99Milliseconds)
                 }
             },
             lastBackup: {

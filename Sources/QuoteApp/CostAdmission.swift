@@ -14,7 +14,8 @@ struct CostAdmission: Sendable {
     let expensiveTimeout: Duration?
 
     init(_ configuration: AppConfiguration) {
-        expensive = configuration.rateLimitsEnabled
+        expensive =
+            configuration.rateLimitsEnabled
             ? ConcurrencyGate(
                 perAddress: configuration.expensivePerAddress, global: configuration.expensiveConcurrencyInEffect)
             : nil

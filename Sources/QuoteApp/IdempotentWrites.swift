@@ -35,7 +35,8 @@ struct IdempotentWrites {
         guard let key = request.headers[Self.header] else { return try await handler(request) }
         let user = try request.caller(AuthenticatedUser.self)
         guard IdempotencyStore.isValidKey(key) else {
-            throw HTTPError.validation(field: Self.header, "must be 1 to \(IdempotencyStore.maximumKeyLength) visible ASCII characters")
+            throw HTTPError.validation(
+                field: Self.header, "must be 1 to \(IdempotencyStore.maximumKeyLength) visible ASCII characters")
         }
         var fingerprint = Array("\(request.method.rawValue)\n\(request.path)\n".utf8)
         fingerprint += request.body
@@ -66,13 +67,16 @@ struct IdempotentWrites {
     }
 
     /// Runs the request that claimed the key and stores its answer (or releases the key for a retry).
-    private func runFirst(_ request: Request, _ handler: Handler.Deferred, userID: UUID, key: String) async throws -> Response {
+    private func runFirst(_ request: Request, _ handler: Handler.Deferred, userID: UUID, key: String) async throws
+        -> Response
+    {
         let response: Response
         do {
             response = try await handler(request)
         } catch {
-            await keep(ProblemJSON().render(Failure(classifying: error), thrown: error, for: request),
-                       userID: userID, key: key)
+            await keep(
+                ProblemJSON().render(Failure(classifying: error), thrown: error, for: request),
+                userID: userID, key: key)
             throw error
         }
         await keep(response, userID: userID, key: key)
@@ -85,8 +89,10 @@ struct IdempotentWrites {
         if response.status >= 500 || response.status == 429 {
             try? await store.release(userID: userID, key: key)
         } else {
-            try? await store.complete(userID: userID, key: key, IdempotencyStore.StoredResponse(
-                status: response.status, contentType: response.headers["Content-Type"], body: response.body))
+            try? await store.complete(
+                userID: userID, key: key,
+                IdempotencyStore.StoredResponse(
+                    status: response.status, contentType: response.headers["Content-Type"], body: response.body))
         }
     }
 }

@@ -30,10 +30,11 @@ enum RouteTable {
     /// admitted by its cost class (`CostAdmission`).
     private static func bindingOrigin(_ route: Route, costs: CostAdmission) -> Route {
         let handler = route.handler
-        return route.replacingHandler(Handler(immediate: handler.immediate) { request in
-            try await RequestOrigin.$clientAddress.withValue(request.clientAddress) {
-                try await costs.run(route, request) { try await handler.deferred(request) }
-            }
-        })
+        return route.replacingHandler(
+            Handler(immediate: handler.immediate) { request in
+                try await RequestOrigin.$clientAddress.withValue(request.clientAddress) {
+                    try await costs.run(route, request) { try await handler.deferred(request) }
+                }
+            })
     }
 }

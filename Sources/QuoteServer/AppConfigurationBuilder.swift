@@ -15,7 +15,8 @@ enum AppConfigurationBuilder {
         configuration.port = try options.intValue(options.port, "PORT", default: 8080)
         guard (0...65535).contains(configuration.port) else { throw ValidationError("PORT must be 0...65535") }
         configuration.accessTokenTTL = try options.intValue(options.accessTokenTTL, "ACCESS_TOKEN_TTL", default: 900)
-        configuration.refreshTokenTTL = try options.intValue(options.refreshTokenTTL, "REFRESH_TOKEN_TTL", default: 2_592_000)
+        configuration.refreshTokenTTL = try options.intValue(
+            options.refreshTokenTTL, "REFRESH_TOKEN_TTL", default: 2_592_000)
         guard configuration.accessTokenTTL > 0, configuration.refreshTokenTTL > 0 else {
             throw ValidationError("token lifetimes must be positive")
         }
@@ -41,8 +42,10 @@ enum AppConfigurationBuilder {
         configuration.databaseAcquireTimeout = .milliseconds(acquireTimeout)
         if let readURLs = options.value(options.databaseReadURL, "DATABASE_READ_URL") {
             // ';' because a libpq URI may itself list several hosts with ','.
-            configuration.databaseReadURLs = readURLs.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty }
+            configuration.databaseReadURLs = readURLs.split(separator: ";").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            .filter { !$0.isEmpty }
         }
         configuration.replicaMaxLag = try options.secondsValue(
             options.replicaMaxLag, "REPLICA_MAX_LAG", default: 5, within: 0...86_400)
@@ -59,27 +62,44 @@ enum AppConfigurationBuilder {
             logN: try options.intValue(options.scryptLogN, "SCRYPT_LN", default: ScryptParameters.default.logN),
             r: try options.intValue(options.scryptR, "SCRYPT_R", default: ScryptParameters.default.r),
             p: try options.intValue(options.scryptP, "SCRYPT_P", default: ScryptParameters.default.p))
-        guard scrypt.isSupported else { throw ValidationError("SCRYPT_LN/SCRYPT_R/SCRYPT_P are out of the supported range") }
+        guard scrypt.isSupported else {
+            throw ValidationError("SCRYPT_LN/SCRYPT_R/SCRYPT_P are out of the supported range")
+        }
         configuration.scrypt = scrypt
-        if let link = options.value(options.passwordResetURL, "PASSWORD_RESET_URL") { configuration.passwordResetURL = link }
+        if let link = options.value(options.passwordResetURL, "PASSWORD_RESET_URL") {
+            configuration.passwordResetURL = link
+        }
         configuration.logFormat = try options.resolvedLogFormat()
         configuration.eventThreads = try options.intValue(options.httpThreads, "HTTP_THREADS", default: 2)
-        guard (1...64).contains(configuration.eventThreads) else { throw ValidationError("HTTP_THREADS must be 1...64") }
-        configuration.httpConnectionsPerAddress = try options.intValue(
-            options.httpConnectionsPerAddress, "HTTP_CONNECTIONS_PER_ADDRESS", default: configuration.httpConnectionsPerAddress)
-        if options.value(options.httpMaxConnections.map(String.init), "HTTP_MAX_CONNECTIONS") != nil {
-            configuration.httpMaxConnections = try options.intValue(options.httpMaxConnections, "HTTP_MAX_CONNECTIONS", default: 0)
+        guard (1...64).contains(configuration.eventThreads) else {
+            throw ValidationError("HTTP_THREADS must be 1...64")
         }
-        configuration.httpHeaderTimeout = try options.intValue(options.httpHeaderTimeout, "HTTP_HEADER_TIMEOUT", default: configuration.httpHeaderTimeout)
-        configuration.httpBodyTimeout = try options.intValue(options.httpBodyTimeout, "HTTP_BODY_TIMEOUT", default: configuration.httpBodyTimeout)
+        configuration.httpConnectionsPerAddress = try options.intValue(
+            options.httpConnectionsPerAddress, "HTTP_CONNECTIONS_PER_ADDRESS",
+            default: configuration.httpConnectionsPerAddress)
+        if options.value(options.httpMaxConnections.map(String.init), "HTTP_MAX_CONNECTIONS") != nil {
+            configuration.httpMaxConnections = try options.intValue(
+                options.httpMaxConnections, "HTTP_MAX_CONNECTIONS", default: 0)
+        }
+        configuration.httpHeaderTimeout = try options.intValue(
+            options.httpHeaderTimeout, "HTTP_HEADER_TIMEOUT", default: configuration.httpHeaderTimeout)
+        configuration.httpBodyTimeout = try options.intValue(
+            options.httpBodyTimeout, "HTTP_BODY_TIMEOUT", default: configuration.httpBodyTimeout)
         configuration.httpNewConnectionsPerAddress = try options.intValue(
-            options.httpNewConnectionsPerAddress, "HTTP_NEW_CONNECTIONS_PER_ADDRESS", default: configuration.httpNewConnectionsPerAddress)
-        guard configuration.httpNewConnectionsPerAddress >= 0 else { throw ValidationError("HTTP_NEW_CONNECTIONS_PER_ADDRESS must not be negative") }
-        configuration.httpBodyBudget = try options.intValue(options.httpBodyBudget, "HTTP_BODY_BUDGET", default: configuration.httpBodyBudget)
-        configuration.httpRefusalDelay = try options.intValue(options.httpRefusalDelay, "HTTP_REFUSAL_DELAY", default: configuration.httpRefusalDelay)
-        guard (0...10_000).contains(configuration.httpRefusalDelay) else { throw ValidationError("HTTP_REFUSAL_DELAY must be 0...10000") }
+            options.httpNewConnectionsPerAddress, "HTTP_NEW_CONNECTIONS_PER_ADDRESS",
+            default: configuration.httpNewConnectionsPerAddress)
+        guard configuration.httpNewConnectionsPerAddress >= 0 else {
+            throw ValidationError("HTTP_NEW_CONNECTIONS_PER_ADDRESS must not be negative")
+        }
+        configuration.httpBodyBudget = try options.intValue(
+            options.httpBodyBudget, "HTTP_BODY_BUDGET", default: configuration.httpBodyBudget)
+        configuration.httpRefusalDelay = try options.intValue(
+            options.httpRefusalDelay, "HTTP_REFUSAL_DELAY", default: configuration.httpRefusalDelay)
+        guard (0...10_000).contains(configuration.httpRefusalDelay) else {
+            throw ValidationError("HTTP_REFUSAL_DELAY must be 0...10000")
+        }
         guard configuration.httpConnectionsPerAddress >= 1, (configuration.httpMaxConnections ?? 1) >= 1,
-              configuration.httpHeaderTimeout >= 1, configuration.httpBodyTimeout >= 1, configuration.httpBodyBudget >= 1
+            configuration.httpHeaderTimeout >= 1, configuration.httpBodyTimeout >= 1, configuration.httpBodyBudget >= 1
         else { throw ValidationError("HTTP_* limits must be positive") }
         configuration.metricsToken = options.value(options.metricsToken, "METRICS_TOKEN")
         switch (options.value(options.console, "CONSOLE") ?? "on").lowercased() {
@@ -92,12 +112,16 @@ enum AppConfigurationBuilder {
         if let bad = configuration.trustedProxies.first(where: { !TrustedProxies.isAddress($0) }) {
             throw ValidationError("TRUSTED_PROXIES must list IP addresses; \(bad) is not one")
         }
-        configuration.hashingNiceness = try options.intValue(options.hashingNiceness, "HASHING_NICENESS", default: configuration.hashingNiceness)
-        guard (0...19).contains(configuration.hashingNiceness) else { throw ValidationError("HASHING_NICENESS must be 0...19") }
+        configuration.hashingNiceness = try options.intValue(
+            options.hashingNiceness, "HASHING_NICENESS", default: configuration.hashingNiceness)
+        guard (0...19).contains(configuration.hashingNiceness) else {
+            throw ValidationError("HASHING_NICENESS must be 0...19")
+        }
         configuration.statementTimeoutMilliseconds = try options.intValue(
             options.statementTimeout, "STATEMENT_TIMEOUT", default: configuration.statementTimeoutMilliseconds)
         configuration.refreshTokenReuseInterval = try options.intValue(
-            options.refreshTokenReuseInterval, "REFRESH_TOKEN_REUSE_INTERVAL", default: configuration.refreshTokenReuseInterval)
+            options.refreshTokenReuseInterval, "REFRESH_TOKEN_REUSE_INTERVAL",
+            default: configuration.refreshTokenReuseInterval)
         guard configuration.statementTimeoutMilliseconds >= 0, configuration.refreshTokenReuseInterval >= 0 else {
             throw ValidationError("STATEMENT_TIMEOUT and REFRESH_TOKEN_REUSE_INTERVAL must not be negative")
         }
@@ -113,7 +137,7 @@ enum AppConfigurationBuilder {
             nil, "HTTP_BODY_MIN_RATE", default: configuration.httpBodyMinRate)
         configuration.httpBodyGrace = try options.intValue(nil, "HTTP_BODY_GRACE", default: configuration.httpBodyGrace)
         guard configuration.expensiveStatementTimeoutMilliseconds >= 0, configuration.httpBodyMinRate >= 0,
-              configuration.httpBodyGrace >= 1
+            configuration.httpBodyGrace >= 1
         else {
             throw ValidationError("EXPENSIVE_STATEMENT_TIMEOUT, HTTP_BODY_MIN_RATE must be >= 0, HTTP_BODY_GRACE >= 1")
         }
@@ -127,7 +151,9 @@ enum AppConfigurationBuilder {
             configuration.supabaseAnonKey = anonKey
         }
         if let serviceKey = options.value(options.supabaseServiceRoleKey, "SUPABASE_SERVICE_ROLE_KEY") {
-            guard serviceKey.utf8.count >= 32 else { throw ValidationError("SUPABASE_SERVICE_ROLE_KEY must be at least 32 characters") }
+            guard serviceKey.utf8.count >= 32 else {
+                throw ValidationError("SUPABASE_SERVICE_ROLE_KEY must be at least 32 characters")
+            }
             configuration.supabaseServiceRoleKey = serviceKey
         }
         if let publicURL = options.value(options.supabasePublicURL, "SUPABASE_PUBLIC_URL") {
@@ -137,7 +163,9 @@ enum AppConfigurationBuilder {
             configuration.supabasePublicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
         }
         if let list = options.value(options.supabaseRedirectAllowList, "SUPABASE_REDIRECT_ALLOW_LIST") {
-            configuration.supabaseRedirectAllowList = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            configuration.supabaseRedirectAllowList = list.split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
         }
         guard configuration.supabaseServiceRoleKey != configuration.supabaseAnonKey else {
             throw ValidationError("SUPABASE_SERVICE_ROLE_KEY must differ from the anon key")

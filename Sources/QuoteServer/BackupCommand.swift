@@ -25,9 +25,10 @@ struct BackupCommand: AsyncParsableCommand {
         _ = try backRest.info()
         let database = try Database.open(options, logger: logger)
         defer { database.close(logger: logger) }
-        let record = try await TakeBackup.run(BackupType(rawValue: type)!, database,
-                                              dataDirectory: options.resolvedDataDirectory, reason: "command",
-                                              logger: logger)
+        let record = try await TakeBackup.run(
+            BackupType(rawValue: type)!, database,
+            dataDirectory: options.resolvedDataDirectory, reason: "command",
+            logger: logger)
         print(TakeBackup.describe(record))
     }
 }

@@ -9,10 +9,13 @@ final class BackupLock {
     init(_ dataDirectory: URL) throws {
         let path = dataDirectory.appendingPathComponent("backup.lock").path
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw BackupCommandError("cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw BackupCommandError("cannot open \(path): \(String(cString: strerror(errno)))")
+        }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
-            throw BackupCommandError("another backup or restore is running on \(dataDirectory.path); try again when it ends")
+            throw BackupCommandError(
+                "another backup or restore is running on \(dataDirectory.path); try again when it ends")
         }
         self.descriptor = descriptor
     }

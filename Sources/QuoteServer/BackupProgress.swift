@@ -24,8 +24,12 @@ final class BackupProgress: Sendable {
                 state.shown = true
             } else if ContinuousClock.now - state.lastLogged >= .seconds(10) {
                 state.lastLogged = .now
-                logger.info("progress", metadata: ["task": .string(label), "percent": .stringConvertible(percent),
-                                                   "bytes": .stringConvertible(total)])
+                logger.info(
+                    "progress",
+                    metadata: [
+                        "task": .string(label), "percent": .stringConvertible(percent),
+                        "bytes": .stringConvertible(total),
+                    ])
             }
         }
     }

@@ -17,9 +17,11 @@ struct BackupSchedule: Equatable {
         for entry in text.split(separator: ",") {
             let parts = entry.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             guard parts.count == 2, let type = BackupType(rawValue: parts[0]), intervals[type] == nil,
-                  let seconds = Self.seconds(parts[1]), (60...31_622_400).contains(seconds) else {
+                let seconds = Self.seconds(parts[1]), (60...31_622_400).contains(seconds)
+            else {
                 throw ValidationError(
-                    "BACKUP_SCHEDULE must be off or entries like full=1d,incr=1h (full, diff, incr; 1m to 366d), got \(text)")
+                    "BACKUP_SCHEDULE must be off or entries like full=1d,incr=1h (full, diff, incr; 1m to 366d), got \(text)"
+                )
             }
             intervals[type] = .seconds(seconds)
         }
@@ -29,7 +31,9 @@ struct BackupSchedule: Equatable {
 
     private static func seconds(_ text: String) -> Int? {
         let units: [Character: Int] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
-        guard let unit = text.last.flatMap({ units[$0] }), let count = Int(text.dropLast()), count > 0 else { return nil }
+        guard let unit = text.last.flatMap({ units[$0] }), let count = Int(text.dropLast()), count > 0 else {
+            return nil
+        }
         return count.multipliedReportingOverflow(by: unit).overflow ? nil : count * unit
     }
 
@@ -37,7 +41,9 @@ struct BackupSchedule: Equatable {
     /// has passed since a backup of at least that kind ended; a full one when there is none.
     func due(at now: Date, backups: [BackupRecord]) -> BackupType? {
         guard !backups.isEmpty else { return .full }
-        let covering: [BackupType: Set<BackupType>] = [.full: [.full], .diff: [.full, .diff], .incr: [.full, .diff, .incr]]
+        let covering: [BackupType: Set<BackupType>] = [
+            .full: [.full], .diff: [.full, .diff], .incr: [.full, .diff, .incr],
+        ]
         for type in [BackupType.full, .diff, .incr] {
             guard let interval = intervals[type] else { continue }
             let last = backups.last { covering[type]!.contains($0.type) }?.stopped ?? .distantPast

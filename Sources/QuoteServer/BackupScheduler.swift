@@ -24,8 +24,9 @@ struct BackupScheduler {
                 publish(info.backups)
                 if let schedule, Date() >= retryAfter, let type = schedule.due(at: Date(), backups: info.backups) {
                     do {
-                        let record = try await TakeBackup.run(type, database, dataDirectory: dataDirectory,
-                                                              reason: "schedule", logger: logger)
+                        let record = try await TakeBackup.run(
+                            type, database, dataDirectory: dataDirectory,
+                            reason: "schedule", logger: logger)
                         publish(info.backups + [record])
                         publish(try backRest.info().backups)  // retention may have expired old ones
                     } catch {

@@ -14,9 +14,11 @@ enum BackupSetup {
         if repository?.lowercased() == "off" { return nil }
         guard BackRest.isInstalled else {
             if repository != nil || configFile != nil {
-                throw ValidationError("BACKUP_REPO/BACKUP_CONFIG is set but pgbackrest is not installed (scripts/install-deps)")
+                throw ValidationError(
+                    "BACKUP_REPO/BACKUP_CONFIG is set but pgbackrest is not installed (scripts/install-deps)")
             }
-            logger.warning("pgbackrest is not installed: no WAL archiving and no backups (set BACKUP_REPO=off to silence)")
+            logger.warning(
+                "pgbackrest is not installed: no WAL archiving and no backups (set BACKUP_REPO=off to silence)")
             return nil
         }
         let retention = try options.intValue(options.backupRetention, "BACKUP_RETENTION", default: 7)
@@ -32,8 +34,9 @@ enum BackupSetup {
     /// The same, for the backup commands: an error rather than nil when backups are off.
     static func require(_ options: ServerOptions, logger: Logger) throws -> BackRest {
         guard options.value(options.databaseURL, "DATABASE_URL") == nil else {
-            throw ValidationError("backup, backups and restore work on the embedded database (no DATABASE_URL); "
-                + "a configured database is backed up where it runs")
+            throw ValidationError(
+                "backup, backups and restore work on the embedded database (no DATABASE_URL); "
+                    + "a configured database is backed up where it runs")
         }
         guard let backRest = try make(options, logger: logger) else {
             throw ValidationError("backups are off (BACKUP_REPO=off or pgbackrest not installed)")
@@ -58,11 +61,13 @@ enum BackupSetup {
         var repository = stat()
         var data = stat()
         guard stat(backRest.settings.repository.path, &repository) == 0, stat(backRest.dataDirectory.path, &data) == 0,
-              repository.st_dev == data.st_dev else { return }
-        logger.warning("""
+            repository.st_dev == data.st_dev
+        else { return }
+        logger.warning(
+            """
             the backup repository is on the same file system as the database: one disk failure loses both; \
             set BACKUP_REPO to another disk or BACKUP_CONFIG to a remote repository
             """,
-                       metadata: ["repository": .string(backRest.settings.repository.path)])
+            metadata: ["repository": .string(backRest.settings.repository.path)])
     }
 }

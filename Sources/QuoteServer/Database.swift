@@ -24,14 +24,16 @@ struct Database {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let backups = try BackupSetup.make(options, logger: logger)
         try backups?.prepare(creatingRepository: true)
-        let embedded = EmbeddedPostgres(dataDirectory: BackupSetup.clusterDirectory(options),
-                                        settings: try backups?.archiveSettings ?? [:], logger: logger)
+        let embedded = EmbeddedPostgres(
+            dataDirectory: BackupSetup.clusterDirectory(options),
+            settings: try backups?.archiveSettings ?? [:], logger: logger)
         // A cluster another process runs (e.g. `seed` while `serve` is up) is used, and left running.
         let alreadyRunning = embedded.isRunning
         let url = try embedded.start()
         logger.info("embedded PostgreSQL ready", metadata: ["data": .string(directory.path)])
-        return Database(url: url, embedded: alreadyRunning ? nil : embedded, isEmbedded: true, cluster: embedded,
-                        backups: backups)
+        return Database(
+            url: url, embedded: alreadyRunning ? nil : embedded, isEmbedded: true, cluster: embedded,
+            backups: backups)
     }
 
     func close(logger: Logger) {
@@ -43,7 +45,9 @@ struct Database {
                 logger.warning("could not switch WAL before stopping", metadata: ["error": "\(error)"])
             }
         }
-        do { try embedded.stop() } catch { logger.error("could not stop embedded PostgreSQL", metadata: ["error": "\(error)"]) }
+        do { try embedded.stop() } catch {
+            logger.error("could not stop embedded PostgreSQL", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Why `secret` may not sign tokens, or nil: at least 32 characters, at least 10 of them distinct. Anyone who
@@ -75,7 +79,8 @@ struct Database {
         }
         var generator = SystemRandomNumberGenerator()  // getrandom(2) on Linux: cryptographically secure
         let secret = (0..<48).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
-        _ = FileManager.default.createFile(atPath: file.path, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(
+            atPath: file.path, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o600])
         return Array(secret.utf8)
     }
 }

@@ -65,7 +65,9 @@ struct HealthProbe {
         }
         if connected != 0 {
             guard errno == EINPROGRESS else { return .failure(Problem(reason: String(cString: strerror(errno)))) }
-            guard wait(socket, for: Int16(POLLOUT), until: deadline) else { return .failure(Problem(reason: "connect timed out")) }
+            guard wait(socket, for: Int16(POLLOUT), until: deadline) else {
+                return .failure(Problem(reason: "connect timed out"))
+            }
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(socket, SOL_SOCKET, SO_ERROR, &error, &length)
@@ -74,7 +76,9 @@ struct HealthProbe {
         let request = Array("GET /health HTTP/1.0\r\nHost: \(host)\r\n\r\n".utf8)
         var sent = 0
         while sent < request.count {
-            guard wait(socket, for: Int16(POLLOUT), until: deadline) else { return .failure(Problem(reason: "write timed out")) }
+            guard wait(socket, for: Int16(POLLOUT), until: deadline) else {
+                return .failure(Problem(reason: "write timed out"))
+            }
             let count = request[sent...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             guard count > 0 else { return .failure(Problem(reason: "write failed")) }
             sent += count
@@ -82,7 +86,9 @@ struct HealthProbe {
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 512)
         while !answer.contains(UInt8(ascii: "\n")), answer.count < 4096 {
-            guard wait(socket, for: Int16(POLLIN), until: deadline) else { return .failure(Problem(reason: "read timed out")) }
+            guard wait(socket, for: Int16(POLLIN), until: deadline) else {
+                return .failure(Problem(reason: "read timed out"))
+            }
             let count = recv(socket, &buffer, buffer.count, 0)
             guard count > 0 else { break }
             answer += buffer[0..<count]

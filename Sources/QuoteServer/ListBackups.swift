@@ -20,12 +20,14 @@ struct ListBackups: AsyncParsableCommand {
             print("no backups yet in \(backRest.settings.repositoryDescription)")
             return
         }
-        print("LABEL".padding(34), "TYPE".padding(5), "STARTED (UTC)".padding(25), "SECONDS".padding(8),
-              "DATABASE".padding(11), "REPOSITORY")
+        print(
+            "LABEL".padding(34), "TYPE".padding(5), "STARTED (UTC)".padding(25), "SECONDS".padding(8),
+            "DATABASE".padding(11), "REPOSITORY")
         for record in info.backups {
-            print(record.label.padding(34), record.type.rawValue.padding(5), BackupTime.text(record.started).padding(25),
-                  String(Int(record.stopped.timeIntervalSince(record.started).rounded())).padding(8),
-                  BackupProgress.size(record.databaseBytes).padding(11), BackupProgress.size(record.repositoryBytes))
+            print(
+                record.label.padding(34), record.type.rawValue.padding(5), BackupTime.text(record.started).padding(25),
+                String(Int(record.stopped.timeIntervalSince(record.started).rounded())).padding(8),
+                BackupProgress.size(record.databaseBytes).padding(11), BackupProgress.size(record.repositoryBytes))
         }
         if let range = try backRest.restorableRange(info) {
             print("restorable: \(range) (restore --to TIME), or everything archived (restore --latest)")

@@ -17,7 +17,8 @@ struct Migrate: AsyncParsableCommand {
         let directory = try Migration.locateDirectory(explicit: options.value(options.migrationsDir, "MIGRATIONS_DIR"))
         let pool = PGPool(connectionString: database.url, size: 1, logger: logger)
         defer { pool.shutdown() }
-        let applied = try await Migrator(migrations: try Migration.load(from: directory), logger: logger).migrate(using: pool)
+        let applied = try await Migrator(migrations: try Migration.load(from: directory), logger: logger).migrate(
+            using: pool)
         logger.info("migrations applied", metadata: ["count": .stringConvertible(applied.count)])
     }
 }

@@ -36,8 +36,9 @@ struct OwnerCommand: AsyncParsableCommand {
             let owners = try await OwnerDatabase.run(options) { pool, _ in try await OwnerDirectory(pool: pool).list() }
             let formatter = ISO8601DateFormatter()
             for owner in owners {
-                print("\(owner.email)\tadded \(formatter.string(from: owner.createdAt))"
-                      + (owner.hasSecondFactor ? "\tsecond factor" : ""))
+                print(
+                    "\(owner.email)\tadded \(formatter.string(from: owner.createdAt))"
+                        + (owner.hasSecondFactor ? "\tsecond factor" : ""))
             }
         }
     }

@@ -8,11 +8,15 @@ import SupabaseAPI
 struct PrintServiceRoleKey: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "service-role-key",
-        abstract: "Print the secret Supabase service role key (bypasses row rules on /rest/v1; keep it out of apps) and exit.")
+        abstract:
+            "Print the secret Supabase service role key (bypasses row rules on /rest/v1; keep it out of apps) and exit."
+    )
 
     @OptionGroup var options: ServerOptions
 
     func run() throws {
-        print(try options.supabaseKey(options.supabaseServiceRoleKey, "SUPABASE_SERVICE_ROLE_KEY", derive: SupabaseServiceRoleKey.derived))
+        print(
+            try options.supabaseKey(
+                options.supabaseServiceRoleKey, "SUPABASE_SERVICE_ROLE_KEY", derive: SupabaseServiceRoleKey.derived))
     }
 }

@@ -11,9 +11,11 @@ struct QuoteServerCommand: AsyncParsableCommand {
             (DATABASE_URL and --database-url). Without DATABASE_URL an embedded PostgreSQL is started \
             under QUOTEVAULT_DATA.
             """,
-        subcommands: [Serve.self, Migrate.self, Seed.self, Import.self, PrintOpenAPI.self, PrintAnonKey.self,
-                      PrintServiceRoleKey.self, HealthCheck.self,
-                      BackupCommand.self, ListBackups.self, RestoreCommand.self, OwnerCommand.self],
+        subcommands: [
+            Serve.self, Migrate.self, Seed.self, Import.self, PrintOpenAPI.self, PrintAnonKey.self,
+            PrintServiceRoleKey.self, HealthCheck.self,
+            BackupCommand.self, ListBackups.self, RestoreCommand.self, OwnerCommand.self,
+        ],
         defaultSubcommand: Serve.self
     )
 }

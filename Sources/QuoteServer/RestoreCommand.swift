@@ -34,24 +34,28 @@ struct RestoreCommand: AsyncParsableCommand {
         let data = BackupSetup.clusterDirectory(options)
         let cluster = EmbeddedPostgres(dataDirectory: data, settings: try backRest.archiveSettings, logger: logger)
         if target == nil, cluster.isRunning {
-            throw BackupCommandError("a server is running on \(data.path); stop it (quote-server serve) before restoring, "
-                                     + "or restore elsewhere with --target DIR")
+            throw BackupCommandError(
+                "a server is running on \(data.path); stop it (quote-server serve) before restoring, "
+                    + "or restore elsewhere with --target DIR")
         }
         // After a lost disk QUOTEVAULT_DATA may be gone entirely: the restore makes it again.
-        try FileManager.default.createDirectory(at: options.resolvedDataDirectory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            at: options.resolvedDataDirectory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o755])
         let lock = try BackupLock(options.resolvedDataDirectory)
         defer { withExtendedLifetime(lock) {} }
         try backRest.prepare()
         let info = try backRest.info()
         guard !info.backups.isEmpty else {
-            throw BackupCommandError("the backup repository at \(backRest.settings.repositoryDescription) holds no backup")
+            throw BackupCommandError(
+                "the backup repository at \(backRest.settings.repositoryDescription) holds no backup")
         }
         let point: BackRest.Target
         if let to, let time = BackupTime.parse(to) {
             guard let range = try backRest.restorableRange(info) else {
-                throw BackupCommandError("no point in time can be restored yet (no commit archived after the oldest "
-                                         + "backup); use --latest")
+                throw BackupCommandError(
+                    "no point in time can be restored yet (no commit archived after the oldest "
+                        + "backup); use --latest")
             }
             guard range.contains(time) else {
                 throw BackupCommandError("\(BackupTime.text(time)) is outside the restorable range, \(range)")
@@ -85,13 +89,15 @@ struct RestoreCommand: AsyncParsableCommand {
             try? cluster.stop()
             if FileManager.default.fileExists(atPath: data.path) {
                 try? FileManager.default.moveItem(
-                    at: data, to: data.deletingLastPathComponent().appendingPathComponent("postgres.failed-restore-\(stamp)"))
+                    at: data,
+                    to: data.deletingLastPathComponent().appendingPathComponent("postgres.failed-restore-\(stamp)"))
             }
             if hadData { try? FileManager.default.moveItem(at: aside, to: data) }
             throw error
         }
-        print("restored \(data.path) \(describe(point))"
-              + (hadData ? "; the previous data directory is \(aside.path)" : ""))
+        print(
+            "restored \(data.path) \(describe(point))"
+                + (hadData ? "; the previous data directory is \(aside.path)" : ""))
     }
 
     private func describe(_ point: BackRest.Target) -> String {
@@ -116,7 +122,8 @@ struct RestoreCommand: AsyncParsableCommand {
             }
             try await Task.sleep(for: .milliseconds(200))
         }
-        throw BackupCommandError("the restored database was still recovering after 6 hours; see \(cluster.logFile.path)")
+        throw BackupCommandError(
+            "the restored database was still recovering after 6 hours; see \(cluster.logFile.path)")
     }
 
     private static func stamp() -> String {

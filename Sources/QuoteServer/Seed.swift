@@ -20,7 +20,8 @@ struct Seed: AsyncParsableCommand {
         }
         let report = try await QuoteLoading.load(file, options: options, logger: logger)
         guard report.rejected.isEmpty else {
-            throw ValidationError("the bundled corpus has \(report.rejected.count) invalid rows, e.g. \(report.rejected[0])")
+            throw ValidationError(
+                "the bundled corpus has \(report.rejected.count) invalid rows, e.g. \(report.rejected[0])")
         }
     }
 }
@@ -28,7 +29,9 @@ struct Seed: AsyncParsableCommand {
 /// Imports quotes from a JSON array or CSV file of {text, author, category}.
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Import quotes from a JSON array or CSV of {text, author, category}; invalid rows are reported and skipped.")
+        abstract:
+            "Import quotes from a JSON array or CSV of {text, author, category}; invalid rows are reported and skipped."
+    )
 
     @OptionGroup var options: ServerOptions
     @Argument(help: "The file to import (.json array, .jsonl, or .csv with a header row).")
@@ -74,12 +77,17 @@ enum QuoteLoading {
                 metadata: ["rows_already_committed": .stringConvertible(resumedAfter)])
         }
         for rejection in report.rejected {
-            logger.warning("row skipped", metadata: ["line": .stringConvertible(rejection.line), "reason": .string(rejection.reason)])
+            logger.warning(
+                "row skipped",
+                metadata: ["line": .stringConvertible(rejection.line), "reason": .string(rejection.reason)])
         }
-        logger.info("quotes imported", metadata: [
-            "file": .string(file.lastPathComponent), "inserted": .stringConvertible(report.inserted),
-            "already_present": .stringConvertible(report.duplicates), "rejected": .stringConvertible(report.rejected.count),
-        ])
+        logger.info(
+            "quotes imported",
+            metadata: [
+                "file": .string(file.lastPathComponent), "inserted": .stringConvertible(report.inserted),
+                "already_present": .stringConvertible(report.duplicates),
+                "rejected": .stringConvertible(report.rejected.count),
+            ])
         return report
     }
 }
@@ -99,7 +107,8 @@ final class ProgressLine: Sendable {
         let seconds = Double(parts.seconds) + Double(parts.attoseconds) / 1e18
         let rate = seconds > 0 ? Double(progress.doneNow) / seconds : 0
         let left = rate > 0 ? Int(Double(progress.total - progress.done) / rate) : 0
-        let text = "\r\(progress.done) / \(progress.total) rows  \(Int(rate)) rows/s  "
+        let text =
+            "\r\(progress.done) / \(progress.total) rows  \(Int(rate)) rows/s  "
             + "\(left / 60)m\(left % 60)s left   "
         FileHandle.standardError.write(Data(text.utf8))
     }

@@ -21,8 +21,9 @@ struct Serve: AsyncParsableCommand {
         let application = try Application.build(configuration: configuration, logger: logger)
         let backups = startBackups(database, schedule: schedule, application: application, logger: logger)
         if backups != nil, try await PreMigrationBackup.isDue(application) {
-            _ = try await TakeBackup.run(.incr, database, dataDirectory: options.resolvedDataDirectory,
-                                         reason: "before migrating", logger: logger)
+            _ = try await TakeBackup.run(
+                .incr, database, dataDirectory: options.resolvedDataDirectory,
+                reason: "before migrating", logger: logger)
         }
         try await application.migrate()
         try await application.rebaseAvatarURLs()
@@ -31,17 +32,22 @@ struct Serve: AsyncParsableCommand {
         defer { scheduler.cancel() }
         let signal = await signals.next()
         logger.info("shutting down", metadata: ["signal": .stringConvertible(signal)])
-        if signal == SIGTERM, configuration.shutdownDrain > .zero { await application.drain(for: configuration.shutdownDrain) }
+        if signal == SIGTERM, configuration.shutdownDrain > .zero {
+            await application.drain(for: configuration.shutdownDrain)
+        }
         await application.shutdown()
         logger.info("stopped")
     }
 
     /// Embedded mode with backups: creates the stanza (first start), backs up an existing database that a
     /// migration is about to change, and returns the schedule to run.
-    private func startBackups(_ database: Database, schedule: BackupSchedule?, application: Application,
-                              logger: Logger) -> BackupScheduler? {
+    private func startBackups(
+        _ database: Database, schedule: BackupSchedule?, application: Application,
+        logger: Logger
+    ) -> BackupScheduler? {
         guard let backRest = database.backups, let cluster = database.cluster, let port = cluster.port,
-              let password = cluster.password else { return nil }
+            let password = cluster.password
+        else { return nil }
         BackupSetup.warnIfSameFileSystem(backRest, logger: logger)
         do {
             try backRest.createStanza(port: port, password: password)
@@ -49,11 +55,14 @@ struct Serve: AsyncParsableCommand {
             logger.error("backups are not working: the repository cannot be used", metadata: ["error": "\(error)"])
             return nil
         }
-        logger.info("WAL archiving on", metadata: [
-            "repository": .string(backRest.settings.repositoryDescription),
-            "archive_timeout_seconds": .stringConvertible(backRest.settings.archiveTimeout),
-        ])
-        return BackupScheduler(schedule: schedule, database: database, dataDirectory: options.resolvedDataDirectory,
-                               status: application.context.metrics.backups, pool: application.context.pool, logger: logger)
+        logger.info(
+            "WAL archiving on",
+            metadata: [
+                "repository": .string(backRest.settings.repositoryDescription),
+                "archive_timeout_seconds": .stringConvertible(backRest.settings.archiveTimeout),
+            ])
+        return BackupScheduler(
+            schedule: schedule, database: database, dataDirectory: options.resolvedDataDirectory,
+            status: application.context.metrics.backups, pool: application.context.pool, logger: logger)
     }
 }

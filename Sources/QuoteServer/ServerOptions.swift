@@ -8,7 +8,9 @@ import QuoteAPI
 struct ServerOptions: ParsableArguments {
     @Option(help: "libpq URI or keyword string (env DATABASE_URL); unset starts an embedded PostgreSQL.")
     var databaseURL: String?
-    @Option(name: .customLong("quotevault-data"), help: "Embedded database and dev secrets (env QUOTEVAULT_DATA, default ./.quotevault).")
+    @Option(
+        name: .customLong("quotevault-data"),
+        help: "Embedded database and dev secrets (env QUOTEVAULT_DATA, default ./.quotevault).")
     var dataDirectory: String?
     @Option(help: "Listen address (env HOST, default 127.0.0.1).")
     var host: String?
@@ -32,16 +34,24 @@ struct ServerOptions: ParsableArguments {
     var dbPublicPoolSize: Int?
     @Option(help: "Milliseconds a request waits for a pool connection, then 503 (env DB_ACQUIRE_TIMEOUT, def. 5000).")
     var dbAcquireTimeout: Int?
-    @Option(name: .customLong("database-read-url"),
-            help: "Read replicas for public reads, separated by ';' (env DATABASE_READ_URL); unset reads from DATABASE_URL.")
+    @Option(
+        name: .customLong("database-read-url"),
+        help: "Read replicas for public reads, separated by ';' (env DATABASE_READ_URL); unset reads from DATABASE_URL."
+    )
     var databaseReadURL: String?
     @Option(help: "Seconds a replica may lag before reads skip it (env REPLICA_MAX_LAG, default 5).")
     var replicaMaxLag: Double?
     @Option(help: "Seconds between checks of each replica (env REPLICA_CHECK_INTERVAL, default 1).")
     var replicaCheckInterval: Double?
-    @Option(help: "Seconds /ready answers 503 after SIGTERM before the listener closes (env SHUTDOWN_DRAIN_SECONDS, default 0).")
+    @Option(
+        help:
+            "Seconds /ready answers 503 after SIGTERM before the listener closes (env SHUTDOWN_DRAIN_SECONDS, default 0)."
+    )
     var shutdownDrainSeconds: Double?
-    @Option(help: "on, or off to run statements unnamed for PgBouncer's transaction pooling (env DB_PREPARED_STATEMENTS, default on).")
+    @Option(
+        help:
+            "on, or off to run statements unnamed for PgBouncer's transaction pooling (env DB_PREPARED_STATEMENTS, default on)."
+    )
     var dbPreparedStatements: String?
     @Option(help: "trace, debug, info, notice, warning, error, critical (env LOG_LEVEL, default info).")
     var logLevel: String?
@@ -57,16 +67,22 @@ struct ServerOptions: ParsableArguments {
     var passwordResetURL: String?
     @Option(help: "libmicrohttpd event threads (env HTTP_THREADS, default 2; see bench/README.md).")
     var httpThreads: Int?
-    @Option(help: "The Supabase anon key clients send as apikey (env SUPABASE_ANON_KEY; default: derived from JWT_SECRET).")
+    @Option(
+        help: "The Supabase anon key clients send as apikey (env SUPABASE_ANON_KEY; default: derived from JWT_SECRET).")
     var supabaseAnonKey: String?
-    @Option(help: "The secret Supabase service role key (env SUPABASE_SERVICE_ROLE_KEY; default: derived from JWT_SECRET).")
+    @Option(
+        help: "The secret Supabase service role key (env SUPABASE_SERVICE_ROLE_KEY; default: derived from JWT_SECRET).")
     var supabaseServiceRoleKey: String?
-    @Option(help: """
-        This server's public base URL for recovery links and every avatar_url on /v1 and Supabase's APIs \
-        (env SUPABASE_PUBLIC_URL; default http://HOST:PORT).
-        """)
+    @Option(
+        help: """
+            This server's public base URL for recovery links and every avatar_url on /v1 and Supabase's APIs \
+            (env SUPABASE_PUBLIC_URL; default http://HOST:PORT).
+            """)
     var supabasePublicURL: String?
-    @Option(help: "Comma-separated prefixes a recovery redirect_to may start with (env SUPABASE_REDIRECT_ALLOW_LIST, default quotevault://).")
+    @Option(
+        help:
+            "Comma-separated prefixes a recovery redirect_to may start with (env SUPABASE_REDIRECT_ALLOW_LIST, default quotevault://)."
+    )
     var supabaseRedirectAllowList: String?
     @Option(help: "Open connections from one IP address (env HTTP_CONNECTIONS_PER_ADDRESS, default 128).")
     var httpConnectionsPerAddress: Int?
@@ -76,21 +92,39 @@ struct ServerOptions: ParsableArguments {
     var httpHeaderTimeout: Int?
     @Option(help: "Seconds for a request's whole body to arrive (env HTTP_BODY_TIMEOUT, default 30).")
     var httpBodyTimeout: Int?
-    @Option(help: "New connections per second from one IP address, bursts of twice that; 0: no limit (env HTTP_NEW_CONNECTIONS_PER_ADDRESS, default 500).")
+    @Option(
+        help:
+            "New connections per second from one IP address, bursts of twice that; 0: no limit (env HTTP_NEW_CONNECTIONS_PER_ADDRESS, default 500)."
+    )
     var httpNewConnectionsPerAddress: Int?
     @Option(help: "Bytes of request bodies buffered at once (env HTTP_BODY_BUDGET, default 67108864).")
     var httpBodyBudget: Int?
-    @Option(help: "Milliseconds a 429, or a 413 decided from the headers, waits before it is sent; 0: at once (env HTTP_REFUSAL_DELAY, default 1000).")
+    @Option(
+        help:
+            "Milliseconds a 429, or a 413 decided from the headers, waits before it is sent; 0: at once (env HTTP_REFUSAL_DELAY, default 1000)."
+    )
     var httpRefusalDelay: Int?
-    @Option(help: "Milliseconds a database statement may run before it is cancelled; 0: no limit (env STATEMENT_TIMEOUT, default 5000).")
+    @Option(
+        help:
+            "Milliseconds a database statement may run before it is cancelled; 0: no limit (env STATEMENT_TIMEOUT, default 5000)."
+    )
     var statementTimeout: Int?
-    @Option(help: "Bytes each cache of public answers (offset pages, search pages) may hold; 0: off (env ANSWER_CACHE_BYTES, default 4194304).")
+    @Option(
+        help:
+            "Bytes each cache of public answers (offset pages, search pages) may hold; 0: off (env ANSWER_CACHE_BYTES, default 4194304)."
+    )
     var answerCacheBytes: Int?
-    @Option(help: "Seconds a rotated refresh token still refreshes (parallel refreshes; env REFRESH_TOKEN_REUSE_INTERVAL, default 10).")
+    @Option(
+        help:
+            "Seconds a rotated refresh token still refreshes (parallel refreshes; env REFRESH_TOKEN_REUSE_INTERVAL, default 10)."
+    )
     var refreshTokenReuseInterval: Int?
     @Option(help: "Scheduling niceness of the password-hashing threads, 0-19 (env HASHING_NICENESS, default 10).")
     var hashingNiceness: Int?
-    @Option(help: "Comma-separated IP addresses of load balancers whose X-Forwarded-For names the client (env TRUSTED_PROXIES; default none).")
+    @Option(
+        help:
+            "Comma-separated IP addresses of load balancers whose X-Forwarded-For names the client (env TRUSTED_PROXIES; default none)."
+    )
     var trustedProxies: String?
     @Option(help: "on, or off to serve no owners' console at /console (env CONSOLE, default on).")
     var console: String?
@@ -98,7 +132,10 @@ struct ServerOptions: ParsableArguments {
     var metricsToken: String?
     @Option(help: "Directory of NNNN_name.sql files (env MIGRATIONS_DIR; default: found beside the program).")
     var migrationsDir: String?
-    @Option(help: "Embedded mode: pgBackRest repository directory, or off (env BACKUP_REPO, default QUOTEVAULT_DATA-backups).")
+    @Option(
+        help:
+            "Embedded mode: pgBackRest repository directory, or off (env BACKUP_REPO, default QUOTEVAULT_DATA-backups)."
+    )
     var backupRepo: String?
     @Option(help: "Embedded mode: a pgBackRest config file with the repository options, e.g. S3 (env BACKUP_CONFIG).")
     var backupConfig: String?
@@ -121,12 +158,16 @@ struct ServerOptions: ParsableArguments {
         return number
     }
 
-    func secondsValue(_ flag: Double?, _ variable: String, default fallback: Double, within range: ClosedRange<Double>) throws -> Duration {
+    func secondsValue(_ flag: Double?, _ variable: String, default fallback: Double, within range: ClosedRange<Double>)
+        throws -> Duration
+    {
         let seconds: Double
         if let flag {
             seconds = flag
         } else if let text = value(nil, variable) {
-            guard let number = Double(text) else { throw ValidationError("\(variable) must be a number of seconds, got \(text)") }
+            guard let number = Double(text) else {
+                throw ValidationError("\(variable) must be a number of seconds, got \(text)")
+            }
             seconds = number
         } else {
             seconds = fallback

@@ -5,10 +5,13 @@ import Logging
 /// Takes one backup of the running embedded cluster, holding the data directory's backup lock, with progress.
 /// Used by `backup`, the server's schedule and the backup before a migration.
 enum TakeBackup {
-    static func run(_ type: BackupType, _ database: Database, dataDirectory: URL, reason: String,
-                    logger: Logger) async throws -> BackupRecord {
+    static func run(
+        _ type: BackupType, _ database: Database, dataDirectory: URL, reason: String,
+        logger: Logger
+    ) async throws -> BackupRecord {
         guard let backRest = database.backups, let cluster = database.cluster,
-              let port = cluster.port, let password = cluster.password else {
+            let port = cluster.port, let password = cluster.password
+        else {
             throw BackupCommandError("backups are off, or the embedded database is not running")
         }
         let lock = try BackupLock(dataDirectory)
@@ -19,12 +22,14 @@ enum TakeBackup {
         let record = try await backRest.backup(type, port: port, password: password) { share, total in
             progress.report(share: share, total: total)
         }
-        logger.info("backup finished", metadata: [
-            "label": .string(record.label), "type": .string(record.type.rawValue),
-            "seconds": .stringConvertible(Int(record.stopped.timeIntervalSince(record.started))),
-            "database_bytes": .stringConvertible(record.databaseBytes),
-            "repository_bytes": .stringConvertible(record.repositoryBytes),
-        ])
+        logger.info(
+            "backup finished",
+            metadata: [
+                "label": .string(record.label), "type": .string(record.type.rawValue),
+                "seconds": .stringConvertible(Int(record.stopped.timeIntervalSince(record.started))),
+                "database_bytes": .stringConvertible(record.databaseBytes),
+                "repository_bytes": .stringConvertible(record.repositoryBytes),
+            ])
         return record
     }
 

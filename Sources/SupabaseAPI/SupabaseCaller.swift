@@ -72,7 +72,9 @@ public enum SupabaseCaller: Sendable, Equatable {
     static func keyRole(_ presented: String, context: SupabaseContext) -> SupabaseCaller? {
         let bytes = Array(presented.utf8)
         if ConstantTime.equals(bytes, Array(context.anonKey.utf8)) { return .anonymous }
-        if let serviceKey = context.serviceRoleKey, ConstantTime.equals(bytes, Array(serviceKey.utf8)) { return .serviceRole }
+        if let serviceKey = context.serviceRoleKey, ConstantTime.equals(bytes, Array(serviceKey.utf8)) {
+            return .serviceRole
+        }
         return nil
     }
 }

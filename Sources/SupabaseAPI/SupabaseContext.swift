@@ -22,7 +22,8 @@ public struct SupabaseContext: Sendable {
     public let redirects: RedirectAllowList
 
     public init(
-        anonKey: String, serviceRoleKey: String?, pool: PGPool, signer: JWTSigner, authenticator: Authenticator, accounts: AccountService,
+        anonKey: String, serviceRoleKey: String?, pool: PGPool, signer: JWTSigner, authenticator: Authenticator,
+        accounts: AccountService,
         profiles: ProfileService, quoteOfTheDay: QuoteOfTheDay, recovery: PasswordRecovery, publicURL: String,
         redirects: RedirectAllowList
     ) {

@@ -6,7 +6,9 @@ import AuthJWT
 final class Base64URLTests: XCTestCase {
     /// RFC 4648 §10 vectors with the padding removed.
     func testRFC4648Vectors() {
-        let vectors = ["": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy"]
+        let vectors = [
+            "": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy",
+        ]
         for (plain, encoded) in vectors {
             XCTAssertEqual(Base64URL.encode(Array(plain.utf8)), encoded)
             XCTAssertEqual(Base64URL.decode(encoded), Array(plain.utf8))
@@ -32,9 +34,11 @@ final class Base64URLTests: XCTestCase {
             let data = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
             let encoded = Base64URL.encode(data)
             XCTAssertFalse(encoded.contains { "+/=".contains($0) })
-            XCTAssertEqual(encoded, Data(data).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: ""))
+            XCTAssertEqual(
+                encoded,
+                Data(data).base64EncodedString()
+                    .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                    .replacingOccurrences(of: "=", with: ""))
             XCTAssertEqual(Base64URL.decode(encoded), data)
         }
     }

@@ -11,8 +11,10 @@ final class JWTFuzzTests: XCTestCase {
     static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     func validToken() throws -> String {
-        try signer.sign(AccessTokenClaims(sub: "u", sid: "s", email: "e@example.com", iat: 1_700_000_000,
-                                          exp: 1_700_003_600, role: "authenticated"))
+        try signer.sign(
+            AccessTokenClaims(
+                sub: "u", sid: "s", email: "e@example.com", iat: 1_700_000_000,
+                exp: 1_700_003_600, role: "authenticated"))
     }
 
     func testRandomInputsNeverVerify() throws {
@@ -26,12 +28,16 @@ final class JWTFuzzTests: XCTestCase {
                 input = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
             case 1:  // base64url characters and dots: reaches the decoders
                 input = (0..<length).map { _ in
-                    Int.random(in: 0..<16, using: &rng) == 0 ? UInt8(ascii: ".") : Self.alphabet.randomElement(using: &rng)!
+                    Int.random(in: 0..<16, using: &rng) == 0
+                        ? UInt8(ascii: ".") : Self.alphabet.randomElement(using: &rng)!
                 }
             default:  // three well-formed parts of random content: reaches JSON and HMAC
-                input = Array([0, 1, 2].map { _ in
-                    Base64URL.encode((0..<Int.random(in: 0...60, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) })
-                }.joined(separator: ".").utf8)
+                input = Array(
+                    [0, 1, 2].map { _ in
+                        Base64URL.encode(
+                            (0..<Int.random(in: 0...60, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng)
+                            })
+                    }.joined(separator: ".").utf8)
             }
             let token = String(decoding: input, as: UTF8.self)
             XCTAssertThrowsError(try signer.verify(token, now: now), "seed \(seed) round \(round): \(token)")

@@ -8,10 +8,13 @@ final class JWTSignerTests: XCTestCase {
     let now = Date(timeIntervalSince1970: 1_700_000_000)
     var nowSeconds: Int { Int(now.timeIntervalSince1970) }
 
-    func claims(iat: Int? = nil, exp: Int? = nil, aud: JWTAudience = "authenticated", nbf: Int? = nil) -> AccessTokenClaims {
-        AccessTokenClaims(sub: "7c9e6679-7425-40de-944b-e07fc1f90ae7", sid: "session-1", email: "reader@example.com",
-                          iat: iat ?? nowSeconds, exp: exp ?? nowSeconds + 3600, aud: aud, role: "authenticated",
-                          nbf: nbf)
+    func claims(iat: Int? = nil, exp: Int? = nil, aud: JWTAudience = "authenticated", nbf: Int? = nil)
+        -> AccessTokenClaims
+    {
+        AccessTokenClaims(
+            sub: "7c9e6679-7425-40de-944b-e07fc1f90ae7", sid: "session-1", email: "reader@example.com",
+            iat: iat ?? nowSeconds, exp: exp ?? nowSeconds + 3600, aud: aud, role: "authenticated",
+            nbf: nbf)
     }
 
     /// A token with exactly this header and payload JSON, correctly HS256-signed
@@ -25,9 +28,12 @@ final class JWTSignerTests: XCTestCase {
         #"{"sub":"u1","sid":"s1","iat":\#(nowSeconds),"exp":\#(nowSeconds + 60),"aud":"authenticated","role":"authenticated"}"#
     }
 
-    func assertRejects(_ token: String, audience: String = "authenticated", with expected: JWTError,
-                       _ message: String = "", file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertThrowsError(try signer.verify(token, audience: audience, now: now), message, file: file, line: line) { error in
+    func assertRejects(
+        _ token: String, audience: String = "authenticated", with expected: JWTError,
+        _ message: String = "", file: StaticString = #filePath, line: UInt = #line
+    ) {
+        XCTAssertThrowsError(try signer.verify(token, audience: audience, now: now), message, file: file, line: line) {
+            error in
             XCTAssertEqual(error as? JWTError, expected, "\(message) \(token.prefix(120))", file: file, line: line)
         }
     }
@@ -39,7 +45,8 @@ final class JWTSignerTests: XCTestCase {
         let token = try signer.sign(original)
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         XCTAssertEqual(parts.count, 3)
-        XCTAssertEqual(Base64URL.decode(parts[0]).map { String(decoding: $0, as: UTF8.self) }, #"{"alg":"HS256","typ":"JWT"}"#)
+        XCTAssertEqual(
+            Base64URL.decode(parts[0]).map { String(decoding: $0, as: UTF8.self) }, #"{"alg":"HS256","typ":"JWT"}"#)
         XCTAssertEqual(try signer.verify(token, now: now), original)
     }
 
@@ -51,21 +58,28 @@ final class JWTSignerTests: XCTestCase {
         full.sessionID = "session-1"
         full.isAnonymous = false
         full.appMetadata = ["provider": .string("email"), "providers": .array([.string("email")])]
-        full.userMetadata = ["n": .number(1.5), "ok": .bool(true), "none": .null, "nested": .object(["a": .string("b/c")])]
+        full.userMetadata = [
+            "n": .number(1.5), "ok": .bool(true), "none": .null, "nested": .object(["a": .string("b/c")]),
+        ]
         let token = try signer.sign(full)
         XCTAssertEqual(try signer.verify(token, now: now), full)
 
         let payload = try XCTUnwrap(Base64URL.decode(token.split(separator: ".")[1]))
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])
-        XCTAssertEqual(Set(json.keys), ["sub", "sid", "iat", "exp", "aud", "role", "iss", "aal", "session_id",
-                                        "is_anonymous", "app_metadata", "user_metadata"])
+        XCTAssertEqual(
+            Set(json.keys),
+            [
+                "sub", "sid", "iat", "exp", "aud", "role", "iss", "aal", "session_id",
+                "is_anonymous", "app_metadata", "user_metadata",
+            ])
         let minimal = try XCTUnwrap(Base64URL.decode(try signer.sign(claims()).split(separator: ".")[1]))
         let minimalJSON = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(minimal)) as? [String: Any])
         XCTAssertEqual(Set(minimalJSON.keys), ["sub", "sid", "email", "iat", "exp", "aud", "role"])
     }
 
     func testUnknownClaimsAreIgnoredAndTypIsOptional() throws {
-        let payload = #"{"sub":"u1","sid":"s1","iat":\#(nowSeconds),"exp":\#(nowSeconds + 60),"aud":"authenticated","role":"authenticated","future_claim":{"x":[1,2]}}"#
+        let payload =
+            #"{"sub":"u1","sid":"s1","iat":\#(nowSeconds),"exp":\#(nowSeconds + 60),"aud":"authenticated","role":"authenticated","future_claim":{"x":[1,2]}}"#
         let verified = try signer.verify(craft(header: #"{"alg":"HS256"}"#, payload: payload), now: now)
         XCTAssertEqual(verified.sub, "u1")
         XCTAssertNil(verified.email)
@@ -102,21 +116,26 @@ final class JWTSignerTests: XCTestCase {
     }
 
     func testRejectsOtherAlgorithmsEvenWithAValidHS256Signature() {
-        for header in [#"{"alg":"HS512","typ":"JWT"}"#, #"{"alg":"RS256","typ":"JWT"}"#, #"{"alg":"ES256"}"#,
-                       #"{"alg":"hs256"}"#, #"{"alg":"HS256 "}"#, #"{"typ":"JWT"}"#, #"{}"#, #"{"alg":null}"#] {
+        for header in [
+            #"{"alg":"HS512","typ":"JWT"}"#, #"{"alg":"RS256","typ":"JWT"}"#, #"{"alg":"ES256"}"#,
+            #"{"alg":"hs256"}"#, #"{"alg":"HS256 "}"#, #"{"typ":"JWT"}"#, #"{}"#, #"{"alg":null}"#,
+        ] {
             assertRejects(craft(header: header, payload: validPayload), with: .unsupportedAlgorithm, header)
         }
     }
 
     func testRejectsUnsupportedHeaderFields() {
-        for header in [#"{"alg":"HS256","typ":"at+jwt"}"#, #"{"alg":"HS256","typ":"jwt"}"#,
-                       #"{"alg":"HS256","crit":["exp"]}"#] {
+        for header in [
+            #"{"alg":"HS256","typ":"at+jwt"}"#, #"{"alg":"HS256","typ":"jwt"}"#,
+            #"{"alg":"HS256","crit":["exp"]}"#,
+        ] {
             assertRejects(craft(header: header, payload: validPayload), with: .unsupportedHeader, header)
         }
     }
 
     func testRejectsWrongHeaderTypes() {
-        for header in [#"{"alg":256}"#, #"{"alg":["HS256"]}"#, #"{"alg":"HS256","typ":1}"#, #"["HS256"]"#, #""HS256""#] {
+        for header in [#"{"alg":256}"#, #"{"alg":["HS256"]}"#, #"{"alg":"HS256","typ":1}"#, #"["HS256"]"#, #""HS256""#]
+        {
             assertRejects(craft(header: header, payload: validPayload), with: .malformed, header)
         }
     }
@@ -141,13 +160,15 @@ final class JWTSignerTests: XCTestCase {
     }
 
     func testRejectsOtherSecretsAndShortenedSignatures() throws {
-        let foreign = craft(header: #"{"alg":"HS256","typ":"JWT"}"#, payload: validPayload,
-                            secret: [UInt8](repeating: 1, count: 32))
+        let foreign = craft(
+            header: #"{"alg":"HS256","typ":"JWT"}"#, payload: validPayload,
+            secret: [UInt8](repeating: 1, count: 32))
         assertRejects(foreign, with: .badSignature)
         let token = try signer.sign(claims())
         assertRejects(String(token.dropLast(3)), with: .badSignature, "30-byte signature")
-        assertRejects(String(token.prefix(while: { $0 != "." })) + "." + token.split(separator: ".")[1] + ".",
-                      with: .badSignature, "empty signature")
+        assertRejects(
+            String(token.prefix(while: { $0 != "." })) + "." + token.split(separator: ".")[1] + ".",
+            with: .badSignature, "empty signature")
     }
 
     /// The last of 43 characters carries 2 unused bits; changing only those must

@@ -22,8 +22,10 @@ final class PasswordHashBenchmark: XCTestCase {
             }
             times.sort()
             let mean = times.reduce(0, +) / Double(times.count)
-            print(String(format: "scrypt ln=%d r=%d p=%d (%d MiB): min %.1f ms, median %.1f ms, mean %.1f ms, max %.1f ms",
-                         logN, r, p, ((128 * r) << logN) >> 20, times[0], times[times.count / 2], mean, times.last!))
+            print(
+                String(
+                    format: "scrypt ln=%d r=%d p=%d (%d MiB): min %.1f ms, median %.1f ms, mean %.1f ms, max %.1f ms",
+                    logN, r, p, ((128 * r) << logN) >> 20, times[0], times[times.count / 2], mean, times.last!))
         }
     }
 }

@@ -43,10 +43,12 @@ final class PasswordHasherTests: XCTestCase {
     /// base64 agree with the published scrypt output.
     func testKnownAnswerPHC() throws {
         let salt = UnpaddedBase64.standard.encode(Array("SodiumChloride".utf8))
-        let hash = UnpaddedBase64.standard.encode(bytes(hex: """
-            7023bdcb3afd7348461c06cd81fd38ebfda8fbba904f8e3ea9b543f6545da1f2
-            d5432955613f0fcf62d49705242a9af9e61e85dc0d651e40dfcf017b45575887
-            """))
+        let hash = UnpaddedBase64.standard.encode(
+            bytes(
+                hex: """
+                    7023bdcb3afd7348461c06cd81fd38ebfda8fbba904f8e3ea9b543f6545da1f2
+                    d5432955613f0fcf62d49705242a9af9e61e85dc0d651e40dfcf017b45575887
+                    """))
         let phc = "$scrypt$ln=14,r=8,p=1$\(salt)$\(hash)"
         XCTAssertTrue(try fast.verify("pleaseletmein", against: phc))
         XCTAssertFalse(try fast.verify("pleaseletmeout", against: phc))
@@ -112,14 +114,18 @@ final class PasswordHasherTests: XCTestCase {
         let configured = PasswordHasher(parameters: ScryptParameters(logN: 11, r: 8, p: 2))
         let current = try configured.hash("pw")
         XCTAssertFalse(configured.needsRehash(current))
-        for weaker in [ScryptParameters(logN: 10, r: 8, p: 2), ScryptParameters(logN: 11, r: 4, p: 2),
-                       ScryptParameters(logN: 11, r: 8, p: 1), ScryptParameters(logN: 10, r: 8, p: 4)] {
+        for weaker in [
+            ScryptParameters(logN: 10, r: 8, p: 2), ScryptParameters(logN: 11, r: 4, p: 2),
+            ScryptParameters(logN: 11, r: 8, p: 1), ScryptParameters(logN: 10, r: 8, p: 4),
+        ] {
             let old = try PasswordHasher(parameters: weaker).hash("pw")
             XCTAssertTrue(configured.needsRehash(old), "\(weaker)")
             XCTAssertTrue(try configured.verify("pw", against: old), "old hashes still verify")
         }
-        for notWeaker in [ScryptParameters(logN: 12, r: 8, p: 2), ScryptParameters(logN: 12, r: 4, p: 2),
-                          ScryptParameters(logN: 10, r: 16, p: 2), ScryptParameters(logN: 11, r: 16, p: 1)] {
+        for notWeaker in [
+            ScryptParameters(logN: 12, r: 8, p: 2), ScryptParameters(logN: 12, r: 4, p: 2),
+            ScryptParameters(logN: 10, r: 16, p: 2), ScryptParameters(logN: 11, r: 16, p: 1),
+        ] {
             let stored = try PasswordHasher(parameters: notWeaker).hash("pw")
             XCTAssertFalse(configured.needsRehash(stored), "\(notWeaker): same or more memory and work")
         }

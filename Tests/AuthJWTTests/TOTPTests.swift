@@ -28,8 +28,10 @@ final class TOTPTests: XCTestCase {
     }
 
     func testBase32RFC4648Vectors() {
-        let vectors = [("", ""), ("f", "MY"), ("fo", "MZXQ"), ("foo", "MZXW6"), ("foob", "MZXW6YQ"),
-                       ("fooba", "MZXW6YTB"), ("foobar", "MZXW6YTBOI")]
+        let vectors = [
+            ("", ""), ("f", "MY"), ("fo", "MZXQ"), ("foo", "MZXW6"), ("foob", "MZXW6YQ"),
+            ("fooba", "MZXW6YTB"), ("foobar", "MZXW6YTBOI"),
+        ]
         for (plain, encoded) in vectors {
             XCTAssertEqual(Base32.encode(Array(plain.utf8)), encoded)
             XCTAssertEqual(Base32.decode(encoded), Array(plain.utf8))

@@ -21,24 +21,32 @@ final class HTTPFuzzTests: XCTestCase {
 
     /// Bytes that tend to matter to parsers.
     private static let interesting: [[UInt8]] = [
-        [0], [13], [10], [13, 10], Array(" ".utf8), Array(":".utf8), Array("%".utf8), Array("%00".utf8), Array("%zz".utf8),
+        [0], [13], [10], [13, 10], Array(" ".utf8), Array(":".utf8), Array("%".utf8), Array("%00".utf8),
+        Array("%zz".utf8),
         Array("/..".utf8), Array("?".utf8), Array("&".utf8), Array("=".utf8), Array("{".utf8), Array("\"".utf8),
         Array("\u{FEFF}".utf8), [0xFF, 0xFE], Array("9999999999999999999999".utf8), Array("-1".utf8),
-        Array("Content-Length: 7\r\n".utf8), Array("Transfer-Encoding: chunked\r\n".utf8), Array("Expect: 100-continue\r\n".utf8),
+        Array("Content-Length: 7\r\n".utf8), Array("Transfer-Encoding: chunked\r\n".utf8),
+        Array("Expect: 100-continue\r\n".utf8),
     ]
 
     private func makeServer() throws -> HTTPServer {
         let routes = [
             Route(.get, "/ping", handler: .immediate { _ in Response.json(bytes: Array("{\"pong\":true}".utf8)) }),
-            Route(.get, "/items/{id}", handler: Handler { request in
-                try Response.json(["id": request.pathParameter("id"), "q": request.queryValue("q") ?? ""])
-            }),
-            Route(.post, "/echo", handler: Handler { request in
-                let echo: Echo = try request.decodeJSON()
-                return try Response.json(echo, status: 201)
-            }),
+            Route(
+                .get, "/items/{id}",
+                handler: Handler { request in
+                    try Response.json(["id": request.pathParameter("id"), "q": request.queryValue("q") ?? ""])
+                }),
+            Route(
+                .post, "/echo",
+                handler: Handler { request in
+                    let echo: Echo = try request.decodeJSON()
+                    return try Response.json(echo, status: 201)
+                }),
             Route(.delete, "/echo", handler: Handler { _ in .noContent }),
-            Route(.put, "/small", maxBodySize: 16, handler: Handler { request in Response(status: 200, body: request.body) }),
+            Route(
+                .put, "/small", maxBodySize: 16,
+                handler: Handler { request in Response(status: 200, body: request.body) }),
         ]
         var logger = Logger(label: "fuzz")
         logger.logLevel = .critical
@@ -91,9 +99,12 @@ final class HTTPFuzzTests: XCTestCase {
                 let status = Self.status(of: answer)
                 XCTAssertTrue(
                     answer.isEmpty || (status.map { $0 < 500 || $0 == 505 } ?? false),
-                    "seed \(seed) request \(batchStart + offset): \(String(decoding: request.prefix(120), as: UTF8.self).debugDescription) → \(String(decoding: answer.prefix(60), as: UTF8.self).debugDescription)")
+                    "seed \(seed) request \(batchStart + offset): \(String(decoding: request.prefix(120), as: UTF8.self).debugDescription) → \(String(decoding: answer.prefix(60), as: UTF8.self).debugDescription)"
+                )
             }
-            XCTAssertEqual(try HTTPTestClient(port: server.port).get("/ping").status, 200, "seed \(seed) after batch \(batchStart)")
+            XCTAssertEqual(
+                try HTTPTestClient(port: server.port).get("/ping").status, 200, "seed \(seed) after batch \(batchStart)"
+            )
         }
     }
 
@@ -108,7 +119,10 @@ final class HTTPFuzzTests: XCTestCase {
             case 2: bytes.removeSubrange(at..<min(bytes.count, at + Int.random(in: 1...16, using: &rng)))
             case 3:
                 let span = bytes[at..<min(bytes.count, at + Int.random(in: 1...64, using: &rng))]
-                bytes.insert(contentsOf: Array(repeating: Array(span), count: Int.random(in: 1...50, using: &rng)).flatMap { $0 }, at: at)
+                bytes.insert(
+                    contentsOf: Array(repeating: Array(span), count: Int.random(in: 1...50, using: &rng)).flatMap {
+                        $0
+                    }, at: at)
             default: bytes.removeSubrange(at...)
             }
         }

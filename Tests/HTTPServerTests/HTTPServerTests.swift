@@ -11,27 +11,39 @@ final class HTTPServerTests: XCTestCase {
     private func makeServer(gracePeriod: Duration = .seconds(10)) throws -> HTTPServer {
         let routes = [
             Route(.get, "/ping", handler: .immediate { _ in Response.json(bytes: Array("{\"pong\":true}".utf8)) }),
-            Route(.get, "/items/{id}", handler: Handler { request in
-                try Response.json(["id": request.pathParameter("id"), "q": request.queryValue("q") ?? ""])
-            }),
-            Route(.get, "/items/special", handler: .immediate { _ in Response(status: 200, body: Array("special".utf8)) }),
-            Route(.post, "/echo", handler: Handler { request in
-                let echo: Echo = try request.decodeJSON()
-                return try Response.json(echo, status: 201)
-            }),
+            Route(
+                .get, "/items/{id}",
+                handler: Handler { request in
+                    try Response.json(["id": request.pathParameter("id"), "q": request.queryValue("q") ?? ""])
+                }),
+            Route(
+                .get, "/items/special", handler: .immediate { _ in Response(status: 200, body: Array("special".utf8)) }),
+            Route(
+                .post, "/echo",
+                handler: Handler { request in
+                    let echo: Echo = try request.decodeJSON()
+                    return try Response.json(echo, status: 201)
+                }),
             Route(.delete, "/echo", handler: Handler { _ in .noContent }),
-            Route(.put, "/small", maxBodySize: 16, handler: Handler { request in Response(status: 200, body: request.body) }),
-            Route(.get, "/slow", handler: Handler { _ in
-                try await Task.sleep(for: .milliseconds(500))
-                return Response(status: 200, body: Array("done".utf8))
-            }),
+            Route(
+                .put, "/small", maxBodySize: 16,
+                handler: Handler { request in Response(status: 200, body: request.body) }),
+            Route(
+                .get, "/slow",
+                handler: Handler { _ in
+                    try await Task.sleep(for: .milliseconds(500))
+                    return Response(status: 200, body: Array("done".utf8))
+                }),
             Route(.get, "/fail", handler: Handler { _ in throw CancellationError() }),
-            Route(.get, "/whoami", handler: .immediate { request in Response(status: 200, body: Array(request.clientAddress.utf8)) }),
+            Route(
+                .get, "/whoami",
+                handler: .immediate { request in Response(status: 200, body: Array(request.clientAddress.utf8)) }),
         ]
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let server = HTTPServer(
-            configuration: HTTPServerConfiguration(port: 0, connectionTimeoutSeconds: 3, shutdownGracePeriod: gracePeriod),
+            configuration: HTTPServerConfiguration(
+                port: 0, connectionTimeoutSeconds: 3, shutdownGracePeriod: gracePeriod),
             router: Router(routes: routes), logger: logger)
         try server.start()
         return server
@@ -77,7 +89,8 @@ final class HTTPServerTests: XCTestCase {
     func testRequestIDIsEchoedWhenSafeAndGeneratedOtherwise() async throws {
         let server = try makeServer()
         let client = HTTPTestClient(port: server.port)
-        XCTAssertEqual(try client.get("/ping", headers: ["X-Request-Id": "abc.DEF_1-2"]).header("X-Request-Id"), "abc.DEF_1-2")
+        XCTAssertEqual(
+            try client.get("/ping", headers: ["X-Request-Id": "abc.DEF_1-2"]).header("X-Request-Id"), "abc.DEF_1-2")
         let generated = try client.get("/ping", headers: ["X-Request-Id": "bad id!"]).header("X-Request-Id")
         XCTAssertNotNil(generated)
         XCTAssertNotEqual(generated, "bad id!")
@@ -95,7 +108,8 @@ final class HTTPServerTests: XCTestCase {
         XCTAssertEqual(ok.status, 201)
         XCTAssertEqual(try ok.jsonObject()["count"] as? Int, 2)
 
-        let invalid = try client.send("POST", "/echo", headers: ["Content-Type": "application/json"], body: Array("{nope".utf8))
+        let invalid = try client.send(
+            "POST", "/echo", headers: ["Content-Type": "application/json"], body: Array("{nope".utf8))
         XCTAssertEqual(invalid.status, 400)
         XCTAssertEqual(try invalid.jsonObject()["code"] as? String, "invalid_json")
 
@@ -123,12 +137,14 @@ final class HTTPServerTests: XCTestCase {
         XCTAssertEqual((try query.jsonObject()["errors"] as? [[String: Any]])?.first?["field"] as? String, "q")
         XCTAssertEqual(try client.get("/items/1?q=ab%01cd").status, 200, "other control characters pass through")
         let json = #"{"name":"a\u0000b","count":1}"#
-        let body = try client.send("POST", "/echo", headers: ["Content-Type": "application/json"], body: Array(json.utf8))
+        let body = try client.send(
+            "POST", "/echo", headers: ["Content-Type": "application/json"], body: Array(json.utf8))
         XCTAssertEqual(body.status, 400)
         XCTAssertEqual(try body.jsonObject()["code"] as? String, "invalid_json")
         // An escaped backslash followed by "u0000" is ordinary text.
         let literal = #"{"name":"a\\u0000b","count":1}"#
-        let accepted = try client.send("POST", "/echo", headers: ["Content-Type": "application/json"], body: Array(literal.utf8))
+        let accepted = try client.send(
+            "POST", "/echo", headers: ["Content-Type": "application/json"], body: Array(literal.utf8))
         XCTAssertEqual(accepted.status, 201)
         XCTAssertEqual(try accepted.jsonObject()["name"] as? String, #"a\u0000b"#)
         await server.shutdown()
@@ -144,11 +160,14 @@ final class HTTPServerTests: XCTestCase {
         // A chunked body declares no length: refused while it is read.
         let connection = try HTTPTestConnection(port: server.port)
         defer { connection.close() }
-        connection.write(Array("PUT /small HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n".utf8)
-            + Array(repeating: 66, count: 32) + Array("\r\n0\r\n\r\n".utf8))
+        connection.write(
+            Array("PUT /small HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n".utf8)
+                + Array(repeating: 66, count: 32) + Array("\r\n0\r\n\r\n".utf8))
         XCTAssertEqual(try connection.readResponse().status, 413)
         // The default 1 MiB limit applies to JSON routes.
-        let big = try client.send("POST", "/echo", headers: ["Content-Type": "application/json"], body: Array(repeating: 32, count: (1 << 20) + 1))
+        let big = try client.send(
+            "POST", "/echo", headers: ["Content-Type": "application/json"],
+            body: Array(repeating: 32, count: (1 << 20) + 1))
         XCTAssertEqual(big.status, 413)
         await server.shutdown()
     }
@@ -203,7 +222,10 @@ final class HTTPServerTests: XCTestCase {
         let server = try makeServer()
         let stalled = try HTTPTestConnection(port: server.port)
         defer { stalled.close() }
-        stalled.write(Array("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"na".utf8))
+        stalled.write(
+            Array(
+                "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"na"
+                    .utf8))
         for _ in 0..<10 {
             XCTAssertEqual(try HTTPTestClient(port: server.port).get("/ping").status, 200)
         }

@@ -11,23 +11,33 @@ final class HostileClientTests: XCTestCase {
     private struct Echo: Codable { var name: String; var count: Int }
 
     private func makeServer(
-        _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }, warnings: LogCapture = LogCapture(level: .warning),
+        _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+        warnings: LogCapture = LogCapture(level: .warning),
         uploads: Authentication = .none
     ) throws -> HTTPServer {
         let routes = [
             Route(.get, "/ping", handler: .immediate { _ in Response.json(bytes: Array("{\"pong\":true}".utf8)) }),
             Route(.get, "/items", handler: .immediate { _ in Response(status: 200, body: Array("list".utf8)) }),
-            Route(.get, "/items/{id}", handler: .immediate { request in Response(status: 200, body: Array(request.pathParameter("id").utf8)) }),
-            Route(.post, "/echo", handler: Handler { request in
-                let echo: Echo = try request.decodeJSON()
-                return try Response.json(echo, status: 201)
-            }),
-            Route(.put, "/upload", RoutePolicy(authentication: uploads, bodyLimit: 1000), handler: Handler { request in
-                Response(status: 200, body: Array(String(request.body.count).utf8))
-            }),
-            Route(.get, "/limited", handler: Handler { request in
-                request.headers["X-Over"] == "yes" ? Response(status: 429, body: Array("over".utf8)) : Response(status: 200, body: [])
-            }),
+            Route(
+                .get, "/items/{id}",
+                handler: .immediate { request in Response(status: 200, body: Array(request.pathParameter("id").utf8)) }),
+            Route(
+                .post, "/echo",
+                handler: Handler { request in
+                    let echo: Echo = try request.decodeJSON()
+                    return try Response.json(echo, status: 201)
+                }),
+            Route(
+                .put, "/upload", RoutePolicy(authentication: uploads, bodyLimit: 1000),
+                handler: Handler { request in
+                    Response(status: 200, body: Array(String(request.body.count).utf8))
+                }),
+            Route(
+                .get, "/limited",
+                handler: Handler { request in
+                    request.headers["X-Over"] == "yes"
+                        ? Response(status: 429, body: Array("over".utf8)) : Response(status: 200, body: [])
+                }),
         ]
         var configuration = HTTPServerConfiguration(port: 0, connectionTimeoutSeconds: 30)
         configure(&configuration)
@@ -77,9 +87,12 @@ final class HostileClientTests: XCTestCase {
     }
 
     func testConnectionLimitInAllAtTheLimitAndPast() async throws {
-        let server = try makeServer { $0.connectionLimit = 6; $0.connectionsPerAddress = 100 }
+        let server = try makeServer {
+            $0.connectionLimit = 6; $0.connectionsPerAddress = 100
+        }
         let held = try (0..<6).map { index in
-            try HTTPTestConnection(port: server.port, timeoutSeconds: 3, source: index.isMultiple(of: 2) ? "127.0.0.1" : "127.0.0.3")
+            try HTTPTestConnection(
+                port: server.port, timeoutSeconds: 3, source: index.isMultiple(of: 2) ? "127.0.0.1" : "127.0.0.3")
         }
         try await Task.sleep(for: .milliseconds(300))
         for connection in held { XCTAssertTrue(pingAnswered(connection)) }
@@ -108,7 +121,9 @@ final class HostileClientTests: XCTestCase {
         // Keep-alive is not limited: many requests on one connection.
         try await Task.sleep(for: .milliseconds(1100))
         let kept = try HTTPTestConnection(port: server.port, timeoutSeconds: 3)
-        for _ in 0..<20 { XCTAssertTrue(pingAnswered(kept), "a second later, one more is allowed, for as many requests as it likes") }
+        for _ in 0..<20 {
+            XCTAssertTrue(pingAnswered(kept), "a second later, one more is allowed, for as many requests as it likes")
+        }
         kept.close()
         XCTAssertEqual(warnings.all.filter { $0.contains("new-connection rate") }.count, 1)
         await server.shutdown()
@@ -139,7 +154,9 @@ final class HostileClientTests: XCTestCase {
         let slow = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
         let started = ContinuousClock.now
         var open = true
-        for byte in Array("GET /ping HTTP/1.1\r\nHost: x\r\nX-Slow: ".utf8) + Array(repeating: UInt8(ascii: "a"), count: 20) {
+        for byte in Array("GET /ping HTTP/1.1\r\nHost: x\r\nX-Slow: ".utf8)
+            + Array(repeating: UInt8(ascii: "a"), count: 20)
+        {
             if !slow.write([byte]) { open = false; break }
             try await Task.sleep(for: .milliseconds(300))
             if ContinuousClock.now - started > .seconds(6) { break }
@@ -201,7 +218,8 @@ final class HostileClientTests: XCTestCase {
             connection.close()
         }
         // At the limit: 1000 bytes are read and served.
-        let atLimit = try HTTPTestClient(port: server.port).send("PUT", "/upload", body: Array(repeating: 1, count: 1000))
+        let atLimit = try HTTPTestClient(port: server.port).send(
+            "PUT", "/upload", body: Array(repeating: 1, count: 1000))
         XCTAssertEqual(atLimit.status, 200)
         await server.shutdown()
     }
@@ -214,13 +232,14 @@ final class HostileClientTests: XCTestCase {
         Task {
             try await withCheckedThrowingContinuation { continuation in
                 Thread.detachNewThread {
-                    continuation.resume(with: Result {
-                        let connection = try HTTPTestConnection(port: port, timeoutSeconds: 15)
-                        defer { connection.close() }
-                        connection.write(Array(head.utf8))
-                        let status = try connection.readResponse().status
-                        return (status, ContinuousClock.now)
-                    })
+                    continuation.resume(
+                        with: Result {
+                            let connection = try HTTPTestConnection(port: port, timeoutSeconds: 15)
+                            defer { connection.close() }
+                            connection.write(Array(head.utf8))
+                            let status = try connection.readResponse().status
+                            return (status, ContinuousClock.now)
+                        })
                 }
             }
         }
@@ -235,9 +254,13 @@ final class HostileClientTests: XCTestCase {
         let oversized = answered("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\n", port: server.port)
         let over = answered("GET /limited HTTP/1.1\r\nHost: x\r\nX-Over: yes\r\n\r\n", port: server.port)
         try await Task.sleep(for: .milliseconds(200))
-        let atLimit = answered("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "a", count: 1000), port: server.port)
+        let atLimit = answered(
+            "PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "a", count: 1000),
+            port: server.port)
         let under = answered("GET /limited HTTP/1.1\r\nHost: x\r\n\r\n", port: server.port)
-        let (refused413, refused429, served1000, served) = try await (oversized.value, over.value, atLimit.value, under.value)
+        let (refused413, refused429, served1000, served) = try await (
+            oversized.value, over.value, atLimit.value, under.value
+        )
         XCTAssertEqual([refused413.status, refused429.status, served1000.status, served.status], [413, 429, 200, 200])
         for refusal in [refused413, refused429] {
             XCTAssertGreaterThanOrEqual(refusal.at - started, delay, "a refusal waits the delay")
@@ -258,10 +281,11 @@ final class HostileClientTests: XCTestCase {
     }
 
     func testTheRoutesAuthenticationRefusesFromTheHeadersBeforeTheBody() async throws {
-        let server = try makeServer(uploads: Authentication(name: "x_key") { request in
-            guard request.headers["X-Key"] == "open sesame" else { throw HTTPError.unauthorized() }
-            return Verified(mayStreamLargeBodies: true)
-        })
+        let server = try makeServer(
+            uploads: Authentication(name: "x_key") { request in
+                guard request.headers["X-Key"] == "open sesame" else { throw HTTPError.unauthorized() }
+                return Verified(mayStreamLargeBodies: true)
+            })
         let connection = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
         connection.write(Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n".utf8))
         let refused = try connection.readResponse()
@@ -271,12 +295,15 @@ final class HostileClientTests: XCTestCase {
             "PUT", "/upload", headers: ["X-Key": "open sesame"], body: Array(repeating: 1, count: 1000))
         XCTAssertEqual(admitted.status, 200)
         XCTAssertEqual(admitted.text, "1000")
-        XCTAssertEqual(try HTTPTestClient(port: server.port).get("/ping").status, 200, "requests without a body are not asked")
+        XCTAssertEqual(
+            try HTTPTestClient(port: server.port).get("/ping").status, 200, "requests without a body are not asked")
         await server.shutdown()
     }
 
     func testBodyBudgetInAllAndPerAddressAtTheLimitAndPast() async throws {
-        let server = try makeServer { $0.bodyBudget = 300; $0.bodyBudgetPerAddress = 100 }
+        let server = try makeServer {
+            $0.bodyBudget = 300; $0.bodyBudgetPerAddress = 100
+        }
         // 80 bytes announced and held (never sent) from 127.0.0.1.
         let stalled = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
         stalled.write(Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 80\r\n\r\n".utf8))
@@ -305,7 +332,9 @@ final class HostileClientTests: XCTestCase {
         XCTAssertEqual(try overall.readResponse().status, 503, "280 + 21 is past the budget of 300")
         overall.close()
         let fits = try HTTPTestConnection(port: server.port, timeoutSeconds: 5, source: "127.0.0.4")
-        fits.write(Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n".utf8) + Array(repeating: 1, count: 20))
+        fits.write(
+            Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n".utf8) + Array(repeating: 1, count: 20)
+        )
         XCTAssertEqual(try fits.readResponse().status, 200, "280 + 20 is exactly the budget")
         fits.close()
         // Released when the connections go.
@@ -317,14 +346,19 @@ final class HostileClientTests: XCTestCase {
     }
 
     func testChunkedBodiesCountAgainstTheBudgetAsTheyArrive() async throws {
-        let server = try makeServer { $0.bodyBudget = 1000; $0.bodyBudgetPerAddress = 50 }
+        let server = try makeServer {
+            $0.bodyBudget = 1000; $0.bodyBudgetPerAddress = 50
+        }
         let connection = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
         let chunk = "3c\r\n" + String(repeating: "c", count: 60) + "\r\n0\r\n\r\n"
         connection.write(Array("PUT /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\(chunk)".utf8))
         XCTAssertEqual(try connection.readResponse().status, 503, "60 chunked bytes are past a share of 50")
         connection.close()
         let small = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
-        small.write(Array("PUT /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n32\r\n\(String(repeating: "c", count: 50))\r\n0\r\n\r\n".utf8))
+        small.write(
+            Array(
+                "PUT /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n32\r\n\(String(repeating: "c", count: 50))\r\n0\r\n\r\n"
+                    .utf8))
         let response = try small.readResponse()
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.text, "50")
@@ -351,7 +385,8 @@ final class HostileClientTests: XCTestCase {
         }
         // One Content-Length alone is fine.
         let fine = try HTTPTestClient(port: server.port).send(
-            "POST", "/echo", headers: ["Content-Type": "application/json"], body: Array(#"{"name":"a","count":1}"#.utf8))
+            "POST", "/echo", headers: ["Content-Type": "application/json"], body: Array(#"{"name":"a","count":1}"#.utf8)
+        )
         XCTAssertEqual(fine.status, 201)
         await server.shutdown()
     }
@@ -377,26 +412,33 @@ final class HostileClientTests: XCTestCase {
             #"{"name": "a", "count": 01}"#, #"{"name": "a", "count": NaN}"#, #"{"name": "a", "count": 1} x"#,
             #"{"name": "a", "count": 1"#, #"{"name": "a\x", "count": 1}"#, "{\"name\": \"a\tb\", \"count\": 1}",
             #"{"name": "a", "count": .5}"#, #"{"name": "a", "count": 1.}"#, #"{"name": "a" "count": 1}"#,
-            #"{name: "a", "count": 1}"#, #"{"name": "a", "count": +1}"#, #"[1,,2]"#, #"/* c */ {"name": "a", "count": 1}"#,
+            #"{name: "a", "count": 1}"#, #"{"name": "a", "count": +1}"#, #"[1,,2]"#,
+            #"/* c */ {"name": "a", "count": 1}"#,
         ]
         for text in invalid {
-            let response = try client.send("POST", "/echo", headers: ["Content-Type": "application/json"], body: Array(text.utf8))
+            let response = try client.send(
+                "POST", "/echo", headers: ["Content-Type": "application/json"], body: Array(text.utf8))
             XCTAssertEqual(response.status, 400, text)
             XCTAssertEqual(try response.jsonObject()["code"] as? String, "invalid_json", text)
         }
         var invalidUTF8 = Array(#"{"name": "a"#.utf8)
         invalidUTF8 += [0xC0, 0xAF]
         invalidUTF8 += Array(#"", "count": 1}"#.utf8)
-        XCTAssertEqual(try client.send("POST", "/echo", headers: ["Content-Type": "application/json"], body: invalidUTF8).status, 400)
+        XCTAssertEqual(
+            try client.send("POST", "/echo", headers: ["Content-Type": "application/json"], body: invalidUTF8).status,
+            400)
         let valid = [
-            #"{"name": "a", "count": 1}"#, " \n{\"name\":\"\\u00e9\\n\\\"\",\"count\":-0}\r\n", #"{"name": "ü€𝄞", "count": 1e2, "x": [true, false, null, {}, [], 1.5E-3]}"#,
+            #"{"name": "a", "count": 1}"#, " \n{\"name\":\"\\u00e9\\n\\\"\",\"count\":-0}\r\n",
+            #"{"name": "ü€𝄞", "count": 1e2, "x": [true, false, null, {}, [], 1.5E-3]}"#,
         ]
         for text in valid {
-            let response = try client.send("POST", "/echo", headers: ["Content-Type": "application/json"], body: Array(text.utf8))
+            let response = try client.send(
+                "POST", "/echo", headers: ["Content-Type": "application/json"], body: Array(text.utf8))
             XCTAssertEqual(response.status, 201, text)
         }
         let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
-        let response = try client.send("POST", "/echo", headers: ["Content-Type": "application/json"], body: Array(deep.utf8))
+        let response = try client.send(
+            "POST", "/echo", headers: ["Content-Type": "application/json"], body: Array(deep.utf8))
         XCTAssertEqual(response.status, 400, "nesting past 512 is refused")
         await server.shutdown()
     }
@@ -406,8 +448,10 @@ final class HostileClientTests: XCTestCase {
     func testEveryResponseSaysNosniff() async throws {
         let server = try makeServer()
         let client = HTTPTestClient(port: server.port)
-        for response in [try client.get("/ping"), try client.get("/nowhere"), try client.send("DELETE", "/ping"),
-                         try client.send("POST", "/echo", headers: ["Content-Type": "application/json"], body: Array("{,}".utf8))] {
+        for response in [
+            try client.get("/ping"), try client.get("/nowhere"), try client.send("DELETE", "/ping"),
+            try client.send("POST", "/echo", headers: ["Content-Type": "application/json"], body: Array("{,}".utf8)),
+        ] {
             XCTAssertEqual(response.header("X-Content-Type-Options"), "nosniff", "status \(response.status)")
         }
         await server.shutdown()

@@ -14,7 +14,10 @@ final class JSONWriterTests: XCTestCase {
     }
 
     func testEscapesQuotesBackslashesAndControlCharacters() throws {
-        for value in ["", "plain", "say \"hi\"", "back\\slash", "line\nbreak\r\t", "\u{0}\u{1}\u{1F}", "émoji 🦉 ünïcode", "\"\\\n"] {
+        for value in [
+            "", "plain", "say \"hi\"", "back\\slash", "line\nbreak\r\t", "\u{0}\u{1}\u{1F}", "émoji 🦉 ünïcode",
+            "\"\\\n",
+        ] {
             XCTAssertEqual(try roundTrip(value), value)
         }
     }
@@ -46,10 +49,13 @@ final class JSONWriterTests: XCTestCase {
         formatter.timeZone = TimeZone(identifier: "UTC")
         // Whole milliseconds, across leap days, century rules and 1970, from 1800 to 2200: within that span a Date
         // (a double of seconds since 2001) holds every millisecond to within the microsecond the writer rounds to.
-        let fixed: [Int64] = [0, -1, 951_782_400_000, 951_868_799_999, 4_107_542_400_000, -2_208_988_800_000,
-                              1_709_164_800_123, 7_258_118_399_999, -5_364_662_400_000]
+        let fixed: [Int64] = [
+            0, -1, 951_782_400_000, 951_868_799_999, 4_107_542_400_000, -2_208_988_800_000,
+            1_709_164_800_123, 7_258_118_399_999, -5_364_662_400_000,
+        ]
         var generator = SystemRandomNumberGenerator()
-        let random = (0..<2_000).map { _ in Int64.random(in: -5_364_662_400_000...7_258_118_399_999, using: &generator) }
+        let random = (0..<2_000).map { _ in Int64.random(in: -5_364_662_400_000...7_258_118_399_999, using: &generator)
+        }
         for milliseconds in fixed + random {
             let date = Date(timeIntervalSinceReferenceDate: Double(milliseconds - 978_307_200_000) / 1000)
             let expected = formatter.string(from: date)

@@ -11,18 +11,28 @@ final class ResponseEncodingTests: XCTestCase {
     private func makeServer() throws -> HTTPServer {
         let prepared = PreparedBody(Array(("\"" + String(repeating: "prepared ", count: 500) + "\"").utf8))
         let routes = [
-            Route(.get, "/json/{n}", handler: .immediate { request in
-                let n = Int(request.pathParameter("n")) ?? 2
-                return Response.json(bytes: Array(("\"" + String(repeating: "a", count: n - 2) + "\"").utf8)).taggedWithETag()
-            }),
-            Route(.get, "/prepared", handler: .immediate { _ in Response.json(prepared: prepared, headers: ["Cache-Control": "max-age=60"]) }),
-            Route(.get, "/image", handler: .immediate { _ in
-                Response(status: 200, headers: ["Content-Type": "image/png"], body: [UInt8](repeating: 7, count: 4096))
-            }),
+            Route(
+                .get, "/json/{n}",
+                handler: .immediate { request in
+                    let n = Int(request.pathParameter("n")) ?? 2
+                    return Response.json(bytes: Array(("\"" + String(repeating: "a", count: n - 2) + "\"").utf8))
+                        .taggedWithETag()
+                }),
+            Route(
+                .get, "/prepared",
+                handler: .immediate { _ in Response.json(prepared: prepared, headers: ["Cache-Control": "max-age=60"]) }
+            ),
+            Route(
+                .get, "/image",
+                handler: .immediate { _ in
+                    Response(
+                        status: 200, headers: ["Content-Type": "image/png"], body: [UInt8](repeating: 7, count: 4096))
+                }),
         ]
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0), router: Router(routes: routes), logger: logger)
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(port: 0), router: Router(routes: routes), logger: logger)
         try server.start()
         return server
     }
@@ -55,7 +65,8 @@ final class ResponseEncodingTests: XCTestCase {
         let server = try makeServer()
         let client = HTTPTestClient(port: server.port)
         let cases: [(String?, Bool)] = [
-            (nil, false), ("identity", false), ("gzip", true), ("GZIP", true), ("x-gzip", true), ("br;q=1.0, gzip;q=0.5", true),
+            (nil, false), ("identity", false), ("gzip", true), ("GZIP", true), ("x-gzip", true),
+            ("br;q=1.0, gzip;q=0.5", true),
             ("gzip;q=0", false), ("gzip; q=0.000", false), ("*", true), ("*;q=0", false), ("gzip;q=0, *", false),
             ("deflate, br", false), ("*, gzip;q=0", false),
         ]
@@ -87,7 +98,8 @@ final class ResponseEncodingTests: XCTestCase {
         // The compressed answer carries the weak form of the tag; either form gets the 304.
         let gzipped = try client.get("/prepared", headers: ["Accept-Encoding": "gzip"])
         XCTAssertEqual(gzipped.header("ETag"), "W/" + etag)
-        XCTAssertEqual(try client.get("/prepared", headers: ["Accept-Encoding": "gzip", "If-None-Match": "W/" + etag]).status, 304)
+        XCTAssertEqual(
+            try client.get("/prepared", headers: ["Accept-Encoding": "gzip", "If-None-Match": "W/" + etag]).status, 304)
 
         // Tags follow the bytes.
         let a = try client.get("/json/2000").header("ETag"), b = try client.get("/json/2001").header("ETag")

@@ -15,24 +15,35 @@ final class RouterTests: XCTestCase {
     ])
 
     func testRestParameterTakesTheRemainingSegments() {
-        guard case .found(let route, let parameters) = router.lookup(method: .get, path: "/files/avatars/u1/a/b.png") else {
+        guard case .found(let route, let parameters) = router.lookup(method: .get, path: "/files/avatars/u1/a/b.png")
+        else {
             return XCTFail("no match")
         }
         XCTAssertEqual(route.pattern, "/files/{bucket}/{path...}")
         XCTAssertEqual(parameters, ["bucket": "avatars", "path": "u1/a/b.png"])
-        guard case .found(let publicRoute, let publicParameters) = router.lookup(method: .get, path: "/files/public/avatars/u1/x.png") else {
+        guard
+            case .found(let publicRoute, let publicParameters) = router.lookup(
+                method: .get, path: "/files/public/avatars/u1/x.png")
+        else {
             return XCTFail("no match")
         }
         XCTAssertEqual(publicRoute.pattern, "/files/public/{bucket}/{path...}")
         XCTAssertEqual(publicParameters["path"], "u1/x.png")
         // The rest needs at least one segment, and never climbs.
-        guard case .notFound = router.lookup(method: .get, path: "/files/avatars") else { return XCTFail("matched without a path") }
-        guard case .notFound = router.lookup(method: .get, path: "/files/avatars/u1/../other/x.png") else { return XCTFail("matched ..") }
-        guard case .notFound = router.lookup(method: .get, path: "/files/avatars/./x.png") else { return XCTFail("matched .") }
+        guard case .notFound = router.lookup(method: .get, path: "/files/avatars") else {
+            return XCTFail("matched without a path")
+        }
+        guard case .notFound = router.lookup(method: .get, path: "/files/avatars/u1/../other/x.png") else {
+            return XCTFail("matched ..")
+        }
+        guard case .notFound = router.lookup(method: .get, path: "/files/avatars/./x.png") else {
+            return XCTFail("matched .")
+        }
     }
 
     func testParametersAreCaptured() {
-        guard case .found(let route, let parameters) = router.lookup(method: .put, path: "/v1/collections/c1/quotes/q2") else {
+        guard case .found(let route, let parameters) = router.lookup(method: .put, path: "/v1/collections/c1/quotes/q2")
+        else {
             return XCTFail("no match")
         }
         XCTAssertEqual(route.pattern, "/v1/collections/{id}/quotes/{quote_id}")
@@ -40,9 +51,13 @@ final class RouterTests: XCTestCase {
     }
 
     func testLiteralBeatsParameter() {
-        guard case .found(let route, _) = router.lookup(method: .get, path: "/v1/quotes/search") else { return XCTFail() }
+        guard case .found(let route, _) = router.lookup(method: .get, path: "/v1/quotes/search") else {
+            return XCTFail()
+        }
         XCTAssertEqual(route.pattern, "/v1/quotes/search")
-        guard case .found(let other, let parameters) = router.lookup(method: .get, path: "/v1/quotes/123") else { return XCTFail() }
+        guard case .found(let other, let parameters) = router.lookup(method: .get, path: "/v1/quotes/123") else {
+            return XCTFail()
+        }
         XCTAssertEqual(other.pattern, "/v1/quotes/{id}")
         XCTAssertEqual(parameters["id"], "123")
     }
@@ -55,7 +70,9 @@ final class RouterTests: XCTestCase {
             XCTAssertEqual(route.pattern, "/v1/quotes/search", path)
             XCTAssertEqual(parameters, [:], path)
             // A method the literal route lacks is 405 for it, not a match of the `{id}` route beside it.
-            guard case .methodNotAllowed(let allowed) = router.lookup(method: .post, path: path) else { return XCTFail(path) }
+            guard case .methodNotAllowed(let allowed) = router.lookup(method: .post, path: path) else {
+                return XCTFail(path)
+            }
             XCTAssertEqual(allowed, [.get, .head], path)
         }
     }
@@ -73,7 +90,9 @@ final class RouterTests: XCTestCase {
     }
 
     func testHeadFallsBackToGet() {
-        guard case .found(let route, _) = router.lookup(method: .head, path: "/v1/collections") else { return XCTFail() }
+        guard case .found(let route, _) = router.lookup(method: .head, path: "/v1/collections") else {
+            return XCTFail()
+        }
         XCTAssertEqual(route.method, .get)
     }
 }

@@ -38,10 +38,12 @@ final class EmbeddedPostgresTests: XCTestCase {
         // Only root hands the cluster to the postgres user, which cannot enter a 0700 root directory.
         try XCTSkipUnless(geteuid() == 0, "needs root")
         let parent = URL(fileURLWithPath: "/tmp/quotevault-test-\(getpid())-private-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: parent, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: parent) }
-        let cluster = EmbeddedPostgres(dataDirectory: parent.appendingPathComponent("data"), logger: Logger(label: "test"))
+        let cluster = EmbeddedPostgres(
+            dataDirectory: parent.appendingPathComponent("data"), logger: Logger(label: "test"))
         XCTAssertThrowsError(try cluster.start()) { error in
             let message = String(describing: error)
             XCTAssertTrue(message.contains("not traversable"), message)
@@ -56,16 +58,20 @@ final class EmbeddedPostgresTests: XCTestCase {
         let port = try XCTUnwrap(cluster.port)
         // The secret is kept with the data, for this process's user only.
         let secret = cluster.dataDirectory.appendingPathComponent("embedded.secret")
-        let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: secret.path)[.posixPermissions] as? NSNumber)
+        let mode = try XCTUnwrap(
+            FileManager.default.attributesOfItem(atPath: secret.path)[.posixPermissions] as? NSNumber)
         XCTAssertEqual(mode.intValue & 0o777, 0o600)
         XCTAssertEqual(try XCTUnwrap(cluster.password).count, 64)
         let hba = try String(contentsOf: cluster.dataDirectory.appendingPathComponent("pg_hba.conf"), encoding: .utf8)
-        let rules = hba.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        let rules = hba.split(separator: "\n").filter {
+            !$0.hasPrefix("#") && !$0.trimmingCharacters(in: .whitespaces).isEmpty
+        }
         XCTAssertEqual(rules, ["host all all 127.0.0.1/32 scram-sha-256"])
         // With the password: in. Without it, or with another: refused.
         XCTAssertNoThrow(try PGConnection(connectionString: url))
         XCTAssertThrowsError(try PGConnection(connectionString: "postgresql://quotevault@127.0.0.1:\(port)/quotevault"))
-        XCTAssertThrowsError(try PGConnection(connectionString: "postgresql://quotevault:guess@127.0.0.1:\(port)/quotevault"))
+        XCTAssertThrowsError(
+            try PGConnection(connectionString: "postgresql://quotevault:guess@127.0.0.1:\(port)/quotevault"))
     }
 
     func testAClusterThatTrustedLocalConnectionsGetsAPasswordAtItsNextStart() throws {
@@ -95,7 +101,9 @@ final class EmbeddedPostgresTests: XCTestCase {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, Glibc.listen(fd, 1) == 0 else {
             close(fd)

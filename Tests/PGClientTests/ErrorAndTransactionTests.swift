@@ -9,14 +9,15 @@ final class ErrorAndTransactionTests: XCTestCase {
 
     override func setUpWithError() throws {
         connection = try makeConnection()
-        try connection.execute(unsafeSQL: """
-            CREATE TABLE users (
-                id serial PRIMARY KEY,
-                email text NOT NULL CONSTRAINT users_email_key UNIQUE,
-                age integer CONSTRAINT users_age_check CHECK (age >= 0)
-            );
-            CREATE TABLE posts (id serial PRIMARY KEY, user_id integer NOT NULL REFERENCES users (id));
-            """)
+        try connection.execute(
+            unsafeSQL: """
+                CREATE TABLE users (
+                    id serial PRIMARY KEY,
+                    email text NOT NULL CONSTRAINT users_email_key UNIQUE,
+                    age integer CONSTRAINT users_age_check CHECK (age >= 0)
+                );
+                CREATE TABLE posts (id serial PRIMARY KEY, user_id integer NOT NULL REFERENCES users (id));
+                """)
     }
 
     override func tearDown() {
@@ -45,10 +46,12 @@ final class ErrorAndTransactionTests: XCTestCase {
     }
 
     func testOtherIntegrityErrors() throws {
-        XCTAssertEqual(assertPGError { try connection.query("INSERT INTO users (email, age) VALUES ('b', \(-1))") }?.sqlState,
-                       .checkViolation)
-        XCTAssertEqual(assertPGError { try connection.query("INSERT INTO users (email) VALUES (\(String?.none))") }?.sqlState,
-                       .notNullViolation)
+        XCTAssertEqual(
+            assertPGError { try connection.query("INSERT INTO users (email, age) VALUES ('b', \(-1))") }?.sqlState,
+            .checkViolation)
+        XCTAssertEqual(
+            assertPGError { try connection.query("INSERT INTO users (email) VALUES (\(String?.none))") }?.sqlState,
+            .notNullViolation)
         let foreignKey = assertPGError { try connection.query("INSERT INTO posts (user_id) VALUES (\(999))") }
         XCTAssertEqual(foreignKey?.sqlState, .foreignKeyViolation)
         XCTAssertEqual(foreignKey?.constraint, "posts_user_id_fkey")
@@ -58,7 +61,8 @@ final class ErrorAndTransactionTests: XCTestCase {
 
     func testTransactionCommitsOnSuccess() throws {
         let id = try connection.transaction { connection in
-            try single(connection.query("INSERT INTO users (email) VALUES ('kept') RETURNING id")).decode("id", as: Int.self)
+            try single(connection.query("INSERT INTO users (email) VALUES ('kept') RETURNING id")).decode(
+                "id", as: Int.self)
         }
         XCTAssertGreaterThan(id, 0)
         XCTAssertEqual(try count("kept"), 1)
@@ -66,10 +70,12 @@ final class ErrorAndTransactionTests: XCTestCase {
 
     func testTransactionRollsBackOnThrow() throws {
         struct Abort: Error {}
-        XCTAssertThrowsError(try connection.transaction { connection in
-            try connection.query("INSERT INTO users (email) VALUES ('discarded')")
-            throw Abort()
-        }) { error in
+        XCTAssertThrowsError(
+            try connection.transaction { connection in
+                try connection.query("INSERT INTO users (email) VALUES ('discarded')")
+                throw Abort()
+            }
+        ) { error in
             XCTAssertTrue(error is Abort, "the body's own error is rethrown unchanged")
         }
         XCTAssertEqual(try count("discarded"), 0)
@@ -87,10 +93,12 @@ final class ErrorAndTransactionTests: XCTestCase {
 
     func testCommitThenThrow() throws {
         struct Unauthorized: Error {}
-        XCTAssertThrowsError(try connection.transaction { connection in
-            try connection.query("INSERT INTO users (email) VALUES ('revoked')")
-            throw PGCommitThenThrow(Unauthorized())
-        }) { error in
+        XCTAssertThrowsError(
+            try connection.transaction { connection in
+                try connection.query("INSERT INTO users (email) VALUES ('revoked')")
+                throw PGCommitThenThrow(Unauthorized())
+            }
+        ) { error in
             XCTAssertTrue(error is Unauthorized)
         }
         XCTAssertEqual(try count("revoked"), 1)
@@ -126,18 +134,20 @@ final class ErrorAndTransactionTests: XCTestCase {
     }
 
     func testExecuteRunsMultipleStatements() throws {
-        try connection.execute(unsafeSQL: """
-            CREATE TABLE numbers (n integer);
-            INSERT INTO numbers VALUES (1), (2);
-            -- a comment; with a semicolon
-            INSERT INTO numbers VALUES (3);
-            """)
+        try connection.execute(
+            unsafeSQL: """
+                CREATE TABLE numbers (n integer);
+                INSERT INTO numbers VALUES (1), (2);
+                -- a comment; with a semicolon
+                INSERT INTO numbers VALUES (3);
+                """)
         XCTAssertEqual(try single(connection.query("SELECT sum(n) AS s FROM numbers")).decode("s", as: Int.self), 6)
 
         // Without its own BEGIN/COMMIT the batch is all-or-nothing.
-        XCTAssertNotNil(assertPGError {
-            try connection.execute(unsafeSQL: "INSERT INTO numbers VALUES (4); INSERT INTO numbers VALUES ('x')")
-        })
+        XCTAssertNotNil(
+            assertPGError {
+                try connection.execute(unsafeSQL: "INSERT INTO numbers VALUES (4); INSERT INTO numbers VALUES ('x')")
+            })
         XCTAssertEqual(try single(connection.query("SELECT count(*) AS c FROM numbers")).decode("c", as: Int.self), 3)
     }
 
@@ -159,7 +169,8 @@ final class ErrorAndTransactionTests: XCTestCase {
         XCTAssertEqual(error?.kind, .connection)
         XCTAssertTrue(error?.isConnectionFailure ?? false)
         // Keyword strings work as well as URIs.
-        XCTAssertEqual(assertPGError { _ = try PGConnection(connectionString: "host=127.0.0.1 port=1 user=nobody") }?.kind,
-                       .connection)
+        XCTAssertEqual(
+            assertPGError { _ = try PGConnection(connectionString: "host=127.0.0.1 port=1 user=nobody") }?.kind,
+            .connection)
     }
 }

@@ -12,7 +12,8 @@ final class OperationTests: XCTestCase {
     private static func add(_ name: String) -> PGOperation<Bool> {
         .statement("INSERT INTO names (name) VALUES (\(name)) ON CONFLICT DO NOTHING") { run in
             do { return try run().affectedRows == 1 } catch let error as PGError
-                where error.sqlState == .checkViolation { throw Refused() }
+                where error.sqlState == .checkViolation
+            { throw Refused() }
         }
     }
 

@@ -37,14 +37,15 @@ final class PipelineTests: XCTestCase {
     func testSeparateTransactionsKeepEachStatementsFate() throws {
         let connection = try makeConnection()
         try connection.execute(unsafeSQL: "CREATE TABLE items (id int PRIMARY KEY)")
-        let answers = run([
-            "SELECT \(1) AS v",
-            "INSERT INTO items VALUES (\(1))",
-            "SELECT 1 / \(0) AS v",
-            "INSERT INTO items VALUES (\(1))",  // duplicate: fails alone
-            "INSERT INTO items VALUES (\(2))",
-            "SELECT \(4) AS v",
-        ], mode: .separateTransactions, on: connection)
+        let answers = run(
+            [
+                "SELECT \(1) AS v",
+                "INSERT INTO items VALUES (\(1))",
+                "SELECT 1 / \(0) AS v",
+                "INSERT INTO items VALUES (\(1))",  // duplicate: fails alone
+                "INSERT INTO items VALUES (\(2))",
+                "SELECT \(4) AS v",
+            ], mode: .separateTransactions, on: connection)
 
         XCTAssertEqual(value(answers[0]), 1)
         XCTAssertEqual(try answers[1].get().affectedRows, 1)
@@ -61,9 +62,11 @@ final class PipelineTests: XCTestCase {
 
     func testSharedReadOnlyTransactionRunsSkippedStatementsAgain() throws {
         let connection = try makeConnection()
-        let answers = run([
-            "SELECT \(1) AS v", "SELECT 1 / \(0) AS v", "SELECT \(3) AS v", "SELECT 1 / \(0) AS v", "SELECT \(5) AS v",
-        ], mode: .sharedReadOnlyTransaction(), on: connection)
+        let answers = run(
+            [
+                "SELECT \(1) AS v", "SELECT 1 / \(0) AS v", "SELECT \(3) AS v", "SELECT 1 / \(0) AS v",
+                "SELECT \(5) AS v",
+            ], mode: .sharedReadOnlyTransaction(), on: connection)
 
         XCTAssertEqual(value(answers[0]), 1)
         XCTAssertEqual(sqlState(answers[1]), "22012")
@@ -77,23 +80,26 @@ final class PipelineTests: XCTestCase {
     func testSharedReadOnlyTransactionRefusesWrites() throws {
         let connection = try makeConnection()
         try connection.execute(unsafeSQL: "CREATE TABLE items (id int PRIMARY KEY)")
-        let answers = run([
-            "SELECT \(1) AS v", "INSERT INTO items VALUES (\(1))", "SELECT \(3) AS v",
-        ], mode: .sharedReadOnlyTransaction(), on: connection)
+        let answers = run(
+            [
+                "SELECT \(1) AS v", "INSERT INTO items VALUES (\(1))", "SELECT \(3) AS v",
+            ], mode: .sharedReadOnlyTransaction(), on: connection)
 
         XCTAssertEqual(value(answers[0]), 1)
         XCTAssertEqual(sqlState(answers[1]), "25006")  // read_only_sql_transaction
         XCTAssertEqual(value(answers[2]), 3)
-        XCTAssertEqual(try connection.query("SELECT count(*)::int8 AS v FROM items").first?.decode("v", as: Int.self), 0)
+        XCTAssertEqual(
+            try connection.query("SELECT count(*)::int8 AS v FROM items").first?.decode("v", as: Int.self), 0)
         XCTAssertEqual(connection.transactionState, .idle)
     }
 
     func testStatementsLibpqWouldMisreadAreRefusedWithoutStoppingTheOthers() throws {
         for mode in [PGConnection.PipelineMode.separateTransactions, .sharedReadOnlyTransaction()] {
             let connection = try makeConnection()
-            let answers = run([
-                "SELECT \(1) AS v", "SELECT length(\("a\u{0}b")) AS v", "SELECT \(3) AS v",
-            ], mode: mode, on: connection)
+            let answers = run(
+                [
+                    "SELECT \(1) AS v", "SELECT length(\("a\u{0}b")) AS v", "SELECT \(3) AS v",
+                ], mode: mode, on: connection)
             XCTAssertEqual(value(answers[0]), 1, "\(mode)")
             guard case .failure(let error) = answers[1] else { return XCTFail("a NUL must be refused (\(mode))") }
             XCTAssertEqual(error.kind, .invalidQuery)
@@ -113,9 +119,10 @@ final class PipelineTests: XCTestCase {
             _ = try? PGConnection(connectionString: url).query("SELECT pg_terminate_backend(\(pid)::int)")
             terminated.signal()
         }
-        let answers = run([
-            "SELECT pg_sleep(\(5.0)) IS NULL AS v", "SELECT \(2) AS v", "SELECT \(3) AS v",
-        ], mode: .sharedReadOnlyTransaction(), on: connection)
+        let answers = run(
+            [
+                "SELECT pg_sleep(\(5.0)) IS NULL AS v", "SELECT \(2) AS v", "SELECT \(3) AS v",
+            ], mode: .sharedReadOnlyTransaction(), on: connection)
         terminated.wait()
         for (index, answer) in answers.enumerated() {
             guard case .failure(let error) = answer else { return XCTFail("expected a failure, got \(answer)") }
@@ -134,8 +141,9 @@ final class PipelineTests: XCTestCase {
             _ = try? PGConnection(connectionString: url).query("SELECT pg_terminate_backend(\(pid)::int)")
         }
         // The server's goodbye answers the sleeping statement, then its sync point never comes: one answer each.
-        let answers = run(["SELECT \(1) AS v", "SELECT pg_sleep(\(5.0)) IS NULL AS v"],
-                          mode: .separateTransactions, on: connection)
+        let answers = run(
+            ["SELECT \(1) AS v", "SELECT pg_sleep(\(5.0)) IS NULL AS v"],
+            mode: .separateTransactions, on: connection)
         XCTAssertEqual(value(answers[0]), 1)
         guard case .failure(let error) = answers[1] else { return XCTFail("expected a failure, got \(answers[1])") }
         XCTAssertTrue(error.kind == .connection || error.sqlState == .adminShutdown, "\(error)")
@@ -151,7 +159,11 @@ final class PipelineTests: XCTestCase {
         try await pool.query("CREATE TABLE items (id int PRIMARY KEY)")
 
         // Reads, failing reads, inserts and duplicate inserts, all at once.
-        enum Outcome: Equatable { case value(Int), inserted, failed(String) }
+        enum Outcome: Equatable {
+            case value(Int)
+            case inserted
+            case failed(String)
+        }
         let outcomes = try await withThrowingTaskGroup(of: (Int, Outcome).self) { group in
             for index in 0..<400 {
                 group.addTask {

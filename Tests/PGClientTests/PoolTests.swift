@@ -19,7 +19,8 @@ final class PoolTests: XCTestCase {
             for index in 0..<200 {
                 group.addTask {
                     let doubled = try await pool.withConnection { connection in
-                        try single(connection.query("SELECT \(index) * 2 AS v, pg_backend_pid() AS pid")).decode("v", as: Int.self)
+                        try single(connection.query("SELECT \(index) * 2 AS v, pg_backend_pid() AS pid")).decode(
+                            "v", as: Int.self)
                     }
                     return (index, doubled)
                 }
@@ -62,12 +63,14 @@ final class PoolTests: XCTestCase {
             XCTAssertEqual(open, 1)
         }
         // Blocking variant, for CLI use.
-        XCTAssertEqual(try pool.withConnectionSync { try single($0.query("SELECT 7 AS v")).decode("v", as: Int.self) }, 7)
+        XCTAssertEqual(
+            try pool.withConnectionSync { try single($0.query("SELECT 7 AS v")).decode("v", as: Int.self) }, 7)
     }
 
     func testExhaustedPoolFailsPromptly() async throws {
-        let pool = PGPool(connectionString: try TestDatabase.makeDatabase(), size: 1,
-                          acquireTimeout: .milliseconds(300), logger: logger)
+        let pool = PGPool(
+            connectionString: try TestDatabase.makeDatabase(), size: 1,
+            acquireTimeout: .milliseconds(300), logger: logger)
         defer { pool.shutdown() }
         let holder = Task {
             try await pool.withConnection { try $0.query("SELECT pg_sleep(3)") }
@@ -155,8 +158,9 @@ final class PoolTests: XCTestCase {
         let again = try cluster.start()
         XCTAssertEqual(again, url)
         let connection = try PGConnection(connectionString: again)
-        XCTAssertEqual(try single(connection.query("SELECT current_database() AS db")).decode("db", as: String.self),
-                       "quotevault")
+        XCTAssertEqual(
+            try single(connection.query("SELECT current_database() AS db")).decode("db", as: String.self),
+            "quotevault")
         try cluster.stop()
     }
 }

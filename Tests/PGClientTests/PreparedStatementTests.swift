@@ -21,16 +21,19 @@ final class PreparedStatementTests: XCTestCase {
 
     /// The session's prepared statements whose text contains `marker`, as PostgreSQL lists them.
     private func prepared(_ marker: String, on connection: PGConnection) throws -> Int {
-        try connection.query("""
+        try connection.query(
+            """
             SELECT count(*)::int8 AS n FROM pg_prepared_statements WHERE statement LIKE '%' || \(marker) || '%'
-            """).first!.decode("n", as: Int.self)
+            """
+        ).first!.decode("n", as: Int.self)
     }
 
     func testEachStatementIsPreparedOnceAndAnswersEveryValue() throws {
         for mode in [PGConnection.PipelineMode.separateTransactions, .sharedReadOnlyTransaction()] {
             let connection = try makeConnection()
             for round in 0..<3 {
-                let queries: [PGQuery] = (0..<4).map { "SELECT \(round * 10 + $0)::int8 + 1 AS v /* once */" }
+                let queries: [PGQuery] =
+                    (0..<4).map { "SELECT \(round * 10 + $0)::int8 + 1 AS v /* once */" }
                     + [PGQuery("SELECT \(round)::int8 * 2 AS v /* twice */")]
                 let expected: [Int?] = (0..<4).map { round * 10 + $0 + 1 } + [round * 2]
                 XCTAssertEqual(values(run(queries, mode: mode, on: connection)), expected, "\(mode), round \(round)")
@@ -43,8 +46,9 @@ final class PreparedStatementTests: XCTestCase {
 
     func testTheSameTextWithOtherParameterTypesIsAnotherStatement() throws {
         let connection = try makeConnection()
-        let answers = run(["SELECT \(7)::text::int8 AS v /* typed */", "SELECT \("8")::text::int8 AS v /* typed */"],
-                          mode: .separateTransactions, on: connection)
+        let answers = run(
+            ["SELECT \(7)::text::int8 AS v /* typed */", "SELECT \("8")::text::int8 AS v /* typed */"],
+            mode: .separateTransactions, on: connection)
         XCTAssertEqual(values(answers), [7, 8])
         _ = run(["SELECT \(9)::text::int8 AS v /* typed */"], mode: .separateTransactions, on: connection)
         XCTAssertEqual(try prepared("/* typed */", on: connection), 2)
@@ -54,9 +58,11 @@ final class PreparedStatementTests: XCTestCase {
         for mode in [PGConnection.PipelineMode.separateTransactions, .sharedReadOnlyTransaction()] {
             let connection = try makeConnection()
             for _ in 0..<2 {
-                let answers = run([
-                    "SELECT \(1)::int8 AS v", "SELECT no_such_column + \(2) AS v /* bad */", "SELECT \(3)::int8 AS v",
-                ], mode: mode, on: connection)
+                let answers = run(
+                    [
+                        "SELECT \(1)::int8 AS v", "SELECT no_such_column + \(2) AS v /* bad */",
+                        "SELECT \(3)::int8 AS v",
+                    ], mode: mode, on: connection)
                 XCTAssertEqual(values(answers), [1, nil, 3], "\(mode)")
                 guard case .failure(let error) = answers[1] else { return XCTFail("expected a failure (\(mode))") }
                 XCTAssertEqual(error.sqlState, .undefinedColumn, "\(mode): the prepare's own error, every time")
@@ -69,20 +75,25 @@ final class PreparedStatementTests: XCTestCase {
 
     func testAPrepareSkippedAfterAFailureIsSentAgain() throws {
         let connection = try makeConnection()
-        let answers = run(["SELECT 1 / \(0) AS v", "SELECT \(5)::int8 + 100 AS v /* later */"],
-                          mode: .sharedReadOnlyTransaction(), on: connection)
+        let answers = run(
+            ["SELECT 1 / \(0) AS v", "SELECT \(5)::int8 + 100 AS v /* later */"],
+            mode: .sharedReadOnlyTransaction(), on: connection)
         XCTAssertEqual(values(answers), [nil, 105])
         XCTAssertEqual(try prepared("/* later */", on: connection), 1)
-        XCTAssertEqual(values(run(["SELECT \(6)::int8 + 100 AS v /* later */"], mode: .separateTransactions,
-                                  on: connection)), [106])
+        XCTAssertEqual(
+            values(
+                run(
+                    ["SELECT \(6)::int8 + 100 AS v /* later */"], mode: .separateTransactions,
+                    on: connection)), [106])
     }
 
     func testTheNumberOfStatementsPerConnectionIsBounded() throws {
         let connection = try makeConnection()
         let count = PreparedStatements.defaultCapacity + 20
         for number in 0..<count {
-            let answers = run(["SELECT \(number)::int8 AS v /* bounded \(unsafeSQL: String(number)) */"],
-                              mode: .separateTransactions, on: connection)
+            let answers = run(
+                ["SELECT \(number)::int8 AS v /* bounded \(unsafeSQL: String(number)) */"],
+                mode: .separateTransactions, on: connection)
             XCTAssertEqual(values(answers), [number])
         }
         XCTAssertEqual(try prepared("/* bounded ", on: connection), PreparedStatements.defaultCapacity)
@@ -90,31 +101,42 @@ final class PreparedStatementTests: XCTestCase {
 
     func testStatementsTheDatabaseForgotArePreparedAgain() throws {
         let connection = try makeConnection()
-        XCTAssertEqual(values(run(["SELECT \(1)::int8 AS v /* forgotten */"], mode: .separateTransactions,
-                                  on: connection)), [1])
+        XCTAssertEqual(
+            values(
+                run(
+                    ["SELECT \(1)::int8 AS v /* forgotten */"], mode: .separateTransactions,
+                    on: connection)), [1])
         try connection.execute(unsafeSQL: "DEALLOCATE ALL")
         // The run that finds its statement gone fails with the database's own error; the next prepares it anew.
         let failed = run(["SELECT \(2)::int8 AS v /* forgotten */"], mode: .separateTransactions, on: connection)
         guard case .failure(let error) = failed[0] else { return XCTFail("expected 26000, got \(failed[0])") }
         XCTAssertEqual(error.sqlState, "26000")
-        XCTAssertEqual(values(run(["SELECT \(3)::int8 AS v /* forgotten */"], mode: .separateTransactions,
-                                  on: connection)), [3])
+        XCTAssertEqual(
+            values(
+                run(
+                    ["SELECT \(3)::int8 AS v /* forgotten */"], mode: .separateTransactions,
+                    on: connection)), [3])
         XCTAssertEqual(try prepared("/* forgotten */", on: connection), 1)
     }
 
     func testSharedReadsKeepOneGenericPlanOnlyWhenAskedAndLeaveTheSessionsSettingAlone() throws {
         let connection = try makeConnection()
-        try connection.execute(unsafeSQL: "CREATE TABLE items (id int PRIMARY KEY); INSERT INTO items SELECT generate_series(1, 100)")
+        try connection.execute(
+            unsafeSQL: "CREATE TABLE items (id int PRIMARY KEY); INSERT INTO items SELECT generate_series(1, 100)")
         for genericPlans in [true, false] {
             let marker = genericPlans ? "/* generic */" : "/* automatic */"
             for limit in 1...3 {
-                let answers = run(["SELECT id AS v FROM items ORDER BY id LIMIT \(limit) \(unsafeSQL: marker)"],
-                                  mode: .sharedReadOnlyTransaction(plan: genericPlans ? .generic : .automatic), on: connection)
+                let answers = run(
+                    ["SELECT id AS v FROM items ORDER BY id LIMIT \(limit) \(unsafeSQL: marker)"],
+                    mode: .sharedReadOnlyTransaction(plan: genericPlans ? .generic : .automatic), on: connection)
                 XCTAssertEqual(try answers[0].get().count, limit)
             }
-            let plans = try XCTUnwrap(connection.query("""
-                SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%' || \(marker) || '%'
-                """).first)
+            let plans = try XCTUnwrap(
+                connection.query(
+                    """
+                    SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%' || \(marker) || '%'
+                    """
+                ).first)
             // PostgreSQL's default plans `LIMIT $1` anew for each of the three runs.
             XCTAssertEqual(try plans.decode("generic_plans", as: Int.self), genericPlans ? 3 : 0, marker)
             XCTAssertEqual(try plans.decode("custom_plans", as: Int.self), genericPlans ? 0 : 3, marker)

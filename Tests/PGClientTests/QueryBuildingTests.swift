@@ -49,11 +49,13 @@ final class QueryBuildingTests: XCTestCase {
     }
 
     func testUnsafeSQLWithBindsIsRenumberedOutsideLiterals() {
-        let raw = PGQuery(unsafeSQL: "y = $1 AND s = '$1' AND \"$1\" = $2 AND b = $$ $1 $$ -- $1\n AND z = $2",
-                          binds: [PGBind(5), PGBind(6)])
+        let raw = PGQuery(
+            unsafeSQL: "y = $1 AND s = '$1' AND \"$1\" = $2 AND b = $$ $1 $$ -- $1\n AND z = $2",
+            binds: [PGBind(5), PGBind(6)])
         var query: PGQuery = "SELECT \(1) WHERE "
         query.append(raw)
-        XCTAssertEqual(query.sql, "SELECT $1 WHERE y = $2 AND s = '$1' AND \"$1\" = $3 AND b = $$ $1 $$ -- $1\n AND z = $3")
+        XCTAssertEqual(
+            query.sql, "SELECT $1 WHERE y = $2 AND s = '$1' AND \"$1\" = $3 AND b = $$ $1 $$ -- $1\n AND z = $3")
         XCTAssertEqual(query.binds.count, 3)
     }
 
@@ -65,8 +67,9 @@ final class QueryBuildingTests: XCTestCase {
     }
 
     func testArrayLiteralsAreQuotedAndEscaped() {
-        XCTAssertEqual(["a", "b,c", "q\"uote", "back\\slash", "NULL", ""].pgEncode(),
-                       .text(#"{"a","b,c","q\"uote","back\\slash","NULL",""}"#))
+        XCTAssertEqual(
+            ["a", "b,c", "q\"uote", "back\\slash", "NULL", ""].pgEncode(),
+            .text(#"{"a","b,c","q\"uote","back\\slash","NULL",""}"#))
         XCTAssertEqual([String]().pgEncode(), .text("{}"))
         XCTAssertEqual([UInt8]([1, 2]).pgEncode(), .binary([1, 2]))
         XCTAssertEqual([UInt8].pgType, .bytea)
@@ -74,7 +77,8 @@ final class QueryBuildingTests: XCTestCase {
 
     func testArrayLiteralParsing() {
         XCTAssertEqual(parseArrayLiteral("{}"), [])
-        XCTAssertEqual(parseArrayLiteral(#"{a,"b c",NULL,"NULL","x\"y","\\"}"#), ["a", "b c", nil, "NULL", "x\"y", "\\"])
+        XCTAssertEqual(
+            parseArrayLiteral(#"{a,"b c",NULL,"NULL","x\"y","\\"}"#), ["a", "b c", nil, "NULL", "x\"y", "\\"])
         XCTAssertNil(parseArrayLiteral("{{1,2},{3,4}}"))
         XCTAssertNil(parseArrayLiteral("[0:1]={1,2}"))
         XCTAssertNil(parseArrayLiteral("{a,}"))
@@ -108,9 +112,11 @@ final class QueryBuildingTests: XCTestCase {
         XCTAssertEqual(try micros("1969-12-31 19:00:00-05"), 0)
         XCTAssertEqual(try micros("1970-01-01 00:00:00"), 0, "a timestamp without zone is UTC")
         XCTAssertEqual(try micros("10000-01-01 00:00:00+00"), 253_402_300_800_000_000, "five-digit years")
-        for malformed in ["1970-01-01 00:00:00.+00", "1970-01-01 00:00:00.1234567+00", "1970-01-01 0:00:00+00",
-                          "1970-01-01 00:00:00+00 ", "1970-01-01 24:00:00+00", "1970-13-01", "1970-01-01 00:00:00+0",
-                          "197-01-01", "1970-01-01 00:00:00x", "", "infinity"] {
+        for malformed in [
+            "1970-01-01 00:00:00.+00", "1970-01-01 00:00:00.1234567+00", "1970-01-01 0:00:00+00",
+            "1970-01-01 00:00:00+00 ", "1970-01-01 24:00:00+00", "1970-13-01", "1970-01-01 00:00:00+0",
+            "197-01-01", "1970-01-01 00:00:00x", "", "infinity",
+        ] {
             XCTAssertThrowsError(try PGTimestamp(pgText: malformed), malformed)
         }
     }
@@ -131,8 +137,9 @@ final class QueryBuildingTests: XCTestCase {
     }
 
     func testErrorDescriptions() {
-        let error = PGError(kind: .server, sqlState: .uniqueViolation, message: "duplicate key value",
-                            detail: "Key (email)=(a@example.com) already exists.", constraint: "users_email_key")
+        let error = PGError(
+            kind: .server, sqlState: .uniqueViolation, message: "duplicate key value",
+            detail: "Key (email)=(a@example.com) already exists.", constraint: "users_email_key")
         XCTAssertFalse(error.description.contains("a@example.com"))
         XCTAssertTrue(error.description.contains("23505"))
         XCTAssertTrue(error.description.contains("users_email_key"))

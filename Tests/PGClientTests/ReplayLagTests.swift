@@ -11,8 +11,9 @@ final class ReplayLagTests: XCTestCase {
     private func reading(received: UInt64?, replayed: UInt64?, age: Double = 20, standby: Bool = true)
         -> ReplayLag.Reading
     {
-        ReplayLag.Reading(inRecovery: standby, received: received, replayed: replayed, walBlockSize: Self.page,
-                          lastReplayAge: age)
+        ReplayLag.Reading(
+            inRecovery: standby, received: received, replayed: replayed, walBlockSize: Self.page,
+            lastReplayAge: age)
     }
 
     func testAnIdleStandbyHoldingTheUnflushedPartOfARecordDoesNotLag() {
@@ -63,8 +64,9 @@ final class ReplayLagTests: XCTestCase {
         let stuck = reading(received: 5000, replayed: 4000, age: 3)
         XCTAssertEqual(lag.update(stuck, at: start) { stuck }, 3, accuracy: 0.01)
         let more = reading(received: 7000, replayed: 4000, age: 5)
-        XCTAssertEqual(lag.update(more, at: start + .seconds(2)) { fatalError() }, 5, accuracy: 0.01,
-                       "still counted from the first WAL seen waiting")
+        XCTAssertEqual(
+            lag.update(more, at: start + .seconds(2)) { fatalError() }, 5, accuracy: 0.01,
+            "still counted from the first WAL seen waiting")
         // Replay passed what waited first; what arrived at the second check still waits.
         let partly = reading(received: 7000, replayed: 6000, age: 1)
         XCTAssertEqual(lag.update(partly, at: start + .seconds(3)) { fatalError() }, 1, accuracy: 0.01)

@@ -44,17 +44,22 @@ final class ReplicationTests: XCTestCase {
         defer { try? replicaCluster.stop() }
         let primary = PGPool(connectionString: primaryURL, size: 2, logger: logger)
         defer { primary.shutdown() }
-        let reads = PGPool(replicas: [replicaURL], primary: primary, size: 2, maxLag: .seconds(5),
-                           checkInterval: .milliseconds(200), logger: logger)
+        let reads = PGPool(
+            replicas: [replicaURL], primary: primary, size: 2, maxLag: .seconds(5),
+            checkInterval: .milliseconds(200), logger: logger)
         defer { reads.shutdown() }
         let primaryPort = try port(of: primaryURL)
         let replicaPort = try port(of: replicaURL)
-        func servedBy() async throws -> Int { try await reads.read(Self.whichServer).first!.decode("port", as: Int.self) }
+        func servedBy() async throws -> Int {
+            try await reads.read(Self.whichServer).first!.decode("port", as: Int.self)
+        }
 
         // Before the first check nothing is known: the primary answers.
         let becameHealthy = try await eventually(within: 10) { try await servedBy() == replicaPort }
         XCTAssertTrue(becameHealthy, "a reachable replica within the lag bound takes the reads")
-        let viaSession = try await reads.withConnection { try $0.query(Self.whichServer).first!.decode("port", as: Int.self) }
+        let viaSession = try await reads.withConnection {
+            try $0.query(Self.whichServer).first!.decode("port", as: Int.self)
+        }
         XCTAssertEqual(viaSession, replicaPort)
 
         try replicaCluster.stop()
@@ -82,15 +87,19 @@ final class ReplicationTests: XCTestCase {
         // Port 1 on loopback: nothing listens, connections are refused at once.
         let dead = try url(primaryURL, hosts: "127.0.0.1:1")
         // The same database as a second "replica": a server not in recovery lags by nothing.
-        let reads = PGPool(replicas: [dead, primaryURL], primary: primary, size: 1, maxLag: .zero,
-                           checkInterval: .milliseconds(100), logger: logger)
+        let reads = PGPool(
+            replicas: [dead, primaryURL], primary: primary, size: 1, maxLag: .zero,
+            checkInterval: .milliseconds(100), logger: logger)
         defer { reads.shutdown() }
         for index in 0..<50 {
             let row = try await reads.read("SELECT \(index)::int AS n").first
             XCTAssertEqual(try row?.decode("n", as: Int.self), index)
         }
         let healthy = await eventually(within: 10) { reads.replicaUse?.healthy == [false, true] }
-        XCTAssertTrue(healthy, "the dead replica is skipped, the live one (lag 0 against a bound of 0) is used: \(String(describing: reads.replicaUse))")
+        XCTAssertTrue(
+            healthy,
+            "the dead replica is skipped, the live one (lag 0 against a bound of 0) is used: \(String(describing: reads.replicaUse))"
+        )
         for _ in 0..<10 { _ = try await reads.read("SELECT 1") }
         XCTAssertEqual(reads.replicaUse?.standby, [false, false], "neither URL leads to a server in recovery")
         XCTAssertEqual(reads.replicaUse?.replicaReads, 0, "reads are counted by what served them, not by the URL")
@@ -106,8 +115,9 @@ final class ReplicationTests: XCTestCase {
             .execute(unsafeSQL: "ALTER DATABASE \(replicaName) SET default_transaction_read_only = on")
         let primary = PGPool(connectionString: primaryURL, size: 1, logger: logger)
         defer { primary.shutdown() }
-        let reads = PGPool(replicas: [replicaURL], primary: primary, size: 1, maxLag: .seconds(5),
-                           checkInterval: .milliseconds(100), logger: logger)
+        let reads = PGPool(
+            replicas: [replicaURL], primary: primary, size: 1, maxLag: .seconds(5),
+            checkInterval: .milliseconds(100), logger: logger)
         defer { reads.shutdown() }
         let inUse = await eventually(within: 10) { reads.replicaUse?.healthy == [true] }
         XCTAssertTrue(inUse)
@@ -130,8 +140,9 @@ final class ReplicationTests: XCTestCase {
         XCTAssertEqual(try rows.first?.decode("c", as: Int.self), 1)
 
         // No host at all that accepts: a connection failure (503 for the API), quickly.
-        let none = PGPool(connectionString: try url(live, hosts: "127.0.0.1:1,127.0.0.1:2", query: "target_session_attrs=read-write"),
-                          size: 1, logger: logger)
+        let none = PGPool(
+            connectionString: try url(live, hosts: "127.0.0.1:1,127.0.0.1:2", query: "target_session_attrs=read-write"),
+            size: 1, logger: logger)
         defer { none.shutdown() }
         let error = await assertPGErrorAsync { _ = try await none.query("SELECT 1") }
         XCTAssertEqual(error?.isConnectionFailure, true)
@@ -147,11 +158,12 @@ final class ReplicationTests: XCTestCase {
             return try connection.query("SELECT pg_backend_pid() AS pid").first!.decode("pid", as: Int.self)
         }
         try await pool.query("INSERT INTO acknowledged VALUES (1)")  // pipelined statement
-        try await pool.withConnection { connection in               // session
+        try await pool.withConnection { connection in  // session
             try connection.query("SET default_transaction_read_only = on")
         }
         try await pool.withTransaction { try $0.query("INSERT INTO acknowledged VALUES (2)") }
-        let rows = try await pool.read("SELECT array_agg(n ORDER BY n)::text AS ns, pg_backend_pid() AS pid FROM acknowledged")
+        let rows = try await pool.read(
+            "SELECT array_agg(n ORDER BY n)::text AS ns, pg_backend_pid() AS pid FROM acknowledged")
         XCTAssertEqual(try rows.first?.decode("ns", as: String.self), "{1,2}", "each write landed exactly once")
         XCTAssertNotEqual(try rows.first?.decode("pid", as: Int.self), firstBackend, "the read-only session was closed")
     }

@@ -30,7 +30,9 @@ func assertPGError(_ body: () throws -> Void, file: StaticString = #filePath, li
 
 /// Asserts `body` throws a `PGError` and returns it.
 @discardableResult
-func assertPGErrorAsync(_ body: () async throws -> Void, file: StaticString = #filePath, line: UInt = #line) async -> PGError? {
+func assertPGErrorAsync(_ body: () async throws -> Void, file: StaticString = #filePath, line: UInt = #line) async
+    -> PGError?
+{
     do {
         try await body()
         XCTFail("expected a PGError", file: file, line: line)

@@ -9,14 +9,15 @@ final class TypeRoundTripTests: XCTestCase {
 
     override func setUpWithError() throws {
         connection = try makeConnection()
-        try connection.execute(unsafeSQL: """
-            CREATE TABLE everything (
-                id serial PRIMARY KEY,
-                t text, i8 bigint, i4 integer, i2 smallint, b boolean, f8 double precision, f4 real,
-                u uuid, ts timestamptz, d date, by bytea, j jsonb, js json,
-                ta text[], ua uuid[], ia bigint[]
-            )
-            """)
+        try connection.execute(
+            unsafeSQL: """
+                CREATE TABLE everything (
+                    id serial PRIMARY KEY,
+                    t text, i8 bigint, i4 integer, i2 smallint, b boolean, f8 double precision, f4 real,
+                    u uuid, ts timestamptz, d date, by bytea, j jsonb, js json,
+                    ta text[], ua uuid[], ia bigint[]
+                )
+                """)
     }
 
     override func tearDown() {
@@ -30,16 +31,21 @@ final class TypeRoundTripTests: XCTestCase {
         let date = try XCTUnwrap(PGDate(string: "2024-02-29"))
         let bytes: [UInt8] = (0...255).map { UInt8($0) }
         let json = try PGJSON(encoding: ["quote": "Know thyself", "author": "Socrates"])
-        let texts = ["plain", "with,comma", "with \"quotes\"", "back\\slash", "NULL", "", "{braces}", " spaced ", "ünï"]
+        let texts = [
+            "plain", "with,comma", "with \"quotes\"", "back\\slash", "NULL", "", "{braces}", " spaced ", "ünï",
+        ]
         let uuids = [UUID(), UUID()]
         let ints = [Int.min, -1, 0, Int.max]
 
-        let id = try single(connection.query("""
-            INSERT INTO everything (t, i8, i4, i2, b, f8, f4, u, ts, d, by, j, js, ta, ua, ia)
-            VALUES (\(text), \(Int64.max), \(Int32.min), \(Int16.max), \(true), \(0.1), \(Float(1.5)), \(uuid),
-                    \(timestamp), \(date), \(bytes), \(json), \(json), \(texts), \(uuids), \(ints))
-            RETURNING id
-            """)).decode("id", as: Int.self)
+        let id = try single(
+            connection.query(
+                """
+                INSERT INTO everything (t, i8, i4, i2, b, f8, f4, u, ts, d, by, j, js, ta, ua, ia)
+                VALUES (\(text), \(Int64.max), \(Int32.min), \(Int16.max), \(true), \(0.1), \(Float(1.5)), \(uuid),
+                        \(timestamp), \(date), \(bytes), \(json), \(json), \(texts), \(uuids), \(ints))
+                RETURNING id
+                """)
+        ).decode("id", as: Int.self)
 
         let row = try single(connection.query("SELECT * FROM everything WHERE id = \(id)"))
         XCTAssertEqual(try row.decode("t", as: String.self), text)
@@ -55,10 +61,12 @@ final class TypeRoundTripTests: XCTestCase {
         XCTAssertEqual(try row.decode("d", as: PGDate.self), date)
         XCTAssertEqual(try row.decode("by", as: [UInt8].self), bytes)
         XCTAssertEqual(try row.decode("by", as: Data.self), Data(bytes))
-        XCTAssertEqual(try row.decode("j", as: PGJSON.self).decode([String: String].self),
-                       ["quote": "Know thyself", "author": "Socrates"])
-        XCTAssertEqual(try row.decode("js", as: PGJSON.self).decode([String: String].self),
-                       ["quote": "Know thyself", "author": "Socrates"])
+        XCTAssertEqual(
+            try row.decode("j", as: PGJSON.self).decode([String: String].self),
+            ["quote": "Know thyself", "author": "Socrates"])
+        XCTAssertEqual(
+            try row.decode("js", as: PGJSON.self).decode([String: String].self),
+            ["quote": "Know thyself", "author": "Socrates"])
         XCTAssertEqual(try row.decode("ta", as: [String].self), texts)
         XCTAssertEqual(try row.decode("ua", as: [UUID].self), uuids)
         XCTAssertEqual(try row.decode("ia", as: [Int].self), ints)
@@ -89,11 +97,14 @@ final class TypeRoundTripTests: XCTestCase {
         let noDay: PGDate? = nil
         let noBool: Bool? = nil
         let noDouble: Double? = nil
-        let id = try single(connection.query("""
-            INSERT INTO everything (t, i8, b, f8, u, ts, d, by, j, ta)
-            VALUES (\(none), \(noInt), \(noBool), \(noDouble), \(noUUID), \(noDate), \(noDay), \(noBytes), \(noJSON), \(noList))
-            RETURNING id
-            """)).decode("id", as: Int.self)
+        let id = try single(
+            connection.query(
+                """
+                INSERT INTO everything (t, i8, b, f8, u, ts, d, by, j, ta)
+                VALUES (\(none), \(noInt), \(noBool), \(noDouble), \(noUUID), \(noDate), \(noDay), \(noBytes), \(noJSON), \(noList))
+                RETURNING id
+                """)
+        ).decode("id", as: Int.self)
         let row = try single(connection.query("SELECT * FROM everything WHERE id = \(id)"))
         XCTAssertNil(try row.decode("t", as: String?.self))
         XCTAssertNil(try row.decode("i8", as: Int?.self))
@@ -126,22 +137,29 @@ final class TypeRoundTripTests: XCTestCase {
             "2024-05-01 12:34:56.7+05:30",
         ]
         for value in values {
-            let row = try single(connection.query("""
-                SELECT \(value)::timestamptz AS ts, (extract(epoch FROM \(value)::timestamptz) * 1000000)::int8 AS us
-                """))
+            let row = try single(
+                connection.query(
+                    """
+                    SELECT \(value)::timestamptz AS ts, (extract(epoch FROM \(value)::timestamptz) * 1000000)::int8 AS us
+                    """))
             let timestamp = try row.decode("ts", as: PGTimestamp.self)
             XCTAssertEqual(timestamp.microsecondsSince1970, try row.decode("us", as: Int64.self), value)
-            XCTAssertEqual(timestamp.date.timeIntervalSince1970, try row.decode("ts", as: Date.self).timeIntervalSince1970,
-                           accuracy: 1e-6, value)
+            XCTAssertEqual(
+                timestamp.date.timeIntervalSince1970, try row.decode("ts", as: Date.self).timeIntervalSince1970,
+                accuracy: 1e-6, value)
         }
         // And back, as a parameter: PostgreSQL reads exactly the same moment, before 1970 and BC too.
-        let moments: [Int64] = [0, 1, -1, 1_795_391_388_286_123, 946_684_799_999_999, -86_400_000_001,
-                                253_402_300_799_999_999, 253_402_300_800_000_000, -62_135_596_800_000_000, -62_135_596_800_000_001]
+        let moments: [Int64] = [
+            0, 1, -1, 1_795_391_388_286_123, 946_684_799_999_999, -86_400_000_001,
+            253_402_300_799_999_999, 253_402_300_800_000_000, -62_135_596_800_000_000, -62_135_596_800_000_001,
+        ]
         for micros in moments {
             let sent = PGTimestamp(microsecondsSince1970: micros)
-            let row = try single(connection.query("""
-                SELECT (extract(epoch FROM \(sent)) * 1000000)::int8 AS us, \(sent) AS ts
-                """))
+            let row = try single(
+                connection.query(
+                    """
+                    SELECT (extract(epoch FROM \(sent)) * 1000000)::int8 AS us, \(sent) AS ts
+                    """))
             XCTAssertEqual(try row.decode("us", as: Int64.self), micros, "\(micros)")
             if micros >= -62_135_596_800_000_000 {  // from 1 AD on, it reads back too
                 XCTAssertEqual(try row.decode("ts", as: PGTimestamp.self), sent, "\(micros)")
@@ -155,7 +173,8 @@ final class TypeRoundTripTests: XCTestCase {
     func testBigBytea() throws {
         var generator = SystemRandomNumberGenerator()
         let blob = (0..<1_048_576).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let id = try single(connection.query("INSERT INTO everything (by) VALUES (\(blob)) RETURNING id")).decode("id", as: Int.self)
+        let id = try single(connection.query("INSERT INTO everything (by) VALUES (\(blob)) RETURNING id")).decode(
+            "id", as: Int.self)
         let row = try single(connection.query("SELECT by, length(by) AS size FROM everything WHERE id = \(id)"))
         XCTAssertEqual(try row.decode("size", as: Int.self), 1_048_576)
         XCTAssertEqual(try row.decode("by", as: [UInt8].self), blob)
@@ -175,18 +194,22 @@ final class TypeRoundTripTests: XCTestCase {
             Date(timeIntervalSince1970: 32_503_680_000.5),  // year 3000
         ]
         for date in dates {
-            let row = try single(connection.query("""
-                SELECT \(date) AS ts, extract(epoch FROM \(date))::text AS epoch, \(date)::timestamp::text AS utc
-                """))
+            let row = try single(
+                connection.query(
+                    """
+                    SELECT \(date) AS ts, extract(epoch FROM \(date))::text AS epoch, \(date)::timestamp::text AS utc
+                    """))
             XCTAssertEqual(try row.decode("ts", as: Date.self), date)
-            XCTAssertEqual(try Double(row.decode("epoch", as: String.self)) ?? .nan, date.timeIntervalSince1970, accuracy: 0.0005)
+            XCTAssertEqual(
+                try Double(row.decode("epoch", as: String.self)) ?? .nan, date.timeIntervalSince1970, accuracy: 0.0005)
         }
         // The server stores what we meant in UTC, whatever its own time zone.
         let row = try single(connection.query("SELECT \(Date(timeIntervalSince1970: 0))::timestamp::text AS utc"))
         XCTAssertEqual(try row.decode("utc", as: String.self), "1970-01-01 00:00:00")
         // Microseconds from the server are read (and rounded only by Double).
         let micro = try single(connection.query("SELECT '2024-01-01 00:00:00.123456+00'::timestamptz AS ts"))
-        XCTAssertEqual(try micro.decode("ts", as: Date.self).timeIntervalSince1970, 1_704_067_200.123456, accuracy: 1e-6)
+        XCTAssertEqual(
+            try micro.decode("ts", as: Date.self).timeIntervalSince1970, 1_704_067_200.123456, accuracy: 1e-6)
         // A session in another zone still reads correct instants: the decoder honours offsets.
         try connection.execute(unsafeSQL: "SET TimeZone = 'Asia/Kolkata'")
         let shifted = try single(connection.query("SELECT \(dates[1]) AS ts"))
@@ -201,7 +224,9 @@ final class TypeRoundTripTests: XCTestCase {
             XCTAssertEqual(try row.decode("d", as: PGDate.self), date)
             XCTAssertEqual(try row.decode("t", as: String.self), text)
         }
-        for value in [Double.infinity, -.infinity, .greatestFiniteMagnitude, .leastNonzeroMagnitude, -0.0, 1e-300, 123456.789] {
+        for value in [
+            Double.infinity, -.infinity, .greatestFiniteMagnitude, .leastNonzeroMagnitude, -0.0, 1e-300, 123456.789,
+        ] {
             let row = try single(connection.query("SELECT \(value) AS v"))
             XCTAssertEqual(try row.decode("v", as: Double.self), value)
         }
@@ -215,7 +240,9 @@ final class TypeRoundTripTests: XCTestCase {
         // Strings are sent untyped, so they fill uuid columns and compare with ANY(uuid[]).
         let uuid = UUID()
         try connection.query("INSERT INTO everything (u, t) VALUES (\(uuid.uuidString), 'x')")
-        let rows = try connection.query("SELECT u FROM everything WHERE u = ANY(\([uuid.uuidString.lowercased(), "00000000-0000-0000-0000-000000000000"]))")
+        let rows = try connection.query(
+            "SELECT u FROM everything WHERE u = ANY(\([uuid.uuidString.lowercased(), "00000000-0000-0000-0000-000000000000"]))"
+        )
         XCTAssertEqual(try rows.map { try $0.decode("u", as: UUID.self) }, [uuid])
         let byText = try connection.query("SELECT t FROM everything WHERE t = ANY(\(["x", "y"]))")
         XCTAssertEqual(byText.count, 1)
@@ -231,8 +258,10 @@ final class TypeRoundTripTests: XCTestCase {
             "$1", "$$ dollar $$", "\\'", "' OR '1'='1", "\"; SELECT 1; --", "/* comment */", "E'\\x41'",
         ]
         for value in nasty {
-            let id = try single(connection.query("INSERT INTO everything (t, ta) VALUES (\(value), \([value])) RETURNING id"))
-                .decode("id", as: Int.self)
+            let id = try single(
+                connection.query("INSERT INTO everything (t, ta) VALUES (\(value), \([value])) RETURNING id")
+            )
+            .decode("id", as: Int.self)
             let row = try single(connection.query("SELECT t, ta FROM everything WHERE id = \(id) AND t = \(value)"))
             XCTAssertEqual(try row.decode("t", as: String.self), value)
             XCTAssertEqual(try row.decode("ta", as: [String].self), [value])
@@ -263,8 +292,9 @@ final class TypeRoundTripTests: XCTestCase {
         let error = assertPGError { try connection.query("SELECT \("abc\u{0}def") AS t") }
         XCTAssertEqual(error?.kind, .invalidQuery)
         // In the SQL text itself too (libpq would send only "SELECT 1"), and in a bare command.
-        XCTAssertEqual(assertPGError { try connection.query(PGQuery(unsafeSQL: "SELECT 1\u{0}; DROP TABLE everything")) }?.kind,
-                       .invalidQuery)
+        XCTAssertEqual(
+            assertPGError { try connection.query(PGQuery(unsafeSQL: "SELECT 1\u{0}; DROP TABLE everything")) }?.kind,
+            .invalidQuery)
         XCTAssertEqual(assertPGError { try connection.execute(unsafeSQL: "SELECT 1\u{0}") }?.kind, .invalidQuery)
         // The connection is still usable.
         XCTAssertEqual(try single(connection.query("SELECT 1 AS one")).decode("one", as: Int.self), 1)

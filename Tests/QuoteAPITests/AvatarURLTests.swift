@@ -38,7 +38,8 @@ final class AvatarURLTests: XCTestCase {
     /// Uploads through `/v1` and through Supabase Storage; each time the URL `/v1`, `/auth/v1`'s session user and
     /// `/rest/v1/profiles` show starts with `base` and downloads the image just uploaded.
     private func assertAvatarURLs(_ app: TestApp, base: String, email: String) throws {
-        let signUp = try app.client.send("POST", "/v1/auth/signup", json: ["email": email, "password": "correct horse"])
+        let signUp = try app.client.send(
+            "POST", "/v1/auth/signup", json: ["email": email, "password": "correct horse"])
         XCTAssertEqual(signUp.status, 201)
         let session = try signUp.jsonObject()
         let token = try XCTUnwrap(session["access_token"] as? String)
@@ -60,8 +61,9 @@ final class AvatarURLTests: XCTestCase {
 
         // The Supabase doors: a Storage upload, then the profile row through /rest/v1.
         let jpeg = supabase.merging(["Content-Type": "image/jpeg", "x-upsert": "true"]) { $1 }
-        let stored = try app.client.send("POST", "/storage/v1/object/avatars/\(id)/avatar.jpg", headers: jpeg,
-                                         body: Self.jpeg)
+        let stored = try app.client.send(
+            "POST", "/storage/v1/object/avatars/\(id)/avatar.jpg", headers: jpeg,
+            body: Self.jpeg)
         XCTAssertEqual(stored.status, 200, stored.text)
         let row = try app.client.get("/rest/v1/profiles?select=avatar_url&id=eq.\(id)", headers: supabase)
         let restURL = try XCTUnwrap(row.jsonArray.first?["avatar_url"] as? String, row.text)
@@ -72,8 +74,9 @@ final class AvatarURLTests: XCTestCase {
         XCTAssertEqual(replaced.header("Content-Type"), "image/jpeg")
         XCTAssertEqual(replaced.body, Self.jpeg)
         // A session answered by /auth/v1 carries the same profile on /v1.
-        let login = try app.supabase("POST", "/auth/v1/token?grant_type=password",
-                                     body: ["email": email, "password": "correct horse"])
+        let login = try app.supabase(
+            "POST", "/auth/v1/token?grant_type=password",
+            body: ["email": email, "password": "correct horse"])
         let supabaseToken = try XCTUnwrap(try login.jsonObject()["access_token"] as? String)
         let me = try app.client.get("/v1/me", headers: ["Authorization": "Bearer \(supabaseToken)"])
         XCTAssertEqual(try me.jsonObject()["avatar_url"] as? String, restURL)
@@ -97,13 +100,15 @@ final class AvatarURLTests: XCTestCase {
         }
         // Written before URLs were absolute: the bare path.
         try await first.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 UPDATE profiles SET avatar_url = substring(avatar_url FROM '/v1/avatars/.*$') WHERE id = \(legacy.id)
                 """)
         }
         let custom = "https://cdn.example/v1/avatars/mine.png"
-        let written = try first.supabase("PATCH", "/rest/v1/profiles?id=eq.\(own.id)", as: own,
-                                         body: ["avatar_url": custom])
+        let written = try first.supabase(
+            "PATCH", "/rest/v1/profiles?id=eq.\(own.id)", as: own,
+            body: ["avatar_url": custom])
         XCTAssertEqual(written.status, 204)
         await first.stop()
 

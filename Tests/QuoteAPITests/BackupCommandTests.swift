@@ -25,7 +25,8 @@ final class BackupCommandTests: XCTestCase {
         try await Task.sleep(for: .seconds(1.1))
         acknowledged += try Self.favorite(quotes[20..<40], token: token, port: port)
         let connection = try PGConnection(connectionString: try data.databaseURL())
-        let now = try connection.query("""
+        let now = try connection.query(
+            """
             SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS t
             """)
         let beforeAccident = try now[now.startIndex].decode("t", as: String.self)
@@ -61,8 +62,9 @@ final class BackupCommandTests: XCTestCase {
         XCTAssertEqual(try Self.asides(data).count, 1, "the previous data directory is kept")
         server = try ServerProcess(["serve"], environment: environment)
         port = try await server.waitForPort(timeout: .seconds(120))
-        XCTAssertEqual(try Self.favoriteIDs(try data.databaseURL()), Set(quotes[0..<40]),
-                       "every favorite written before T is back, the accident is not")
+        XCTAssertEqual(
+            try Self.favoriteIDs(try data.databaseURL()), Set(quotes[0..<40]),
+            "every favorite written before T is back, the accident is not")
         acknowledged += try Self.favorite(quotes[40..<60], token: token, port: port)
         server.signal(SIGTERM)
         status = try await server.waitForExit(timeout: .seconds(60))
@@ -116,8 +118,10 @@ final class BackupCommandTests: XCTestCase {
             XCTAssertNotEqual(result.status, 0, "\(arguments)")
             XCTAssertTrue(result.output.contains(expected), "\(arguments): \(result.output)")
         }
-        let settings = [("BACKUP_SCHEDULE", "hourly"), ("BACKUP_SCHEDULE", "full=30s"), ("BACKUP_SCHEDULE", "weekly=1d"),
-                        ("BACKUP_RETENTION", "0"), ("BACKUP_RETENTION", "many")]
+        let settings = [
+            ("BACKUP_SCHEDULE", "hourly"), ("BACKUP_SCHEDULE", "full=30s"), ("BACKUP_SCHEDULE", "weekly=1d"),
+            ("BACKUP_RETENTION", "0"), ("BACKUP_RETENTION", "many"),
+        ]
         for (variable, value) in settings {
             let server = try ServerProcess(["serve"], environment: environment.merging([variable: value]) { $1 })
             let status = try await server.waitForExit(timeout: .seconds(120))
@@ -144,8 +148,9 @@ final class BackupCommandTests: XCTestCase {
         XCTAssertNotNil(metrics["backup_last_success_timestamp_seconds"], server.output)
         XCTAssertGreaterThan(metrics["backup_last_size_bytes{of=\"database\"}"] ?? 0, 1_000_000)
         XCTAssertGreaterThan(metrics["backup_last_size_bytes{of=\"repository\"}"] ?? 0, 0)
-        XCTAssertEqual(metrics["backup_oldest_restorable_timestamp_seconds"],
-                       metrics["backup_last_success_timestamp_seconds"].map { $0 + 1 }, "one backup: it is the oldest")
+        XCTAssertEqual(
+            metrics["backup_oldest_restorable_timestamp_seconds"],
+            metrics["backup_last_success_timestamp_seconds"].map { $0 + 1 }, "one backup: it is the oldest")
         XCTAssertTrue(server.output.contains("same file system"), "the repository shares /tmp's disk: warned")
         // The archive-failure count is read on the schedule's next pass.
         for _ in 0..<600 where metrics["wal_archive_failures_total"] == nil {
@@ -162,9 +167,11 @@ final class BackupCommandTests: XCTestCase {
         try FileManager.default.copyItem(at: Self.migrationsDirectory, to: migrations)
         try "CREATE TABLE backup_test_marker (id int);\n".write(
             to: migrations.appendingPathComponent("9999_backup_test_marker.sql"), atomically: true, encoding: .utf8)
-        server = try ServerProcess(["serve"], environment: data.environment([
-            "MIGRATIONS_DIR": migrations.path, "BACKUP_SCHEDULE": "off",
-        ]))
+        server = try ServerProcess(
+            ["serve"],
+            environment: data.environment([
+                "MIGRATIONS_DIR": migrations.path, "BACKUP_SCHEDULE": "off",
+            ]))
         port = try await server.waitForPort(timeout: .seconds(120))
         let output = server.output
         let backupLine = try XCTUnwrap(output.range(of: #""reason":"before migrating""#), output)
@@ -184,7 +191,9 @@ final class BackupCommandTests: XCTestCase {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("migrations")
 
-    private static func run(_ arguments: [String], _ environment: [String: String]) async throws -> (status: Int32?, output: String) {
+    private static func run(_ arguments: [String], _ environment: [String: String]) async throws -> (
+        status: Int32?, output: String
+    ) {
         let process = try ServerProcess(arguments, environment: environment)
         let status = try await process.waitForExit(timeout: .seconds(300))
         return (status, process.output)
@@ -192,7 +201,8 @@ final class BackupCommandTests: XCTestCase {
 
     private static func insertQuotes(_ count: Int, _ data: EmbeddedDataDirectory) async throws -> [UUID] {
         let connection = try PGConnection(connectionString: try data.databaseURL())
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             INSERT INTO quotes (text, author, category)
             SELECT 'Drill quote ' || n, 'Drill', 'wisdom' FROM generate_series(1, \(count)) AS n
             RETURNING id
@@ -201,7 +211,8 @@ final class BackupCommandTests: XCTestCase {
     }
 
     private static func signUp(_ client: HTTPTestClient) throws -> String {
-        let session = try client.send("POST", "/v1/auth/signup", json: ["email": "drill@example.com", "password": "correct horse"])
+        let session = try client.send(
+            "POST", "/v1/auth/signup", json: ["email": "drill@example.com", "password": "correct horse"])
         return try XCTUnwrap(try session.jsonObject()["access_token"] as? String, session.text)
     }
 
@@ -209,8 +220,10 @@ final class BackupCommandTests: XCTestCase {
     private static func favorite(_ quotes: ArraySlice<UUID>, token: String, port: Int) throws -> Int {
         let client = HTTPTestClient(port: port)
         return try quotes.filter { id in
-            try client.send("PUT", "/v1/favorites/\(id.uuidString.lowercased())",
-                            headers: ["Authorization": "Bearer \(token)"]).status == 201
+            try client.send(
+                "PUT", "/v1/favorites/\(id.uuidString.lowercased())",
+                headers: ["Authorization": "Bearer \(token)"]
+            ).status == 201
         }.count
     }
 
@@ -221,7 +234,9 @@ final class BackupCommandTests: XCTestCase {
 
     private static func favoriteIDs(_ url: String) throws -> Set<UUID> {
         let connection = try PGConnection(connectionString: url)
-        return Set(try connection.query("SELECT quote_id FROM user_favorites").map { try $0.decode("quote_id", as: UUID.self) })
+        return Set(
+            try connection.query("SELECT quote_id FROM user_favorites").map { try $0.decode("quote_id", as: UUID.self) }
+        )
     }
 
     private static func asides(_ data: EmbeddedDataDirectory) throws -> [String] {

@@ -13,7 +13,8 @@ final class BodyShareTests: XCTestCase {
         _ app: TestApp, _ user: TestUser, declared: Int, from source: String, target: String = "PUT /v1/me/avatar"
     ) throws -> HTTPTestConnection {
         let connection = try HTTPTestConnection(port: app.application.port, source: source)
-        let head = "\(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(user.accessToken)\r\n"
+        let head =
+            "\(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(user.accessToken)\r\n"
             + "apikey: \(app.anonKey)\r\nContent-Type: image/png\r\nContent-Length: \(declared)\r\n\r\n"
         XCTAssertTrue(connection.write(Array(head.utf8) + [0x89, 0x50, 0x4E, 0x47]))
         return connection
@@ -37,14 +38,17 @@ final class BodyShareTests: XCTestCase {
         _ = try app.client.send("POST", "/v1/auth/signup", json: ["email": "small@x.io", "password": "correct horse"])
         // Two uploads from two addresses take the large bodies' share (2 MiB - 1 MiB reserved), within each
         // address's share (a quarter of the budget).
-        let uploads = try [stalledUpload(app, user, declared: 512 << 10, from: "127.0.0.2"),
-                           stalledUpload(app, user, declared: 512 << 10, from: "127.0.0.3")]
+        let uploads = try [
+            stalledUpload(app, user, declared: 512 << 10, from: "127.0.0.2"),
+            stalledUpload(app, user, declared: 512 << 10, from: "127.0.0.3"),
+        ]
         try await awaitBuffered(app) { $0 >= 1 << 20 }
         XCTAssertEqual(app.application.server.bufferedBodyBytes, 1 << 20)
         // One byte past the large share: refused at once.
         let past = try HTTPTestConnection(port: app.application.port, source: "127.0.0.4")
-            .send("PUT", "/v1/me/avatar", headers: user.authorization + ["Content-Type": "image/png"],
-                  body: [UInt8](repeating: 0, count: 65 << 10))
+            .send(
+                "PUT", "/v1/me/avatar", headers: user.authorization + ["Content-Type": "image/png"],
+                body: [UInt8](repeating: 0, count: 65 << 10))
         XCTAssertEqual(past.status, 503, past.text)
         XCTAssertNotNil(past.header("Retry-After"))
         // Logins, sign-ups and small writes draw on the reserve.
@@ -57,8 +61,9 @@ final class BodyShareTests: XCTestCase {
         XCTAssertEqual(write.status, 201, write.text)
         // A small body at the limit (64 KiB) is still small.
         let name = String(repeating: "a", count: (64 << 10) - 20)
-        let atLimit = try app.client.send("PATCH", "/v1/me", headers: user.authorization + ["Content-Type": "application/json"],
-                                          body: Array(("{\"display_name\":\"" + name + "\"}").utf8))
+        let atLimit = try app.client.send(
+            "PATCH", "/v1/me", headers: user.authorization + ["Content-Type": "application/json"],
+            body: Array(("{\"display_name\":\"" + name + "\"}").utf8))
         XCTAssertNotEqual(atLimit.status, 503, atLimit.text)
         for upload in uploads { upload.close() }
     }
@@ -71,9 +76,11 @@ final class BodyShareTests: XCTestCase {
         let (user, other) = (try await app.makeUser(), try await app.makeUser())
         let storage = "POST /storage/v1/object/avatars/\(user.id.uuidString.lowercased())"
         // 3 + 3 + 2 MiB from three addresses: the account's 8 MiB exactly.
-        let uploads = try [stalledUpload(app, user, declared: 3 << 20, from: "127.0.0.2", target: storage + "/a.png"),
-                           stalledUpload(app, user, declared: 3 << 20, from: "127.0.0.3", target: storage + "/b.png"),
-                           stalledUpload(app, user, declared: 2 << 20, from: "127.0.0.4")]
+        let uploads = try [
+            stalledUpload(app, user, declared: 3 << 20, from: "127.0.0.2", target: storage + "/a.png"),
+            stalledUpload(app, user, declared: 3 << 20, from: "127.0.0.3", target: storage + "/b.png"),
+            stalledUpload(app, user, declared: 2 << 20, from: "127.0.0.4"),
+        ]
         try await awaitBuffered(app) { $0 >= 8 << 20 }
         XCTAssertEqual(app.application.server.bufferedBodyBytes, 8 << 20)
         let past = try stalledUpload(app, user, declared: (64 << 10) + 1, from: "127.0.0.5")
@@ -99,14 +106,16 @@ final class BodyShareTests: XCTestCase {
         let rest = try app.client.send("POST", "/rest/v1/collections", headers: json, body: large)
         XCTAssertEqual(rest.status, 401, rest.text)
         // At the limit the anon key is the route's business (here: refused by the row rules, not by size).
-        let small = try app.client.send("POST", "/storage/v1/object/avatars/\(user.id.uuidString.lowercased())/a.png",
-                                        headers: app.supabaseHeaders(nil, ["Content-Type": "image/png"]),
-                                        body: [UInt8](repeating: 0x41, count: 64 << 10))
+        let small = try app.client.send(
+            "POST", "/storage/v1/object/avatars/\(user.id.uuidString.lowercased())/a.png",
+            headers: app.supabaseHeaders(nil, ["Content-Type": "image/png"]),
+            body: [UInt8](repeating: 0x41, count: 64 << 10))
         XCTAssertFalse(small.text.contains("access token"), small.text)
         // A user's token may send the large body.
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 70 << 10)
-        let owned = try app.client.send("POST", "/storage/v1/object/avatars/\(user.id.uuidString.lowercased())/a.png",
-                                        headers: app.supabaseHeaders(user, ["Content-Type": "image/png"]), body: png)
+        let owned = try app.client.send(
+            "POST", "/storage/v1/object/avatars/\(user.id.uuidString.lowercased())/a.png",
+            headers: app.supabaseHeaders(user, ["Content-Type": "image/png"]), body: png)
         XCTAssertNotEqual(owned.status, 403, owned.text)
         XCTAssertFalse(owned.text.contains("access token"), owned.text)
     }

@@ -11,7 +11,8 @@ final class CachingAndCompressionTests: XCTestCase {
         let ids = try await app.insertQuotes((0..<30).map { "Quote number \($0) about patience" })
         let paths = [
             "/v1/quotes", "/v1/quotes?page=2&page_size=10", "/v1/quotes?category=love", "/v1/quotes/search?q=patience",
-            "/v1/quotes/search?q=number&type=keyword&page=2&page_size=5", "/v1/quotes/\(ids[3].uuidString.lowercased())",
+            "/v1/quotes/search?q=number&type=keyword&page=2&page_size=5",
+            "/v1/quotes/\(ids[3].uuidString.lowercased())",
             "/v1/categories", "/v1/qotd?date=2026-01-01", "/v1/qotd", "/v1/qotd/range?from=2026-01-01&to=2026-01-03",
         ]
         for path in paths {
@@ -27,8 +28,11 @@ final class CachingAndCompressionTests: XCTestCase {
         // A cursor page is public too.
         let cursor = try XCTUnwrap(try app.client.get("/v1/quotes?page_size=5").jsonObject()["next_cursor"] as? String)
         let byCursor = try app.client.get("/v1/quotes?page_size=5&cursor=\(cursor)")
-        XCTAssertEqual(try app.client.get("/v1/quotes?page_size=5&cursor=\(cursor)",
-                                          headers: ["If-None-Match": try XCTUnwrap(byCursor.header("ETag"))]).status, 304)
+        XCTAssertEqual(
+            try app.client.get(
+                "/v1/quotes?page_size=5&cursor=\(cursor)",
+                headers: ["If-None-Match": try XCTUnwrap(byCursor.header("ETag"))]
+            ).status, 304)
         // Errors and the private routes carry none.
         XCTAssertNil(try app.client.get("/v1/quotes?page=0").header("ETag"))
     }
@@ -52,7 +56,10 @@ final class CachingAndCompressionTests: XCTestCase {
         }
         // A list the new quote is not in may keep its tag (it is the same answer).
         let wisdom = try app.client.get("/v1/quotes?category=wisdom")
-        XCTAssertEqual(try app.client.get("/v1/quotes?category=wisdom", headers: ["If-None-Match": try XCTUnwrap(wisdom.header("ETag"))]).status, 304)
+        XCTAssertEqual(
+            try app.client.get(
+                "/v1/quotes?category=wisdom", headers: ["If-None-Match": try XCTUnwrap(wisdom.header("ETag"))]
+            ).status, 304)
         // Changed by plain SQL (another instance, an import): seen at once, without a restart.
         let listTag = try XCTUnwrap(try app.client.get("/v1/quotes").header("ETag"))
         try await app.withConnection { connection in
@@ -83,14 +90,20 @@ final class CachingAndCompressionTests: XCTestCase {
         XCTAssertEqual(again.header("ETag"), first.header("ETag"))
         // Another page, size, field or category is another answer.
         XCTAssertNotEqual(try app.client.get("/v1/quotes/search?q=patience&page=1&page_size=10").text, first.text)
-        XCTAssertEqual(try app.client.get("/v1/quotes/search?q=patience&type=author&page=2&page_size=10").jsonObject()["total"] as? Int, 0)
-        XCTAssertEqual(try app.client.get("/v1/quotes/search?q=patience&category=love").jsonObject()["total"] as? Int, 0)
+        XCTAssertEqual(
+            try app.client.get("/v1/quotes/search?q=patience&type=author&page=2&page_size=10").jsonObject()["total"]
+                as? Int, 0)
+        XCTAssertEqual(
+            try app.client.get("/v1/quotes/search?q=patience&category=love").jsonObject()["total"] as? Int, 0)
     }
 
     func testAPageOfTwentyIsGzippedForTheAppsClientAndReadsBackTheSame() async throws {
         let app = try await startTestApp()
-        try await app.insertQuotes((0..<40).map { "A reasonably long quote, number \($0), about courage and patience in hard times" })
-        for path in ["/v1/quotes?page_size=20", "/v1/quotes?page=2&page_size=20", "/v1/quotes/search?q=courage&page_size=20"] {
+        try await app.insertQuotes(
+            (0..<40).map { "A reasonably long quote, number \($0), about courage and patience in hard times" })
+        for path in [
+            "/v1/quotes?page_size=20", "/v1/quotes?page=2&page_size=20", "/v1/quotes/search?q=courage&page_size=20",
+        ] {
             let plain = try app.client.get(path)
             XCTAssertNil(plain.header("Content-Encoding"), path)
             XCTAssertEqual(plain.header("Vary"), "Accept-Encoding", path)

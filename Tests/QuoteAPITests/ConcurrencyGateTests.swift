@@ -44,8 +44,9 @@ final class ConcurrencyGateGlobalCapTests: XCTestCase {
     func testARequestPastTheGlobalCapGetsAPlaceFreedWithinItsWait() async throws {
         let gate = ConcurrencyGate(perAddress: 2, global: 1)
         XCTAssertNil(gate.enter("10.0.0.1"))
-        XCTAssertEqual(gate.enter("10.0.0.2").map(String.init(describing:)),
-                       String(describing: QuoteVaultError.busy(retryAfterSeconds: 1)))
+        XCTAssertEqual(
+            gate.enter("10.0.0.2").map(String.init(describing:)),
+            String(describing: QuoteVaultError.busy(retryAfterSeconds: 1)))
         // Another address waits for the one place; it is given back while it waits.
         let waiter = Task { await gate.enter("10.0.0.2", waitingUpTo: .seconds(60)) }
         try await Task.sleep(for: .milliseconds(20))
@@ -54,8 +55,9 @@ final class ConcurrencyGateGlobalCapTests: XCTestCase {
         XCTAssertNil(refusal, "admitted once the place was free")
         // The place is now the waiter's: a request that waits less than it holds the place is refused.
         let late = await gate.enter("10.0.0.3", waitingUpTo: .milliseconds(30))
-        XCTAssertEqual(late.map(String.init(describing:)),
-                       String(describing: QuoteVaultError.busy(retryAfterSeconds: 1)))
+        XCTAssertEqual(
+            late.map(String.init(describing:)),
+            String(describing: QuoteVaultError.busy(retryAfterSeconds: 1)))
         gate.leave("10.0.0.2")
         XCTAssertNil(gate.enter("10.0.0.3"))
     }

@@ -5,8 +5,9 @@ import XCTest
 /// The console's accounts: finding, revoking every session, deleting; never a hash or a token on a page.
 final class ConsoleAccountsTests: XCTestCase {
     private func signUp(_ app: TestApp, _ email: String) throws -> (access: String, refresh: String) {
-        let session = try app.client.send("POST", "/v1/auth/signup",
-                                          json: ["email": email, "password": "correct horse"])
+        let session = try app.client.send(
+            "POST", "/v1/auth/signup",
+            json: ["email": email, "password": "correct horse"])
         XCTAssertEqual(session.status, 201, session.text)
         let object = try session.jsonObject()
         return (try XCTUnwrap(object["access_token"] as? String), try XCTUnwrap(object["refresh_token"] as? String))
@@ -43,16 +44,18 @@ final class ConsoleAccountsTests: XCTestCase {
         }
         XCTAssertTrue(page.text.contains("<dt>Active sessions</dt><dd>1</dd>"), page.text)
 
-        let revoked = try app.consoleSubmit("/console/accounts/\(id)/revoke", cookie: cookie, fields: [:],
-                                            from: "/console/accounts/\(id)")
+        let revoked = try app.consoleSubmit(
+            "/console/accounts/\(id)/revoke", cookie: cookie, fields: [:],
+            from: "/console/accounts/\(id)")
         XCTAssertEqual(revoked.status, 303, revoked.text)
         XCTAssertEqual(try app.client.get("/v1/me", headers: bearer).status, 401, "the access token is refused")
         let refresh = try app.client.send("POST", "/v1/auth/refresh", json: ["refresh_token": tokens.refresh])
         XCTAssertEqual(refresh.status, 401, "the refresh token is refused")
         let audited1 = try await auditCount(app, "account.revoke_sessions")
         XCTAssertEqual(audited1, 1)
-        XCTAssertTrue(try app.consoleGet("/console/accounts/\(id)", cookie: cookie).text
-            .contains("<dt>Active sessions</dt><dd>0</dd>"))
+        XCTAssertTrue(
+            try app.consoleGet("/console/accounts/\(id)", cookie: cookie).text
+                .contains("<dt>Active sessions</dt><dd>0</dd>"))
         let withoutToken = try app.consolePost("/console/accounts/\(id)/revoke", cookie: cookie, fields: [:])
         XCTAssertEqual(withoutToken.status, 403)
     }
@@ -62,27 +65,31 @@ final class ConsoleAccountsTests: XCTestCase {
         defer { Task { await app.stop() } }
         let tokens = try signUp(app, "leaving@example.com")
         let bearer = ["Authorization": "Bearer \(tokens.access)"]
-        XCTAssertEqual(try app.client.send("POST", "/v1/collections", json: ["name": "Mine"], headers: bearer).status,
-                       201)
+        XCTAssertEqual(
+            try app.client.send("POST", "/v1/collections", json: ["name": "Mine"], headers: bearer).status,
+            201)
         let cookie = try await app.consoleOwner()
         let id = try await app.withConnection { connection in
             try connection.query("SELECT id FROM users WHERE email = 'leaving@example.com'")[0]
                 .decode("id", as: UUID.self)
         }.uuidString.lowercased()
-        XCTAssertTrue(try app.consoleGet("/console/accounts/\(id)", cookie: cookie).text
-            .contains("<dt>Collections</dt><dd>1</dd>"))
+        XCTAssertTrue(
+            try app.consoleGet("/console/accounts/\(id)", cookie: cookie).text
+                .contains("<dt>Collections</dt><dd>1</dd>"))
         let confirm = try app.consoleGet("/console/accounts/\(id)/delete", cookie: cookie)
         XCTAssertEqual(confirm.status, 200)
         XCTAssertTrue(confirm.text.contains("action=\"/console/accounts/\(id)/delete\""), "a confirmation form")
         XCTAssertEqual(try app.consolePost("/console/accounts/\(id)/delete", cookie: cookie, fields: [:]).status, 403)
         XCTAssertEqual(try app.client.get("/v1/me", headers: bearer).status, 200, "a refused post deletes nothing")
 
-        let deleted = try app.consoleSubmit("/console/accounts/\(id)/delete", cookie: cookie, fields: [:],
-                                            from: "/console/accounts/\(id)/delete")
+        let deleted = try app.consoleSubmit(
+            "/console/accounts/\(id)/delete", cookie: cookie, fields: [:],
+            from: "/console/accounts/\(id)/delete")
         XCTAssertEqual(deleted.status, 303, deleted.text)
         XCTAssertEqual(try app.client.get("/v1/me", headers: bearer).status, 401)
         let left = try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 SELECT (SELECT count(*) FROM users WHERE email = 'leaving@example.com')
                      + (SELECT count(*) FROM collections) AS n
                 """)[0].decode("n", as: Int.self)

@@ -11,9 +11,11 @@ final class ConsoleAuditTests: XCTestCase {
         let ada = try await app.consoleOwner("ada@example.com")
         let bob = try await app.consoleOwner("bob@example.com")
         for (cookie, text) in [(ada, "Ada's <i>remarkable</i> quote"), (bob, "Bob's ordinary quote")] {
-            let added = try app.consoleSubmit("/console/quotes", cookie: cookie, fields: [
-                "text": text, "author": "Someone", "category": "humor",
-            ], from: "/console/quotes/new")
+            let added = try app.consoleSubmit(
+                "/console/quotes", cookie: cookie,
+                fields: [
+                    "text": text, "author": "Someone", "category": "humor",
+                ], from: "/console/quotes/new")
             XCTAssertEqual(added.status, 303)
         }
         let byOwner = try app.consoleGet("/console/audit?owner=ADA", cookie: bob).text
@@ -28,7 +30,8 @@ final class ConsoleAuditTests: XCTestCase {
         XCTAssertFalse(literal.contains(">quote.add</td>"), "% matches itself, not everything")
 
         try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 INSERT INTO console_audit (owner_email, action, target, at)
                 SELECT 'bulk@example.com', 'test.bulk', 'item ' || n, now() - n * interval '1 second'
                 FROM generate_series(1, 60) AS n

@@ -23,8 +23,9 @@ final class ConsoleImportTests: XCTestCase {
         let page = try app.consoleGet(preview, cookie: cookie)
         XCTAssertEqual(page.status, 200)
         XCTAssertTrue(page.text.contains("Nothing is saved yet"))
-        XCTAssertTrue(page.text.contains("<strong>2 good</strong>") && page.text.contains("<strong>2 refused</strong>"),
-                      page.text)
+        XCTAssertTrue(
+            page.text.contains("<strong>2 good</strong>") && page.text.contains("<strong>2 refused</strong>"),
+            page.text)
         XCTAssertTrue(page.text.contains("Stay hungry, stay foolish."))
         XCTAssertTrue(page.text.contains("category must be one of"), "the bad row's reason")
         XCTAssertTrue(page.text.contains("text is missing or empty"))
@@ -46,13 +47,16 @@ final class ConsoleImportTests: XCTestCase {
         XCTAssertEqual(texts, ["Stay hungry, stay foolish.", "Love all trust a few"], "the file's first row newest")
 
         // Confirming again saves nothing twice.
-        _ = try app.consolePost(preview + "/confirm", cookie: cookie,
-                                fields: ["csrf_token": TestApp.csrfToken(in: result) ?? ""])
+        _ = try app.consolePost(
+            preview + "/confirm", cookie: cookie,
+            fields: ["csrf_token": TestApp.csrfToken(in: result) ?? ""])
         XCTAssertEqual(try app.client.get("/v1/quotes").jsonObject()["total"] as? Int, 2)
         let actions = try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 SELECT action, after::text AS after FROM console_audit WHERE owner_id IS NOT NULL ORDER BY id
-                """).map {
+                """
+            ).map {
                 (try $0.decode("action", as: String.self), try $0.decode("after", as: String?.self) ?? "")
             }
         }
@@ -88,11 +92,13 @@ final class ConsoleImportTests: XCTestCase {
         let id = String(preview.split(separator: "/").last!)
         // As a server that saved the first batch and stopped would leave it.
         try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 INSERT INTO quotes (text, author, category)
                 SELECT 'Resumed quote ' || n, 'Resumer', 'wisdom' FROM generate_series(0, 499) AS n
                 """)
-            try connection.query("""
+            try connection.query(
+                """
                 UPDATE console_imports SET state = 'importing', processed = 500, inserted = 500,
                     updated_at = now() - interval '2 minutes'
                 WHERE id = \(UUID(uuidString: id)!)
@@ -149,9 +155,11 @@ final class ConsoleImportTests: XCTestCase {
             --\(boundary)--\r
 
             """
-        return try app.client.send("POST", "/console/quotes/import", headers: [
-            "Cookie": cookie, "Content-Type": "multipart/form-data; boundary=\(boundary)",
-        ], body: Array(body.utf8))
+        return try app.client.send(
+            "POST", "/console/quotes/import",
+            headers: [
+                "Cookie": cookie, "Content-Type": "multipart/form-data; boundary=\(boundary)",
+            ], body: Array(body.utf8))
     }
 
     /// The import page once it no longer shows progress (bounded: at most 30 seconds).

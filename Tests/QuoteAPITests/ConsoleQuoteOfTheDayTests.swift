@@ -12,7 +12,8 @@ final class ConsoleQuoteOfTheDayTests: XCTestCase {
 
     private func auditCount(_ app: TestApp, _ action: String, _ target: String) async throws -> Int {
         try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 SELECT count(*)::int8 AS n FROM console_audit WHERE action = \(action) AND target = \(target)
                 """)[0].decode("n", as: Int.self)
         }
@@ -36,16 +37,19 @@ final class ConsoleQuoteOfTheDayTests: XCTestCase {
         XCTAssertEqual(search.status, 200)
         XCTAssertTrue(search.text.contains("Pin this"), "search results offer a pin")
         XCTAssertTrue(search.text.contains(pick), "the match can be picked")
-        let pinned = try app.consoleSubmit("/console/qotd/\(day)/pin", cookie: cookie, fields: ["quote_id": pick],
-                                           from: "/console/qotd/\(day)")
+        let pinned = try app.consoleSubmit(
+            "/console/qotd/\(day)/pin", cookie: cookie, fields: ["quote_id": pick],
+            from: "/console/qotd/\(day)")
         XCTAssertEqual(pinned.status, 303, pinned.text)
         XCTAssertEqual(try quoteID(app.client.get("/v1/qotd?date=\(day)")), pick, "the pin is served")
         let range = try app.client.get("/v1/qotd/range?from=\(day)&to=\(day)")
         XCTAssertEqual(range.header("Cache-Control"), "public, max-age=60", "a range that may change is not immutable")
-        XCTAssertEqual(try app.client.get("/v1/qotd/range?from=2026-01-01&to=2026-01-02").header("Cache-Control"),
-                       "public, max-age=31536000, immutable", "a frozen range is")
-        XCTAssertEqual(((try range.jsonObject()["items"] as? [[String: Any]])?.first?["quote"] as? [String: Any])?["id"]
-            as? String, pick)
+        XCTAssertEqual(
+            try app.client.get("/v1/qotd/range?from=2026-01-01&to=2026-01-02").header("Cache-Control"),
+            "public, max-age=31536000, immutable", "a frozen range is")
+        XCTAssertEqual(
+            ((try range.jsonObject()["items"] as? [[String: Any]])?.first?["quote"] as? [String: Any])?["id"]
+                as? String, pick)
         let audited1 = try await auditCount(app, "qotd.pin", day)
         XCTAssertEqual(audited1, 1)
         let calendar = try app.consoleGet("/console/qotd?month=\(day.prefix(7))", cookie: cookie)
@@ -53,8 +57,9 @@ final class ConsoleQuoteOfTheDayTests: XCTestCase {
         XCTAssertTrue(calendar.text.contains("pinned"), calendar.text)
         XCTAssertTrue(calendar.text.contains("Daily pick"), "each day shows its quote")
 
-        let unpinned = try app.consoleSubmit("/console/qotd/\(day)/unpin", cookie: cookie, fields: [:],
-                                             from: "/console/qotd/\(day)")
+        let unpinned = try app.consoleSubmit(
+            "/console/qotd/\(day)/unpin", cookie: cookie, fields: [:],
+            from: "/console/qotd/\(day)")
         XCTAssertEqual(unpinned.status, 303, unpinned.text)
         let audited2 = try await auditCount(app, "qotd.unpin", day)
         XCTAssertEqual(audited2, 1)
@@ -65,8 +70,9 @@ final class ConsoleQuoteOfTheDayTests: XCTestCase {
                 .decode("pinned", as: Bool.self)
         }
         XCTAssertFalse(stillPinned, "the day is chosen again by its seed")
-        let twice = try app.consoleSubmit("/console/qotd/\(day)/unpin", cookie: cookie, fields: [:],
-                                          from: "/console/qotd/\(day)")
+        let twice = try app.consoleSubmit(
+            "/console/qotd/\(day)/unpin", cookie: cookie, fields: [:],
+            from: "/console/qotd/\(day)")
         XCTAssertEqual(twice.status, 422)
         XCTAssertTrue(twice.text.contains("no pinned quote"), twice.text)
     }
@@ -84,26 +90,35 @@ final class ConsoleQuoteOfTheDayTests: XCTestCase {
             XCTAssertTrue(page.text.contains("frozen"), page.text)
             XCTAssertFalse(page.text.contains("action=\"/console/qotd/\(day)/pin\""), "no pin form on a frozen day")
             let other = try XCTUnwrap(ids.map { $0.uuidString.lowercased() }.first { $0 != before })
-            let refused = try app.consoleSubmit("/console/qotd/\(day)/pin", cookie: cookie,
-                                                fields: ["quote_id": other], from: "/console/qotd/\(day)")
+            let refused = try app.consoleSubmit(
+                "/console/qotd/\(day)/pin", cookie: cookie,
+                fields: ["quote_id": other], from: "/console/qotd/\(day)")
             XCTAssertEqual(refused.status, 422, day)
             XCTAssertTrue(refused.text.contains("frozen") && refused.text.contains("Nothing was saved"), refused.text)
             XCTAssertEqual(try quoteID(app.client.get("/v1/qotd?date=\(day)")), before, "\(day) unchanged")
-            XCTAssertEqual(try app.consoleSubmit("/console/qotd/\(day)/unpin", cookie: cookie, fields: [:],
-                                                 from: "/console/qotd/\(day)").status, 422)
+            XCTAssertEqual(
+                try app.consoleSubmit(
+                    "/console/qotd/\(day)/unpin", cookie: cookie, fields: [:],
+                    from: "/console/qotd/\(day)"
+                ).status, 422)
         }
         let coming = QuoteOfTheDay.lastFrozenDate().adding(days: 2).description
         for (value, message) in [("not-an-id", "Enter the id"), (UUID().uuidString, "no quote with this id")] {
-            let refused = try app.consoleSubmit("/console/qotd/\(coming)/pin", cookie: cookie,
-                                                fields: ["quote_id": value], from: "/console/qotd/\(coming)")
+            let refused = try app.consoleSubmit(
+                "/console/qotd/\(coming)/pin", cookie: cookie,
+                fields: ["quote_id": value], from: "/console/qotd/\(coming)")
             XCTAssertEqual(refused.status, 422)
             XCTAssertTrue(refused.text.contains(message), refused.text)
         }
         let tooFar = today.adding(days: QuoteOfTheDay.maximumDaysAhead + 2).description
-        XCTAssertEqual(try app.consoleSubmit("/console/qotd/\(tooFar)/pin", cookie: cookie,
-                                             fields: ["quote_id": ids[0].uuidString], from: "/console").status, 422)
-        let withoutToken = try app.consolePost("/console/qotd/\(coming)/pin", cookie: cookie,
-                                               fields: ["quote_id": ids[0].uuidString])
+        XCTAssertEqual(
+            try app.consoleSubmit(
+                "/console/qotd/\(tooFar)/pin", cookie: cookie,
+                fields: ["quote_id": ids[0].uuidString], from: "/console"
+            ).status, 422)
+        let withoutToken = try app.consolePost(
+            "/console/qotd/\(coming)/pin", cookie: cookie,
+            fields: ["quote_id": ids[0].uuidString])
         XCTAssertEqual(withoutToken.status, 403)
         let stored = try await app.withConnection { connection in
             try connection.query("SELECT count(*)::int8 AS n FROM quote_of_day WHERE pinned")[0]
@@ -125,14 +140,16 @@ final class ConsoleQuoteOfTheDayTests: XCTestCase {
         let yesterday = PGDate(Date()).adding(days: -1).description
         let used = try quoteID(app.client.get("/v1/qotd?date=\(yesterday)"))
         let day = QuoteOfTheDay.lastFrozenDate().adding(days: 3).description
-        let refused = try app.consoleSubmit("/console/qotd/\(day)/pin", cookie: cookie, fields: ["quote_id": used],
-                                            from: "/console/qotd/\(day)")
+        let refused = try app.consoleSubmit(
+            "/console/qotd/\(day)/pin", cookie: cookie, fields: ["quote_id": used],
+            from: "/console/qotd/\(day)")
         XCTAssertEqual(refused.status, 422)
         XCTAssertTrue(refused.text.contains("quote of the day on \(yesterday)"), refused.text)
         XCTAssertNotEqual(try quoteID(app.client.get("/v1/qotd?date=\(day)")), used, "nothing was pinned")
         let fresh = try XCTUnwrap(ids.first { $0 != used })
-        let pinned = try app.consoleSubmit("/console/qotd/\(day)/pin", cookie: cookie, fields: ["quote_id": fresh],
-                                           from: "/console/qotd/\(day)")
+        let pinned = try app.consoleSubmit(
+            "/console/qotd/\(day)/pin", cookie: cookie, fields: ["quote_id": fresh],
+            from: "/console/qotd/\(day)")
         XCTAssertEqual(pinned.status, 303, pinned.text)
         XCTAssertEqual(try quoteID(app.client.get("/v1/qotd?date=\(day)")), fresh)
     }

@@ -9,10 +9,12 @@ final class ConsoleQuotesTests: XCTestCase {
         let app = try await TestApp.start()
         defer { Task { await app.stop() } }
         let cookie = try await app.consoleOwner("editor@example.com")
-        let added = try app.consoleSubmit("/console/quotes", cookie: cookie, fields: [
-            "text": "  Simplicity is   prerequisite for reliability. ", "author": "Edsger W. Dijkstra",
-            "category": "wisdom",
-        ], from: "/console/quotes/new")
+        let added = try app.consoleSubmit(
+            "/console/quotes", cookie: cookie,
+            fields: [
+                "text": "  Simplicity is   prerequisite for reliability. ", "author": "Edsger W. Dijkstra",
+                "category": "wisdom",
+            ], from: "/console/quotes/new")
         XCTAssertEqual(added.status, 303, added.text)
         let location = try XCTUnwrap(added.header("Location"))
         let id = try XCTUnwrap(location.split(separator: "/").dropFirst(2).first.map(String.init))
@@ -22,9 +24,12 @@ final class ConsoleQuotesTests: XCTestCase {
         XCTAssertEqual(created["category"] as? String, "wisdom")
         XCTAssertTrue(try app.consoleGet(location, cookie: cookie).text.contains("The quote was added"))
 
-        let edited = try app.consoleSubmit("/console/quotes/\(id)", cookie: cookie, fields: [
-            "text": "Simplicity is prerequisite for reliability!", "author": "E. W. Dijkstra", "category": "success",
-        ], from: "/console/quotes/\(id)/edit")
+        let edited = try app.consoleSubmit(
+            "/console/quotes/\(id)", cookie: cookie,
+            fields: [
+                "text": "Simplicity is prerequisite for reliability!", "author": "E. W. Dijkstra",
+                "category": "success",
+            ], from: "/console/quotes/\(id)/edit")
         XCTAssertEqual(edited.status, 303, edited.text)
         let changed = try app.client.get("/v1/quotes/\(id)").jsonObject()
         XCTAssertEqual(changed["text"] as? String, "Simplicity is prerequisite for reliability!")
@@ -35,21 +40,26 @@ final class ConsoleQuotesTests: XCTestCase {
         XCTAssertEqual(confirmation.status, 200)
         XCTAssertTrue(confirmation.text.contains("E. W. Dijkstra"))
         XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").status, 200, "a confirmation page deletes nothing")
-        let deleted = try app.consoleSubmit("/console/quotes/\(id)/delete", cookie: cookie, fields: [:],
-                                            from: "/console/quotes/\(id)/delete")
+        let deleted = try app.consoleSubmit(
+            "/console/quotes/\(id)/delete", cookie: cookie, fields: [:],
+            from: "/console/quotes/\(id)/delete")
         XCTAssertEqual(deleted.status, 303)
         XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").status, 404)
         XCTAssertEqual(try app.consoleGet("/console/quotes/\(id)/edit", cookie: cookie).status, 404)
 
         // Every change has its audit row, with the values before and after, written with the change.
         let audit = try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 SELECT owner_email, action, target, before::text AS before, after::text AS after FROM console_audit
                 WHERE action LIKE 'quote.%' ORDER BY id
-                """).map { row in
-                [try row.decode("owner_email", as: String.self), try row.decode("action", as: String.self),
-                 try row.decode("target", as: String.self), try row.decode("before", as: String?.self) ?? "",
-                 try row.decode("after", as: String?.self) ?? ""]
+                """
+            ).map { row in
+                [
+                    try row.decode("owner_email", as: String.self), try row.decode("action", as: String.self),
+                    try row.decode("target", as: String.self), try row.decode("before", as: String?.self) ?? "",
+                    try row.decode("after", as: String?.self) ?? "",
+                ]
             }
         }
         XCTAssertEqual(audit.map { $0[1] }, ["quote.add", "quote.edit", "quote.delete"])
@@ -76,8 +86,9 @@ final class ConsoleQuotesTests: XCTestCase {
             (good.merging(["text": String(repeating: "a", count: 301)]) { $1 }, "longer than 300"),
         ]
         for (fields, message) in cases {
-            let refused = try app.consoleSubmit("/console/quotes", cookie: cookie, fields: fields,
-                                                from: "/console/quotes/new")
+            let refused = try app.consoleSubmit(
+                "/console/quotes", cookie: cookie, fields: fields,
+                from: "/console/quotes/new")
             XCTAssertEqual(refused.status, 422, message)
             XCTAssertTrue(refused.text.contains("Nothing was saved") && refused.text.contains(message), refused.text)
             let typed = fields["author"]!.isEmpty ? fields["text"]! : fields["author"]!
@@ -90,17 +101,19 @@ final class ConsoleQuotesTests: XCTestCase {
 
         let saved = try app.consoleSubmit("/console/quotes", cookie: cookie, fields: good, from: "/console/quotes/new")
         XCTAssertEqual(saved.status, 303)
-        let duplicate = try app.consoleSubmit("/console/quotes", cookie: cookie, fields: good,
-                                              from: "/console/quotes/new")
+        let duplicate = try app.consoleSubmit(
+            "/console/quotes", cookie: cookie, fields: good,
+            from: "/console/quotes/new")
         XCTAssertEqual(duplicate.status, 422)
         XCTAssertTrue(duplicate.text.contains("already has this text and author"))
         XCTAssertEqual(try app.client.get("/v1/quotes").jsonObject()["total"] as? Int, 1)
 
         // An edit with an unknown category changes nothing either.
         let id = try XCTUnwrap(saved.header("Location")?.split(separator: "/").dropFirst(2).first.map(String.init))
-        let badEdit = try app.consoleSubmit("/console/quotes/\(id)", cookie: cookie,
-                                            fields: good.merging(["category": "nope"]) { $1 },
-                                            from: "/console/quotes/\(id)/edit")
+        let badEdit = try app.consoleSubmit(
+            "/console/quotes/\(id)", cookie: cookie,
+            fields: good.merging(["category": "nope"]) { $1 },
+            from: "/console/quotes/\(id)/edit")
         XCTAssertEqual(badEdit.status, 422)
         XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").jsonObject()["category"] as? String, "motivation")
         let edits = try await app.withConnection { connection in
@@ -115,21 +128,25 @@ final class ConsoleQuotesTests: XCTestCase {
         defer { Task { await app.stop() } }
         let cookie = try await app.consoleOwner()
         let fields = ["text": "Shown once, kept forever.", "author": "Archivist", "category": "wisdom"]
-        let saved = try app.consoleSubmit("/console/quotes", cookie: cookie, fields: fields,
-                                          from: "/console/quotes/new")
+        let saved = try app.consoleSubmit(
+            "/console/quotes", cookie: cookie, fields: fields,
+            from: "/console/quotes/new")
         let id = try XCTUnwrap(saved.header("Location")?.split(separator: "/").dropFirst(2).first.map(String.init))
         try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 INSERT INTO quote_of_day (date, quote_id) VALUES (current_date - 1, \(UUID(uuidString: id)!))
                 """)
         }
-        let edit = try app.consoleSubmit("/console/quotes/\(id)", cookie: cookie,
-                                         fields: fields.merging(["text": "Rewritten history."]) { $1 },
-                                         from: "/console/quotes/\(id)/edit")
+        let edit = try app.consoleSubmit(
+            "/console/quotes/\(id)", cookie: cookie,
+            fields: fields.merging(["text": "Rewritten history."]) { $1 },
+            from: "/console/quotes/\(id)/edit")
         XCTAssertEqual(edit.status, 409)
         XCTAssertTrue(edit.text.contains("has been a quote of the day"), edit.text)
-        let delete = try app.consoleSubmit("/console/quotes/\(id)/delete", cookie: cookie, fields: [:],
-                                           from: "/console/quotes/\(id)/delete")
+        let delete = try app.consoleSubmit(
+            "/console/quotes/\(id)/delete", cookie: cookie, fields: [:],
+            from: "/console/quotes/\(id)/delete")
         XCTAssertEqual(delete.status, 409)
         XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").jsonObject()["text"] as? String, fields["text"])
     }
@@ -141,7 +158,8 @@ final class ConsoleQuotesTests: XCTestCase {
         try await app.withConnection { connection in
             for index in 0..<30 {
                 let category = index % 2 == 0 ? "humor" : "love"
-                try connection.query("""
+                try connection.query(
+                    """
                     INSERT INTO quotes (text, author, category, created_at)
                     VALUES (\("Quote number \(index) <b>bold</b>"), \("Author \(index)"), \(category),
                             now() - \(index) * interval '1 minute')
@@ -175,11 +193,14 @@ final class ConsoleQuotesTests: XCTestCase {
         let form = try app.consoleGet("/console/quotes/new", cookie: cookie).text
         let token = try XCTUnwrap(TestApp.csrfToken(in: form))
         // Spaces as "+", a literal "+" as %2B, UTF-8 percent-encoded, as a browser sends the form.
-        let body = "csrf_token=\(token)&text=1+%2B+1+%3D+2%2C+caf%C3%A9+%26+cr%C3%A8me"
+        let body =
+            "csrf_token=\(token)&text=1+%2B+1+%3D+2%2C+caf%C3%A9+%26+cr%C3%A8me"
             + "&author=G%C3%B6del&category=wisdom"
-        let saved = try app.client.send("POST", "/console/quotes", headers: [
-            "Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded",
-        ], body: Array(body.utf8))
+        let saved = try app.client.send(
+            "POST", "/console/quotes",
+            headers: [
+                "Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded",
+            ], body: Array(body.utf8))
         XCTAssertEqual(saved.status, 303, saved.text)
         let id = try XCTUnwrap(saved.header("Location")?.split(separator: "/").dropFirst(2).first.map(String.init))
         let quote = try app.client.get("/v1/quotes/\(id)").jsonObject()

@@ -36,7 +36,8 @@ final class ConsoleSecurityTests: XCTestCase {
         XCTAssertEqual(enrolled, 0, "nothing was enrolled")
         XCTAssertEqual(try app.consoleGet("/console", cookie: cookie).status, 200, "still signed in")
         let audited = try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 SELECT count(*)::int8 AS n FROM console_audit WHERE action NOT IN ('owner.add', 'owner.sign_in')
                 """)[0]
                 .decode("n", as: Int.self)
@@ -44,7 +45,8 @@ final class ConsoleSecurityTests: XCTestCase {
         XCTAssertEqual(audited, 0)
     }
 
-    static let policy = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+    static let policy =
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
         + "frame-ancestors 'none'; base-uri 'none'"
 
     func testEveryConsoleAnswerCarriesTheSecurityHeaders() async throws {
@@ -97,19 +99,23 @@ final class ConsoleSecurityTests: XCTestCase {
         let totp = TOTP(secret: secret)
         let now = TOTP.step(at: Date())
         let wrong = String(format: "%06d", (Int(totp.code(step: now))! + 1) % 1_000_000)
-        let refused = try app.consoleSubmit("/console/security/totp", cookie: cookie,
-                                            fields: ["secret": secretText, "code": wrong])
+        let refused = try app.consoleSubmit(
+            "/console/security/totp", cookie: cookie,
+            fields: ["secret": secretText, "code": wrong])
         XCTAssertEqual(refused.status, 422)
         XCTAssertTrue(refused.text.contains("does not match"))
-        let enrolled = try app.consoleSubmit("/console/security/totp", cookie: cookie,
-                                             fields: ["secret": secretText, "code": totp.code(step: now)])
+        let enrolled = try app.consoleSubmit(
+            "/console/security/totp", cookie: cookie,
+            fields: ["secret": secretText, "code": totp.code(step: now)])
         XCTAssertEqual(enrolled.status, 303, enrolled.text)
         XCTAssertTrue(try app.consoleGet("/console/security", cookie: cookie).text.contains("is enrolled"))
         // Never replaced from a session alone.
         let other = try TOTP.generateSecret()
-        let replace = try app.consoleSubmit("/console/security/totp", cookie: cookie, fields: [
-            "secret": Base32.encode(other), "code": TOTP(secret: other).code(step: now),
-        ])
+        let replace = try app.consoleSubmit(
+            "/console/security/totp", cookie: cookie,
+            fields: [
+                "secret": Base32.encode(other), "code": TOTP(secret: other).code(step: now),
+            ])
         XCTAssertEqual(replace.status, 409, replace.text)
         let stored = try await app.withConnection { connection in
             try connection.query("SELECT totp_secret FROM console_owners WHERE email = 'totp@example.com'")[0]

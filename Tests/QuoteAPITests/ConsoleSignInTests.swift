@@ -11,13 +11,16 @@ final class ConsoleSignInTests: XCTestCase {
     func testOwnerAddPrintsALinkThatSignsInOnceAndOwnerRemoveEndsIt() async throws {
         let app = try await TestApp.start()
         defer { Task { await app.stop() } }
-        let environment = ["DATABASE_URL": app.databaseURL, "JWT_SECRET": secret, "PORT": String(app.application.port),
-                           "LOG_LEVEL": "error"]
+        let environment = [
+            "DATABASE_URL": app.databaseURL, "JWT_SECRET": secret, "PORT": String(app.application.port),
+            "LOG_LEVEL": "error",
+        ]
         let add = try ServerProcess(["owner", "add", "Ada@Example.com"], environment: environment)
         let status = try await add.waitForExit()
         XCTAssertEqual(status, 0, add.output)
-        let link = try XCTUnwrap(add.output.split(separator: "\n").first { $0.contains("/console/sign-in?token=") },
-                                 add.output)
+        let link = try XCTUnwrap(
+            add.output.split(separator: "\n").first { $0.contains("/console/sign-in?token=") },
+            add.output)
         XCTAssertTrue(link.hasPrefix("http://127.0.0.1:\(app.application.port)/console/sign-in?token="), String(link))
         let path = String(link.dropFirst("http://127.0.0.1:\(app.application.port)".count))
         let token = String(path.split(separator: "=")[1])
@@ -51,15 +54,19 @@ final class ConsoleSignInTests: XCTestCase {
         XCTAssertEqual(afterRemoval.header("Location"), "/console/sign-in")
         let audit = try await app.withConnection { connection in
             try connection.query("SELECT owner_email, action, target FROM console_audit ORDER BY id").map {
-                [try $0.decode("owner_email", as: String.self), try $0.decode("action", as: String.self),
-                 try $0.decode("target", as: String.self)]
+                [
+                    try $0.decode("owner_email", as: String.self), try $0.decode("action", as: String.self),
+                    try $0.decode("target", as: String.self),
+                ]
             }
         }
-        XCTAssertEqual(audit, [
-            ["quote-server (command line)", "owner.add", "Ada@Example.com"],
-            ["Ada@Example.com", "owner.sign_in", "Ada@Example.com"],
-            ["quote-server (command line)", "owner.remove", "ada@example.com"],
-        ])
+        XCTAssertEqual(
+            audit,
+            [
+                ["quote-server (command line)", "owner.add", "Ada@Example.com"],
+                ["Ada@Example.com", "owner.sign_in", "Ada@Example.com"],
+                ["quote-server (command line)", "owner.remove", "ada@example.com"],
+            ])
         let unknown = try ServerProcess(["owner", "remove", "ada@example.com"], environment: environment)
         let unknownStatus = try await unknown.waitForExit()
         XCTAssertNotEqual(unknownStatus, 0, unknown.output)
@@ -75,7 +82,8 @@ final class ConsoleSignInTests: XCTestCase {
         }
         let expired = try await app.addOwner("late@example.com")
         try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 UPDATE console_sign_in_tokens SET expires_at = now() - interval '1 second'
                 WHERE token_hash = \(OpaqueToken.hash(expired))
                 """)
@@ -87,8 +95,9 @@ final class ConsoleSignInTests: XCTestCase {
 
         // A new link for the same owner works (not from another site's page); the old one stays dead.
         let fresh = try await app.addOwner("late@example.com")
-        let crossSite = try app.consolePost("/console/sign-in", fields: ["token": fresh],
-                                            headers: ["Sec-Fetch-Site": "cross-site"])
+        let crossSite = try app.consolePost(
+            "/console/sign-in", fields: ["token": fresh],
+            headers: ["Sec-Fetch-Site": "cross-site"])
         XCTAssertEqual(crossSite.status, 403)
         XCTAssertNil(crossSite.header("Set-Cookie"))
         _ = try app.signInToConsole(token: fresh)
@@ -103,10 +112,20 @@ final class ConsoleSignInTests: XCTestCase {
         let configuration = app.application.context.configuration
         let credentials: [(String, [String: String])] = [
             ("user token", ["Authorization": "Bearer \(user.accessToken)"]),
-            ("anon key", ["apikey": configuration.supabaseAnonKey,
-                          "Authorization": "Bearer \(configuration.supabaseAnonKey)"]),
-            ("service role key", ["apikey": configuration.supabaseServiceRoleKey,
-                                  "Authorization": "Bearer \(configuration.supabaseServiceRoleKey)"]),
+            (
+                "anon key",
+                [
+                    "apikey": configuration.supabaseAnonKey,
+                    "Authorization": "Bearer \(configuration.supabaseAnonKey)",
+                ]
+            ),
+            (
+                "service role key",
+                [
+                    "apikey": configuration.supabaseServiceRoleKey,
+                    "Authorization": "Bearer \(configuration.supabaseServiceRoleKey)",
+                ]
+            ),
             ("user token as the cookie", ["Cookie": "qv_console=\(user.accessToken)"]),
             ("service role key as the cookie", ["Cookie": "qv_console=\(configuration.supabaseServiceRoleKey)"]),
         ]
@@ -142,8 +161,9 @@ final class ConsoleSignInTests: XCTestCase {
         let direct = try await TestApp.start()
         defer { Task { await direct.stop() } }
         let token = try await direct.addOwner()
-        let forged = try direct.consolePost("/console/sign-in", fields: ["token": token],
-                                            headers: ["X-Forwarded-Proto": "https"])
+        let forged = try direct.consolePost(
+            "/console/sign-in", fields: ["token": token],
+            headers: ["X-Forwarded-Proto": "https"])
         XCTAssertFalse(try XCTUnwrap(forged.header("Set-Cookie")).contains("Secure"))
     }
 
@@ -154,11 +174,13 @@ final class ConsoleSignInTests: XCTestCase {
         let expired = try await app.consoleOwner()
         let leaving = try await app.consoleOwner()
         try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 UPDATE console_sessions SET last_seen_at = now() - interval '31 minutes'
                 WHERE token_hash = \(OpaqueToken.hash(String(idle.dropFirst("qv_console=".count))))
                 """)
-            try connection.query("""
+            try connection.query(
+                """
                 UPDATE console_sessions SET expires_at = now() - interval '1 second'
                 WHERE token_hash = \(OpaqueToken.hash(String(expired.dropFirst("qv_console=".count))))
                 """)
@@ -174,7 +196,8 @@ final class ConsoleSignInTests: XCTestCase {
         // A day later, the next sign-in forgets the ended sessions; the live one stays.
         let live = try await app.consoleOwner()
         try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 UPDATE console_sessions
                 SET last_seen_at = now() - interval '2 days', expires_at = now() - interval '1 day 1 minute'
                 WHERE token_hash <> \(OpaqueToken.hash(String(live.dropFirst("qv_console=".count))))

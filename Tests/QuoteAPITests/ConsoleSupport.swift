@@ -60,15 +60,18 @@ extension TestApp {
     func consoleUploadHeaders(length: Int, cookie: String) throws -> HTTPTestResponse {
         let connection = try HTTPTestConnection(port: application.port)
         defer { connection.close() }
-        XCTAssertTrue(connection.write(Array("""
-            POST /console/quotes/import HTTP/1.1\r
-            Host: 127.0.0.1\r
-            Content-Type: multipart/form-data; boundary=x\r
-            Content-Length: \(length)\r
-            Cookie: \(cookie)\r
-            \r
+        XCTAssertTrue(
+            connection.write(
+                Array(
+                    """
+                    POST /console/quotes/import HTTP/1.1\r
+                    Host: 127.0.0.1\r
+                    Content-Type: multipart/form-data; boundary=x\r
+                    Content-Length: \(length)\r
+                    Cookie: \(cookie)\r
+                    \r
 
-            """.utf8)))
+                    """.utf8)))
         return try connection.readResponse(method: "POST")
     }
 

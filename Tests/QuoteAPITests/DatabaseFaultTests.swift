@@ -42,8 +42,10 @@ final class DatabaseFaultTests: XCTestCase {
     }
 
     /// 503, a `Retry-After` of whole seconds, and the surface's error body.
-    private func assertUnavailable(_ response: HTTPTestResponse, _ surface: Surface, _ fault: String,
-                                   file: StaticString = #filePath, line: UInt = #line) throws {
+    private func assertUnavailable(
+        _ response: HTTPTestResponse, _ surface: Surface, _ fault: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let context = "\(fault) on \(surface): \(response.status) \(response.text)"
         XCTAssertEqual(response.status, 503, context, file: file, line: line)
         XCTAssertGreaterThanOrEqual(Int(response.header("Retry-After") ?? "") ?? 0, 1, context, file: file, line: line)
@@ -120,7 +122,8 @@ final class DatabaseFaultTests: XCTestCase {
         // New sessions are read-only (as on a demoted primary); the app's sessions are ended so it reconnects.
         let database = try admin.query("SELECT current_database() AS name")[0].decode("name", as: String.self)
         try admin.execute(unsafeSQL: "ALTER DATABASE \"\(database)\" SET default_transaction_read_only = on")
-        try admin.query("""
+        try admin.query(
+            """
             SELECT pg_terminate_backend(pid) FROM pg_stat_activity
             WHERE datname = current_database() AND pid <> pg_backend_pid()
             """)
@@ -151,7 +154,8 @@ final class DatabaseFaultTests: XCTestCase {
             // Once the probe's statement waits for the lock, its backend is terminated under it.
             var terminated = 0
             for _ in 0..<100 where terminated == 0 {  // at most ~10 s
-                terminated = try watcher.query("""
+                terminated = try watcher.query(
+                    """
                     SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
                     WHERE datname = current_database() AND wait_event_type = 'Lock'
                     """)[0].decode("n", as: Int.self)

@@ -9,20 +9,30 @@ final class ExportTests: XCTestCase {
         let quotes = try await app.insertQuotes(["Export one", "Export two", "Export three"])
         let owner = try await app.makeUser()
         let other = try await app.makeUser()
-        let patch = try app.client.send("PATCH", "/v1/me", json: [
-            "display_name": "Ada", "preferences": ["color_scheme": "dark", "font_size": "large"],
-        ], headers: owner.authorization)
+        let patch = try app.client.send(
+            "PATCH", "/v1/me",
+            json: [
+                "display_name": "Ada", "preferences": ["color_scheme": "dark", "font_size": "large"],
+            ], headers: owner.authorization)
         XCTAssertEqual(patch.status, 200, patch.text)
         for id in [quotes[1], quotes[0]] {
-            XCTAssertEqual(try app.client.send("PUT", "/v1/favorites/\(id.uuidString.lowercased())",
-                                               headers: owner.authorization).status / 100, 2)
+            XCTAssertEqual(
+                try app.client.send(
+                    "PUT", "/v1/favorites/\(id.uuidString.lowercased())",
+                    headers: owner.authorization
+                ).status / 100, 2)
         }
-        XCTAssertEqual(try app.client.send("PUT", "/v1/favorites/\(quotes[2].uuidString.lowercased())",
-                                           headers: other.authorization).status / 100, 2)
-        let created = try app.client.send("POST", "/v1/collections", json: ["name": "Mornings"], headers: owner.authorization)
+        XCTAssertEqual(
+            try app.client.send(
+                "PUT", "/v1/favorites/\(quotes[2].uuidString.lowercased())",
+                headers: other.authorization
+            ).status / 100, 2)
+        let created = try app.client.send(
+            "POST", "/v1/collections", json: ["name": "Mornings"], headers: owner.authorization)
         let collectionID = try XCTUnwrap(created.jsonObject()["id"] as? String)
-        let added = try app.client.send("PUT", "/v1/collections/\(collectionID)/quotes/\(quotes[2].uuidString.lowercased())",
-                                        headers: owner.authorization)
+        let added = try app.client.send(
+            "PUT", "/v1/collections/\(collectionID)/quotes/\(quotes[2].uuidString.lowercased())",
+            headers: owner.authorization)
         XCTAssertEqual(added.status, 201, added.text)
         _ = try app.client.send("POST", "/v1/collections", json: ["name": "Not mine"], headers: other.authorization)
 
@@ -40,7 +50,8 @@ final class ExportTests: XCTestCase {
         XCTAssertEqual(preferences["font_size"] as? String, "large")
         // Oldest first, with the quote itself so the export stands alone.
         let favorites = try XCTUnwrap(export["favorites"] as? [[String: Any]])
-        XCTAssertEqual(favorites.map { $0["quote_id"] as? String }, [quotes[1], quotes[0]].map { $0.uuidString.lowercased() })
+        XCTAssertEqual(
+            favorites.map { $0["quote_id"] as? String }, [quotes[1], quotes[0]].map { $0.uuidString.lowercased() })
         XCTAssertEqual(favorites.map { $0["text"] as? String }, ["Export two", "Export one"])
         XCTAssertEqual(favorites.first?["author"] as? String, "Test Author")
         XCTAssertNotNil((favorites.first?["added_at"] as? String).flatMap(BackupTimeText.parse))

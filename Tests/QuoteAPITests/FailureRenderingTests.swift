@@ -80,8 +80,9 @@ final class FailureRenderingTests: XCTestCase {
         }
         var logger = Logger(label: "FailureRenderingTests")
         logger.logLevel = .critical
-        server = HTTPServer(configuration: HTTPServerConfiguration(port: 0, refusalDelay: .zero),
-                            router: Router(routes: routes), logger: logger, classify: Failure.init(classifying:))
+        server = HTTPServer(
+            configuration: HTTPServerConfiguration(port: 0, refusalDelay: .zero),
+            router: Router(routes: routes), logger: logger, classify: Failure.init(classifying:))
         try server.start()
     }
 

@@ -22,7 +22,8 @@ final class FairUseTests: XCTestCase {
         func waiting() throws -> Int {
             // Inside the lock's transaction the statistics are a snapshot unless cleared.
             _ = try connection.query("SELECT pg_stat_clear_snapshot()")
-            return try connection.query("""
+            return try connection.query(
+                """
                 SELECT count(*)::int8 AS n FROM pg_stat_activity
                 WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()
                 """)[0].decode("n", as: Int.self)

@@ -18,11 +18,14 @@ final class HostileTrafficTests: XCTestCase {
     }
 
     /// Sends a JSON body from another loopback address.
-    private func post(_ app: TestApp, _ path: String, _ json: [String: Any], from source: String) throws -> HTTPTestResponse {
+    private func post(_ app: TestApp, _ path: String, _ json: [String: Any], from source: String) throws
+        -> HTTPTestResponse
+    {
         let connection = try HTTPTestConnection(port: app.application.port, source: source)
         defer { connection.close() }
         return try connection.send(
-            "POST", path, headers: ["Content-Type": "application/json"], body: Array(try JSONSerialization.data(withJSONObject: json)))
+            "POST", path, headers: ["Content-Type": "application/json"],
+            body: Array(try JSONSerialization.data(withJSONObject: json)))
     }
 
     private func count(_ app: TestApp, _ sql: PGQuery) async throws -> Int {
@@ -38,12 +41,15 @@ final class HostileTrafficTests: XCTestCase {
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<30 {
                 group.addTask {
-                    try HTTPTestClient(port: port).send("POST", "/v1/auth/login", json: ["email": "raced@x.io", "password": "wrong guess"]).status
+                    try HTTPTestClient(port: port).send(
+                        "POST", "/v1/auth/login", json: ["email": "raced@x.io", "password": "wrong guess"]
+                    ).status
                 }
             }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
-        XCTAssertEqual(statuses.filter { $0 == 401 }.count, 10, "exactly the limit of 10 evaluated: \(statuses.sorted())")
+        XCTAssertEqual(
+            statuses.filter { $0 == 401 }.count, 10, "exactly the limit of 10 evaluated: \(statuses.sorted())")
         XCTAssertEqual(statuses.filter { $0 == 429 }.count, 20)
         let failures = try await count(app, "SELECT count(*)::int8 FROM auth_events WHERE kind = 'login_failed'")
         XCTAssertEqual(failures, 10)
@@ -64,13 +70,19 @@ final class HostileTrafficTests: XCTestCase {
     func testSignUpsAreThrottledPerAddress() async throws {
         let app = try await startTestApp()
         for index in 0..<30 {
-            XCTAssertEqual(try app.client.send("POST", "/v1/auth/signup", json: ["email": "u\(index)@x.io", "password": "password!"]).status, 201)
+            XCTAssertEqual(
+                try app.client.send(
+                    "POST", "/v1/auth/signup", json: ["email": "u\(index)@x.io", "password": "password!"]
+                ).status, 201)
         }
-        let throttled = try app.client.send("POST", "/v1/auth/signup", json: ["email": "u30@x.io", "password": "password!"])
+        let throttled = try app.client.send(
+            "POST", "/v1/auth/signup", json: ["email": "u30@x.io", "password": "password!"])
         XCTAssertEqual(throttled.status, 429)
         XCTAssertNotNil(throttled.header("Retry-After"))
-        XCTAssertEqual(try post(app, "/v1/auth/signup", ["email": "elsewhere@x.io", "password": "password!"], from: "127.0.0.2").status, 201,
-                       "another address has its own allowance")
+        XCTAssertEqual(
+            try post(app, "/v1/auth/signup", ["email": "elsewhere@x.io", "password": "password!"], from: "127.0.0.2")
+                .status, 201,
+            "another address has its own allowance")
         let users = try await count(app, "SELECT count(*)::int8 FROM users")
         XCTAssertEqual(users, 31, "the throttled sign-up created nothing")
     }
@@ -78,30 +90,49 @@ final class HostileTrafficTests: XCTestCase {
     func testResetConfirmationsAreThrottledPerAddress() async throws {
         let app = try await startTestApp()
         for _ in 0..<20 {
-            let response = try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": try OpaqueToken.generate(), "password": "new password"])
+            let response = try app.client.send(
+                "POST", "/v1/auth/password-reset/confirm",
+                json: ["token": try OpaqueToken.generate(), "password": "new password"])
             XCTAssertEqual(response.status, 400)
         }
         // Past the limit: refused after HTTP_REFUSAL_DELAY (1 s by default), still saying when to retry.
         let before = ContinuousClock.now
-        let throttled = try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": try OpaqueToken.generate(), "password": "new password"])
+        let throttled = try app.client.send(
+            "POST", "/v1/auth/password-reset/confirm",
+            json: ["token": try OpaqueToken.generate(), "password": "new password"])
         XCTAssertEqual(throttled.status, 429)
         XCTAssertGreaterThanOrEqual(ContinuousClock.now - before, .seconds(1), "the refusal waits the delay")
         XCTAssertGreaterThan(Int(throttled.header("Retry-After") ?? "") ?? 0, 0)
         // A malformed token from an address past its limit is refused the same way (a flood stays refused).
-        XCTAssertEqual(try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": "made up", "password": "new password"]).status, 429)
-        XCTAssertEqual(try post(app, "/v1/auth/password-reset/confirm", ["token": try OpaqueToken.generate(), "password": "new password"],
-                                from: "127.0.0.2").status, 400)
+        XCTAssertEqual(
+            try app.client.send(
+                "POST", "/v1/auth/password-reset/confirm", json: ["token": "made up", "password": "new password"]
+            ).status, 429)
+        XCTAssertEqual(
+            try post(
+                app, "/v1/auth/password-reset/confirm",
+                ["token": try OpaqueToken.generate(), "password": "new password"],
+                from: "127.0.0.2"
+            ).status, 400)
     }
 
     func testAFloodPastALimitIsAnsweredFromMemoryWithoutTheDatabase() async throws {
         let app = try await startTestApp()
         for _ in 0..<20 {
-            _ = try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": try OpaqueToken.generate(), "password": "new password"])
+            _ = try app.client.send(
+                "POST", "/v1/auth/password-reset/confirm",
+                json: ["token": try OpaqueToken.generate(), "password": "new password"])
         }
-        XCTAssertEqual(try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": try OpaqueToken.generate(), "password": "new password"]).status, 429)
+        XCTAssertEqual(
+            try app.client.send(
+                "POST", "/v1/auth/password-reset/confirm",
+                json: ["token": try OpaqueToken.generate(), "password": "new password"]
+            ).status, 429)
         // The database forgets (as if the window had passed), the instance still remembers its refusal for a while.
         try await app.withConnection { try $0.query("DELETE FROM auth_events") }
-        let remembered = try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": try OpaqueToken.generate(), "password": "new password"])
+        let remembered = try app.client.send(
+            "POST", "/v1/auth/password-reset/confirm",
+            json: ["token": try OpaqueToken.generate(), "password": "new password"])
         XCTAssertEqual(remembered.status, 429)
         XCTAssertGreaterThan(Int(remembered.header("Retry-After") ?? "") ?? 0, 0)
         let attempts = try await count(app, "SELECT count(*)::int8 FROM auth_events")
@@ -111,7 +142,9 @@ final class HostileTrafficTests: XCTestCase {
     func testUnknownResetTokensAreRefusedWithoutHashing() async throws {
         // No room at all in the hashing queue: anything that hashes would be 503.
         let app = try await startTestApp { $0.hashingQueueLimit = 0 }
-        let response = try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": try OpaqueToken.generate(), "password": "new password"])
+        let response = try app.client.send(
+            "POST", "/v1/auth/password-reset/confirm",
+            json: ["token": try OpaqueToken.generate(), "password": "new password"])
         XCTAssertEqual(response.status, 400)
         XCTAssertEqual(try response.jsonObject()["code"] as? String, "reset_token_invalid")
     }
@@ -121,21 +154,32 @@ final class HostileTrafficTests: XCTestCase {
         defer { sink.stop() }
         let app = try await startTestApp { $0.smtpURL = sink.url }
         _ = try signUp(app, "twice@x.io")
-        for _ in 0..<2 { XCTAssertEqual(try app.client.send("POST", "/v1/auth/password-reset", json: ["email": "twice@x.io"]).status, 202) }
+        for _ in 0..<2 {
+            XCTAssertEqual(
+                try app.client.send("POST", "/v1/auth/password-reset", json: ["email": "twice@x.io"]).status, 202)
+        }
         let tokens = try await sink.waitForMessages(2).compactMap(AuthTests.token(in:))
         XCTAssertEqual(tokens.count, 2)
-        XCTAssertEqual(try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": tokens[1], "password": "first reset"]).status, 200)
-        let stale = try app.client.send("POST", "/v1/auth/password-reset/confirm", json: ["token": tokens[0], "password": "undo the reset"])
+        XCTAssertEqual(
+            try app.client.send(
+                "POST", "/v1/auth/password-reset/confirm", json: ["token": tokens[1], "password": "first reset"]
+            ).status, 200)
+        let stale = try app.client.send(
+            "POST", "/v1/auth/password-reset/confirm", json: ["token": tokens[0], "password": "undo the reset"])
         XCTAssertEqual(stale.status, 400, "the older mail cannot change the password again")
         XCTAssertEqual(try stale.jsonObject()["code"] as? String, "reset_token_invalid")
-        XCTAssertEqual(try app.client.send("POST", "/v1/auth/login", json: ["email": "twice@x.io", "password": "first reset"]).status, 200)
+        XCTAssertEqual(
+            try app.client.send("POST", "/v1/auth/login", json: ["email": "twice@x.io", "password": "first reset"])
+                .status, 200)
     }
 
     // MARK: the hashing queue
 
     func testOneAddressCannotTakeTheWholeHashingQueueAndOthersGetTheirTurn() async throws {
         // A slow hash (about 4× the default cost) keeps the single thread busy while the queue fills.
-        let queue = PasswordHashingQueue(hasher: PasswordHasher(parameters: ScryptParameters(logN: 16, r: 8, p: 1)), threads: 1, queueLimit: 8, perAddressLimit: 3)
+        let queue = PasswordHashingQueue(
+            hasher: PasswordHasher(parameters: ScryptParameters(logN: 16, r: 8, p: 1)), threads: 1, queueLimit: 8,
+            perAddressLimit: 3)
         defer { queue.stop() }
         let order = OrderLog()
         let outcomes = await withTaskGroup(of: (String, Bool).self) { group in
@@ -185,7 +229,10 @@ final class HostileTrafficTests: XCTestCase {
         let port = app.application.port
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<2 {
-                group.addTask { try HTTPTestClient(port: port).send("POST", "/v1/auth/refresh", json: ["refresh_token": token]).status }
+                group.addTask {
+                    try HTTPTestClient(port: port).send("POST", "/v1/auth/refresh", json: ["refresh_token": token])
+                        .status
+                }
             }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
@@ -193,7 +240,11 @@ final class HostileTrafficTests: XCTestCase {
         let revoked = try await count(app, "SELECT count(*)::int8 FROM sessions WHERE revoked_at IS NOT NULL")
         XCTAssertEqual(revoked, 0)
         // Past the window, the same token again is theft: the session is revoked.
-        try await app.withConnection { try $0.query("UPDATE refresh_tokens SET rotated_at = rotated_at - interval '11 seconds' WHERE rotated_at IS NOT NULL") }
+        try await app.withConnection {
+            try $0.query(
+                "UPDATE refresh_tokens SET rotated_at = rotated_at - interval '11 seconds' WHERE rotated_at IS NOT NULL"
+            )
+        }
         let late = try app.client.send("POST", "/v1/auth/refresh", json: ["refresh_token": token])
         XCTAssertEqual(late.status, 401)
         XCTAssertEqual(try late.jsonObject()["code"] as? String, "refresh_token_reused")
@@ -204,16 +255,37 @@ final class HostileTrafficTests: XCTestCase {
     func testAuthenticatedRoutesRefuseABodyBeforeReadingIt() async throws {
         let app = try await startTestApp()
         let cases: [(head: String, status: Int)] = [
-            ("POST /v1/collections HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500000\r\n\r\n", 401),
-            ("PUT /v1/me/avatar HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer not.a.token\r\nContent-Type: image/png\r\nContent-Length: 2000000\r\n\r\n", 401),
-            ("PUT /v1/me/avatar HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: 3000000\r\n\r\n", 413),
+            (
+                "POST /v1/collections HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500000\r\n\r\n",
+                401
+            ),
+            (
+                "PUT /v1/me/avatar HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer not.a.token\r\nContent-Type: image/png\r\nContent-Length: 2000000\r\n\r\n",
+                401
+            ),
+            (
+                "PUT /v1/me/avatar HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: 3000000\r\n\r\n",
+                413
+            ),
             // Supabase Storage answers a missing key with 400 and statusCode "401" in its body.
-            ("POST /storage/v1/object/avatars/x/y.png HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: 1000000\r\n\r\n", 400),
-            ("POST /rest/v1/collections HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n", 401),
+            (
+                "POST /storage/v1/object/avatars/x/y.png HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: 1000000\r\n\r\n",
+                400
+            ),
+            (
+                "POST /rest/v1/collections HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n",
+                401
+            ),
             ("POST /v1/nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", 404),
             // Credentials are small: 64 KiB at most on the auth routes of both APIs.
-            ("POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65537\r\n\r\n", 413),
-            ("POST /auth/v1/token?grant_type=password HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65537\r\n\r\n", 413),
+            (
+                "POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65537\r\n\r\n",
+                413
+            ),
+            (
+                "POST /auth/v1/token?grant_type=password HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65537\r\n\r\n",
+                413
+            ),
         ]
         for (head, status) in cases {
             let connection = try HTTPTestConnection(port: app.application.port, timeoutSeconds: 5)
@@ -225,10 +297,14 @@ final class HostileTrafficTests: XCTestCase {
         let prefix = "{\"email\": \"a@b.c\", \"password\": \""
         let atLimit = prefix + String(repeating: "p", count: 65536 - prefix.utf8.count - 2) + "\"}"
         XCTAssertEqual(atLimit.utf8.count, 65536)
-        XCTAssertEqual(try app.client.send("POST", "/v1/auth/login", headers: ["Content-Type": "application/json"], body: Array(atLimit.utf8)).status, 401,
-                       "64 KiB exactly is read (and the password is wrong)")
+        XCTAssertEqual(
+            try app.client.send(
+                "POST", "/v1/auth/login", headers: ["Content-Type": "application/json"], body: Array(atLimit.utf8)
+            ).status, 401,
+            "64 KiB exactly is read (and the password is wrong)")
         let user = try await app.makeUser()
-        let created = try app.client.send("POST", "/v1/collections", json: ["name": "kept"], headers: user.authorization)
+        let created = try app.client.send(
+            "POST", "/v1/collections", json: ["name": "kept"], headers: user.authorization)
         XCTAssertEqual(created.status, 201, "a valid token's body is read")
     }
 

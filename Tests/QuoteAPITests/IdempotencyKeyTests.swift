@@ -36,8 +36,9 @@ final class IdempotencyKeyTests: XCTestCase {
 
         // Another user may use the same key for their own request.
         let other = try await app.makeUser()
-        let theirs = try app.client.send("POST", "/v1/collections", json: ["name": "Theirs"],
-                                         headers: other.authorization.merging(["Idempotency-Key": "create-1"]) { $1 })
+        let theirs = try app.client.send(
+            "POST", "/v1/collections", json: ["name": "Theirs"],
+            headers: other.authorization.merging(["Idempotency-Key": "create-1"]) { $1 })
         XCTAssertEqual(theirs.status, 201)
         XCTAssertNil(theirs.header("Idempotent-Replayed"))
     }
@@ -46,9 +47,12 @@ final class IdempotencyKeyTests: XCTestCase {
         let app = try await startTestApp()
         let user = try await app.makeUser()
         let headers = user.authorization.merging(["Idempotency-Key": "k"]) { $1 }
-        XCTAssertEqual(try app.client.send("POST", "/v1/collections", json: ["name": "A"], headers: headers).status, 201)
-        for (method, path, body) in [("POST", "/v1/collections", ["name": "B"]), ("PATCH", "/v1/me", ["display_name": "A"]),
-                                     ("POST", "/v1/sync", ["operations": []])] as [(String, String, [String: Any])] {
+        XCTAssertEqual(
+            try app.client.send("POST", "/v1/collections", json: ["name": "A"], headers: headers).status, 201)
+        for (method, path, body) in [
+            ("POST", "/v1/collections", ["name": "B"]), ("PATCH", "/v1/me", ["display_name": "A"]),
+            ("POST", "/v1/sync", ["operations": []]),
+        ] as [(String, String, [String: Any])] {
             let reused = try app.client.send(method, path, json: body, headers: headers)
             XCTAssertEqual(reused.status, 422, path)
             XCTAssertEqual(try reused.jsonObject()["code"] as? String, "idempotency_key_reused")
@@ -60,16 +64,21 @@ final class IdempotencyKeyTests: XCTestCase {
     func testKeyLengthAndCharacters() async throws {
         let app = try await startTestApp()
         let user = try await app.makeUser()
-        for (key, status) in [(String(repeating: "k", count: 255), 201), (String(repeating: "k", count: 256), 422), ("has space", 422),
-                              ("tab\tkey", 422), ("é", 422), ("~!x", 201)] {
-            let response = try app.client.send("POST", "/v1/collections", json: ["name": "K"],
-                                               headers: user.authorization.merging(["Idempotency-Key": key]) { $1 })
+        for (key, status) in [
+            (String(repeating: "k", count: 255), 201), (String(repeating: "k", count: 256), 422), ("has space", 422),
+            ("tab\tkey", 422), ("é", 422), ("~!x", 201),
+        ] {
+            let response = try app.client.send(
+                "POST", "/v1/collections", json: ["name": "K"],
+                headers: user.authorization.merging(["Idempotency-Key": key]) { $1 })
             XCTAssertEqual(response.status, status, key)
             if status == 422 { XCTAssertEqual(try response.errorFields(), ["Idempotency-Key"]) }
         }
         XCTAssertEqual(try collections(app, user).count, 2)
         // Without a valid token the key changes nothing: 401.
-        XCTAssertEqual(try app.client.send("POST", "/v1/collections", json: ["name": "K"], headers: ["Idempotency-Key": "x"]).status, 401)
+        XCTAssertEqual(
+            try app.client.send("POST", "/v1/collections", json: ["name": "K"], headers: ["Idempotency-Key": "x"])
+                .status, 401)
     }
 
     func testConcurrentRequestsWithOneKeyRunOnce() async throws {
@@ -79,7 +88,10 @@ final class IdempotencyKeyTests: XCTestCase {
         let headers = user.authorization.merging(["Idempotency-Key": "burst"]) { $1 }
         let answers = try await withThrowingTaskGroup(of: HTTPTestResponse.self) { group in
             for _ in 0..<12 {
-                group.addTask { try HTTPTestClient(port: port).send("POST", "/v1/collections", json: ["name": "Burst"], headers: headers) }
+                group.addTask {
+                    try HTTPTestClient(port: port).send(
+                        "POST", "/v1/collections", json: ["name": "Burst"], headers: headers)
+                }
             }
             return try await group.reduce(into: [HTTPTestResponse]()) { $0.append($1) }
         }
@@ -94,15 +106,19 @@ final class IdempotencyKeyTests: XCTestCase {
         let app = try await startTestApp()
         let user = try await app.makeUser()
         let headers = user.authorization.merging(["Idempotency-Key": "daily"]) { $1 }
-        XCTAssertEqual(try app.client.send("POST", "/v1/collections", json: ["name": "Day 1"], headers: headers).status, 201)
+        XCTAssertEqual(
+            try app.client.send("POST", "/v1/collections", json: ["name": "Day 1"], headers: headers).status, 201)
         try await app.withConnection {
-            try $0.query("UPDATE idempotency_keys SET created_at = now() - interval '24 hours 1 second' WHERE user_id = \(user.id)")
+            try $0.query(
+                "UPDATE idempotency_keys SET created_at = now() - interval '24 hours 1 second' WHERE user_id = \(user.id)"
+            )
         }
         let nextDay = try app.client.send("POST", "/v1/collections", json: ["name": "Day 2"], headers: headers)
         XCTAssertEqual(nextDay.status, 201, "an expired key is a new key")
         XCTAssertNil(nextDay.header("Idempotent-Replayed"))
         try await app.withConnection {
-            try $0.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE user_id = \(user.id)")
+            try $0.query(
+                "UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE user_id = \(user.id)")
         }
         let pruned = try await app.application.context.sync.maintenance.pruneOnce()
         XCTAssertEqual(pruned, 1)
@@ -116,28 +132,39 @@ final class IdempotencyKeyTests: XCTestCase {
         let app = try await startTestApp()
         let user = try await app.makeUser()
         try await app.withConnection {
-            try $0.query("""
+            try $0.query(
+                """
                 INSERT INTO idempotency_keys (user_id, key, fingerprint, status, content_type, body)
                 SELECT \(user.id), 'old-' || n, '\\x00'::bytea, 204, NULL, ''::bytea FROM generate_series(1, 9999) n
                 """)
         }
         func send(_ key: String) throws -> HTTPTestResponse {
-            try app.client.send("POST", "/v1/collections", json: ["name": key], headers: user.authorization.merging(["Idempotency-Key": key]) { $1 })
+            try app.client.send(
+                "POST", "/v1/collections", json: ["name": key],
+                headers: user.authorization.merging(["Idempotency-Key": key]) { $1 })
         }
         XCTAssertEqual(try send("number-10000").status, 201, "the 10,000th live key")
         let refused = try send("number-10001")
         XCTAssertEqual(refused.status, 429)
         XCTAssertEqual(try refused.jsonObject()["code"] as? String, "rate_limited")
         XCTAssertNotNil(refused.header("Retry-After"))
-        XCTAssertEqual(try send("number-10000").header("Idempotent-Replayed"), "true", "a key already held still replays")
-        XCTAssertEqual(try app.client.send("POST", "/v1/collections", json: ["name": "No key"], headers: user.authorization).status, 201,
-                       "writes without a key are not limited")
+        XCTAssertEqual(
+            try send("number-10000").header("Idempotent-Replayed"), "true", "a key already held still replays")
+        XCTAssertEqual(
+            try app.client.send("POST", "/v1/collections", json: ["name": "No key"], headers: user.authorization)
+                .status, 201,
+            "writes without a key are not limited")
         // Another user is not affected; and once keys expire, new ones are taken again.
         let other = try await app.makeUser()
-        XCTAssertEqual(try app.client.send("POST", "/v1/collections", json: ["name": "x"],
-                                           headers: other.authorization.merging(["Idempotency-Key": "number-10001"]) { $1 }).status, 201)
+        XCTAssertEqual(
+            try app.client.send(
+                "POST", "/v1/collections", json: ["name": "x"],
+                headers: other.authorization.merging(["Idempotency-Key": "number-10001"]) { $1 }
+            ).status, 201)
         try await app.withConnection {
-            try $0.query("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE user_id = \(user.id) AND key LIKE 'old-%'")
+            try $0.query(
+                "UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE user_id = \(user.id) AND key LIKE 'old-%'"
+            )
         }
         XCTAssertEqual(try send("number-10001").status, 201)
         XCTAssertEqual(try collections(app, user).count, 3)
@@ -149,15 +176,17 @@ final class IdempotencyKeyTests: XCTestCase {
         // One stored answer a byte short of the quota: room for one more key, whose answer passes it.
         let stored = IdempotencyStore.maximumAnswerBytesPerUser - 1
         try await app.withConnection {
-            try $0.query("""
+            try $0.query(
+                """
                 INSERT INTO idempotency_keys (user_id, key, fingerprint, status, content_type, body)
                 VALUES (\(user.id), 'big', '\\x00'::bytea, 200, 'application/json',
                         \([UInt8](repeating: 32, count: stored)))
                 """)
         }
         func send(_ key: String) throws -> HTTPTestResponse {
-            try app.client.send("POST", "/v1/collections", json: ["name": key],
-                                headers: user.authorization.merging(["Idempotency-Key": key]) { $1 })
+            try app.client.send(
+                "POST", "/v1/collections", json: ["name": key],
+                headers: user.authorization.merging(["Idempotency-Key": key]) { $1 })
         }
         XCTAssertEqual(try send("within").status, 201, "under the quota a new key is taken")
         let refused = try send("past")
@@ -182,10 +211,14 @@ final class IdempotencyKeyTests: XCTestCase {
         let replay = try app.client.send("PUT", "/v1/favorites/\(quote)", headers: key)
         XCTAssertEqual(replay.status, 201, "the first answer, not the 200 a second PUT would give")
         XCTAssertEqual(replay.header("Idempotent-Replayed"), "true")
-        let signup: [String: Any] = ["email": "key-\(UUID().uuidString.prefix(6))@example.com", "password": "long enough pw"]
-        XCTAssertEqual(try app.client.send("POST", "/v1/auth/signup", json: signup, headers: ["Idempotency-Key": "s"]).status, 201)
-        XCTAssertEqual(try app.client.send("POST", "/v1/auth/signup", json: signup, headers: ["Idempotency-Key": "s"]).status, 409,
-                       "sign-in routes carry no user: the key is ignored")
+        let signup: [String: Any] = [
+            "email": "key-\(UUID().uuidString.prefix(6))@example.com", "password": "long enough pw",
+        ]
+        XCTAssertEqual(
+            try app.client.send("POST", "/v1/auth/signup", json: signup, headers: ["Idempotency-Key": "s"]).status, 201)
+        XCTAssertEqual(
+            try app.client.send("POST", "/v1/auth/signup", json: signup, headers: ["Idempotency-Key": "s"]).status, 409,
+            "sign-in routes carry no user: the key is ignored")
         let stored = try await app.withConnection {
             try $0.query("SELECT count(*)::int8 AS n FROM idempotency_keys")[0].decode("n", as: Int.self)
         }

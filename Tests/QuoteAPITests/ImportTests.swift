@@ -36,7 +36,9 @@ final class ImportTests: XCTestCase {
                 "\(try $0.decode("text", as: String.self))|\(try $0.decode("author", as: String.self))|\(try $0.decode("category", as: String.self))"
             }
         }
-        XCTAssertEqual(rows, ["Hello, \"world\"|Ada Lovelace|wisdom", "Spans two lines|Someone|success", "Valid two|Grace Hopper|humor"])
+        XCTAssertEqual(
+            rows,
+            ["Hello, \"world\"|Ada Lovelace|wisdom", "Spans two lines|Someone|success", "Valid two|Grace Hopper|humor"])
     }
 
     func testJSONArrayReportsLinesAndSecondImportAddsNothing() async throws {
@@ -80,7 +82,9 @@ final class ImportTests: XCTestCase {
         let total = counts.reduce(0) { $0 + ($1["count"] as? Int ?? 0) }
         XCTAssertGreaterThan(total, 5000)
         let lengths = try await app.withConnection { connection in
-            try connection.query("SELECT max(char_length(text))::int8 AS longest, count(*) FILTER (WHERE author = '')::int8 AS anonymous FROM quotes")[0]
+            try connection.query(
+                "SELECT max(char_length(text))::int8 AS longest, count(*) FILTER (WHERE author = '')::int8 AS anonymous FROM quotes"
+            )[0]
         }
         XCTAssertLessThanOrEqual(try lengths.decode("longest", as: Int.self), 300)
         XCTAssertEqual(try lengths.decode("anonymous", as: Int.self), 0)

@@ -8,19 +8,30 @@ final class MeTests: XCTestCase {
     private static let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 9, count: 64)
 
     private func signUp(_ app: TestApp, _ email: String) throws -> [String: String] {
-        let session = try app.client.send("POST", "/v1/auth/signup", json: ["email": email, "password": "correct horse"]).jsonObject()
+        let session = try app.client.send(
+            "POST", "/v1/auth/signup", json: ["email": email, "password": "correct horse"]
+        ).jsonObject()
         return ["Authorization": "Bearer \(session["access_token"] as! String)"]
     }
 
     func testPatchMergesFieldByField() async throws {
         let app = try await startTestApp()
         let auth = try signUp(app, "me@x.io")
-        let first = try app.client.send("PATCH", "/v1/me", json: [
-            "display_name": "Grace", "preferences": ["color_scheme": "dark", "accent_color": "pink", "unknown_key": 1],
-        ], headers: auth)
+        let first = try app.client.send(
+            "PATCH", "/v1/me",
+            json: [
+                "display_name": "Grace",
+                "preferences": ["color_scheme": "dark", "accent_color": "pink", "unknown_key": 1],
+            ], headers: auth)
         XCTAssertEqual(first.status, 200, first.text)
-        let second = try app.client.send("PATCH", "/v1/me", json: ["preferences": ["font_size": "extraLarge", "notification_time": "07:30",
-                                                                                      "notification_enabled": true]], headers: auth)
+        let second = try app.client.send(
+            "PATCH", "/v1/me",
+            json: [
+                "preferences": [
+                    "font_size": "extraLarge", "notification_time": "07:30",
+                    "notification_enabled": true,
+                ]
+            ], headers: auth)
         let user = try second.jsonObject()
         XCTAssertEqual(user["display_name"] as? String, "Grace", "absent fields stay")
         let preferences = try XCTUnwrap(user["preferences"] as? [String: Any])
@@ -30,12 +41,17 @@ final class MeTests: XCTestCase {
         XCTAssertEqual(preferences["notification_time"] as? String, "07:30")
         XCTAssertEqual(preferences["notification_enabled"] as? Bool, true)
         XCTAssertNil(preferences["unknown_key"])
-        let reset = try app.client.send("PATCH", "/v1/me", json: ["display_name": NSNull(), "preferences": ["accent_color": NSNull()]], headers: auth)
+        let reset = try app.client.send(
+            "PATCH", "/v1/me", json: ["display_name": NSNull(), "preferences": ["accent_color": NSNull()]],
+            headers: auth)
         let after = try reset.jsonObject()
         XCTAssertTrue(after["display_name"] is NSNull)
-        XCTAssertEqual((after["preferences"] as? [String: Any])?["accent_color"] as? String, "blue", "null resets to the default")
+        XCTAssertEqual(
+            (after["preferences"] as? [String: Any])?["accent_color"] as? String, "blue", "null resets to the default")
         XCTAssertEqual((after["preferences"] as? [String: Any])?["color_scheme"] as? String, "dark")
-        let stored = try await app.withConnection { try $0.query("SELECT preferences::text FROM profiles")[0].decode(at: 0, as: String.self) }
+        let stored = try await app.withConnection {
+            try $0.query("SELECT preferences::text FROM profiles")[0].decode(at: 0, as: String.self)
+        }
         XCTAssertFalse(stored.contains("unknown_key"), "unknown keys are not stored")
         XCTAssertEqual(try app.client.get("/v1/me", headers: auth).jsonObject()["email"] as? String, "me@x.io")
     }
@@ -56,8 +72,10 @@ final class MeTests: XCTestCase {
             (["preferences": "dark"], "preferences"),
         ]
         for (body, field) in cases {
-            let response = try app.client.send("PATCH", "/v1/me", json: body.merging(["display_name": body["display_name"] ?? "Changed?"]) { a, _ in a },
-                                               headers: auth)
+            let response = try app.client.send(
+                "PATCH", "/v1/me",
+                json: body.merging(["display_name": body["display_name"] ?? "Changed?"]) { a, _ in a },
+                headers: auth)
             XCTAssertEqual(response.status, 422, "\(body)")
             XCTAssertTrue(try response.errorFields().contains(field), "\(body): \(response.text)")
         }
@@ -67,7 +85,8 @@ final class MeTests: XCTestCase {
     func testAvatarUploadServeAndConditionalGet() async throws {
         let app = try await startTestApp()
         let auth = try signUp(app, "face@x.io")
-        let uploaded = try app.client.send("PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/png"]) { $1 }, body: Self.png)
+        let uploaded = try app.client.send(
+            "PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/png"]) { $1 }, body: Self.png)
         XCTAssertEqual(uploaded.status, 200, uploaded.text)
         let user = try uploaded.jsonObject()
         let url = try XCTUnwrap(user["avatar_url"] as? String)
@@ -85,7 +104,8 @@ final class MeTests: XCTestCase {
         XCTAssertEqual(try app.client.get("/v1/avatars/\(id)", headers: ["If-None-Match": "\"other\""]).status, 200)
 
         // Declared as PNG but really a JPEG: stored by what the bytes are.
-        let replaced = try app.client.send("PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/png"]) { $1 }, body: Self.jpeg)
+        let replaced = try app.client.send(
+            "PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/png"]) { $1 }, body: Self.jpeg)
         XCTAssertEqual(replaced.status, 200)
         XCTAssertNotEqual(try replaced.jsonObject()["avatar_url"] as? String, url)
         XCTAssertEqual(try app.client.get("/v1/avatars/\(id)").header("Content-Type"), "image/jpeg")
@@ -99,16 +119,24 @@ final class MeTests: XCTestCase {
     func testFakeImagesWrongTypesAndHugeAvatarsAreRefused() async throws {
         let app = try await startTestApp()
         let auth = try signUp(app, "fake@x.io")
-        let fakePNG = try app.client.send("PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/png"]) { $1 },
-                                          body: Array("<svg>not a png</svg>".utf8))
+        let fakePNG = try app.client.send(
+            "PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/png"]) { $1 },
+            body: Array("<svg>not a png</svg>".utf8))
         XCTAssertEqual(fakePNG.status, 415)
         XCTAssertEqual(try fakePNG.jsonObject()["code"] as? String, "unsupported_media_type")
-        XCTAssertEqual(try app.client.send("PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/gif"]) { $1 }, body: Self.png).status, 415)
-        let huge = try app.client.send("PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/png"]) { $1 },
-                                       body: Self.png + Array(repeating: 0, count: 2 * 1024 * 1024))
+        XCTAssertEqual(
+            try app.client.send(
+                "PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/gif"]) { $1 }, body: Self.png
+            ).status, 415)
+        let huge = try app.client.send(
+            "PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/png"]) { $1 },
+            body: Self.png + Array(repeating: 0, count: 2 * 1024 * 1024))
         XCTAssertEqual(huge.status, 413)
         let exactly = Self.png + Array(repeating: 0, count: 2 * 1024 * 1024 - Self.png.count)
-        XCTAssertEqual(try app.client.send("PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/png"]) { $1 }, body: exactly).status, 200)
+        XCTAssertEqual(
+            try app.client.send(
+                "PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/png"]) { $1 }, body: exactly
+            ).status, 200)
     }
 
     func testDeletingTheAccountRemovesEverythingAndKillsItsTokens() async throws {
@@ -116,18 +144,23 @@ final class MeTests: XCTestCase {
         let auth = try signUp(app, "leaving@x.io")
         let quote = try await app.insertQuotes(["Kept quote"])[0].uuidString
         _ = try app.client.send("PUT", "/v1/favorites/\(quote)", headers: auth)
-        let collection = try app.client.send("POST", "/v1/collections", json: ["name": "Mine"], headers: auth).jsonObject()["id"] as! String
+        let collection =
+            try app.client.send("POST", "/v1/collections", json: ["name": "Mine"], headers: auth).jsonObject()["id"]
+            as! String
         _ = try app.client.send("PUT", "/v1/collections/\(collection)/quotes/\(quote)", headers: auth)
-        _ = try app.client.send("PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/png"]) { $1 }, body: Self.png)
+        _ = try app.client.send(
+            "PUT", "/v1/me/avatar", headers: auth.merging(["Content-Type": "image/png"]) { $1 }, body: Self.png)
 
         let wrong = try app.client.send("DELETE", "/v1/me", json: ["password": "not it at all"], headers: auth)
         XCTAssertEqual(wrong.status, 401)
         XCTAssertEqual(try wrong.jsonObject()["code"] as? String, "invalid_credentials")
-        XCTAssertEqual(try app.client.send("DELETE", "/v1/me", json: ["password": "correct horse"], headers: auth).status, 204)
+        XCTAssertEqual(
+            try app.client.send("DELETE", "/v1/me", json: ["password": "correct horse"], headers: auth).status, 204)
         XCTAssertEqual(try app.client.get("/v1/me", headers: auth).status, 401)
         XCTAssertEqual(try app.client.get("/v1/favorites", headers: auth).status, 401)
         let left = try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 SELECT (SELECT count(*) FROM users) + (SELECT count(*) FROM profiles) + (SELECT count(*) FROM sessions)
                      + (SELECT count(*) FROM user_favorites) + (SELECT count(*) FROM collections)
                      + (SELECT count(*) FROM collection_quotes) + (SELECT count(*) FROM avatars) AS rows,
@@ -136,15 +169,21 @@ final class MeTests: XCTestCase {
         }
         XCTAssertEqual(try left.decode("rows", as: Int.self), 0)
         XCTAssertEqual(try left.decode("quotes", as: Int.self), 1, "quotes are not the user's to delete")
-        XCTAssertEqual(try app.client.send("POST", "/v1/auth/login", json: ["email": "leaving@x.io", "password": "correct horse"]).status, 401)
+        XCTAssertEqual(
+            try app.client.send("POST", "/v1/auth/login", json: ["email": "leaving@x.io", "password": "correct horse"])
+                .status, 401)
     }
 
     func testRealHashingParametersWorkEndToEnd() async throws {
         let app = try await startTestApp { $0.scrypt = .default }
         _ = try signUp(app, "real@x.io")
-        let stored = try await app.withConnection { try $0.query("SELECT password_hash FROM users")[0].decode("password_hash", as: String.self) }
+        let stored = try await app.withConnection {
+            try $0.query("SELECT password_hash FROM users")[0].decode("password_hash", as: String.self)
+        }
         XCTAssertTrue(stored.hasPrefix("$scrypt$ln=14,r=12,p=1$"), stored)
-        XCTAssertEqual(try app.client.send("POST", "/v1/auth/login", json: ["email": "real@x.io", "password": "correct horse"]).status, 200)
+        XCTAssertEqual(
+            try app.client.send("POST", "/v1/auth/login", json: ["email": "real@x.io", "password": "correct horse"])
+                .status, 200)
     }
 
     func testWeakStoredHashesAreUpgradedAtLogin() async throws {
@@ -153,8 +192,13 @@ final class MeTests: XCTestCase {
         let url = weak.databaseURL
         await weak.stop()
         let strong = try await startTestApp(databaseURL: url) { $0.scrypt = .default }
-        XCTAssertEqual(try strong.client.send("POST", "/v1/auth/login", json: ["email": "upgrade@x.io", "password": "correct horse"]).status, 200)
-        let stored = try await strong.withConnection { try $0.query("SELECT password_hash FROM users")[0].decode("password_hash", as: String.self) }
+        XCTAssertEqual(
+            try strong.client.send(
+                "POST", "/v1/auth/login", json: ["email": "upgrade@x.io", "password": "correct horse"]
+            ).status, 200)
+        let stored = try await strong.withConnection {
+            try $0.query("SELECT password_hash FROM users")[0].decode("password_hash", as: String.self)
+        }
         XCTAssertTrue(stored.hasPrefix("$scrypt$ln=14,r=12,p=1$"), stored)
     }
 }

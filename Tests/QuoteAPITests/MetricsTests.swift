@@ -6,7 +6,9 @@ import XCTest
 final class MetricsTests: XCTestCase {
     /// The value of the sample line that starts with `series` (name and labels exactly as exposed), if any.
     private func sample(_ series: String, in text: String) -> Double? {
-        text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+        text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap {
+            Double($0.split(separator: " ").last ?? "")
+        }
     }
 
     private func scrape(_ app: TestApp) throws -> String {

@@ -12,13 +12,17 @@ final class MigrationTests: XCTestCase {
     private func directory(_ files: [String: String]) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("migrations-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        for (name, sql) in files { try sql.write(to: url.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+        for (name, sql) in files {
+            try sql.write(to: url.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
         return url
     }
 
     private func appliedVersions(_ pool: PGPool) async throws -> [String] {
         try await pool.withConnection { connection in
-            try connection.query("SELECT version FROM schema_migrations ORDER BY version").map { try $0.decode("version", as: String.self) }
+            try connection.query("SELECT version FROM schema_migrations ORDER BY version").map {
+                try $0.decode("version", as: String.self)
+            }
         }
     }
 
@@ -63,7 +67,8 @@ final class MigrationTests: XCTestCase {
         defer { pool.shutdown() }
         let folder = try directory(["0001_first.sql": "CREATE TABLE first (id int);"])
         try await Migrator(migrations: try Migration.load(from: folder), logger: logger).migrate(using: pool)
-        try "CREATE TABLE first (id bigint);".write(to: folder.appendingPathComponent("0001_first.sql"), atomically: true, encoding: .utf8)
+        try "CREATE TABLE first (id bigint);".write(
+            to: folder.appendingPathComponent("0001_first.sql"), atomically: true, encoding: .utf8)
         do {
             try await Migrator(migrations: try Migration.load(from: folder), logger: logger).migrate(using: pool)
             XCTFail("a changed migration must not be skipped")

@@ -67,9 +67,11 @@ final class OperationsTests: XCTestCase {
         let document = try app.client.get("/openapi.json").jsonObject()
         let paths = try XCTUnwrap(document["paths"] as? [String: [String: Any]])
         let supabase = ["/auth/v1/", "/rest/v1/", "/storage/v1/", "/console"]
-        for route in app.application.server.router.routes where !supabase.contains(where: { route.pattern.hasPrefix($0) }) {
+        for route in app.application.server.router.routes
+        where !supabase.contains(where: { route.pattern.hasPrefix($0) }) {
             let operations = paths[route.pattern]
-            XCTAssertNotNil(operations?[route.method.rawValue.lowercased()], "\(route.method) \(route.pattern) is documented")
+            XCTAssertNotNil(
+                operations?[route.method.rawValue.lowercased()], "\(route.method) \(route.pattern) is documented")
         }
     }
 }

@@ -6,12 +6,14 @@ extension TestApp {
     /// Inserts quotes directly (category cycles through the five unless given), newest last; returns their ids
     /// in insertion order.
     @discardableResult
-    func insertQuotes(_ texts: [String], author: String = "Test Author", category: String? = nil) async throws -> [UUID] {
+    func insertQuotes(_ texts: [String], author: String = "Test Author", category: String? = nil) async throws -> [UUID]
+    {
         let categories = ["motivation", "love", "success", "wisdom", "humor"]
         return try await withConnection { connection in
             var ids: [UUID] = []
             for (index, text) in texts.enumerated() {
-                let rows = try connection.query("""
+                let rows = try connection.query(
+                    """
                     INSERT INTO quotes (text, author, category, created_at)
                     VALUES (\(text), \(author), \(category ?? categories[index % 5]), clock_timestamp())
                     RETURNING id

@@ -67,7 +67,9 @@ final class QuoteOfTheDayTests: XCTestCase {
             return try await group.reduce(into: Set<String>()) { $0.insert($1) }
         }
         XCTAssertEqual(ids.count, 1)
-        let stored = try await app.withConnection { try $0.query("SELECT count(*)::int8 AS n FROM quote_of_day")[0].decode("n", as: Int.self) }
+        let stored = try await app.withConnection {
+            try $0.query("SELECT count(*)::int8 AS n FROM quote_of_day")[0].decode("n", as: Int.self)
+        }
         XCTAssertEqual(stored, 1)
     }
 
@@ -116,13 +118,18 @@ final class QuoteOfTheDayTests: XCTestCase {
         let app = try await startTestApp()
         try await app.insertQuotes(["q"])
         let tooFar = PGDate(Date().addingTimeInterval(400 * 86_400))
-        for query in ["date=1999-12-31", "date=2026-13-01", "date=26-01-01", "date=\(tooFar)", "tz=Mars/Olympus", "date=2026-02-30"] {
+        for query in [
+            "date=1999-12-31", "date=2026-13-01", "date=26-01-01", "date=\(tooFar)", "tz=Mars/Olympus",
+            "date=2026-02-30",
+        ] {
             let response = try app.client.get("/v1/qotd?\(query)")
             XCTAssertEqual(response.status, 422, query)
         }
         XCTAssertEqual(try app.client.get("/v1/qotd?date=2000-01-01").status, 200)
-        for query in ["from=2026-01-10&to=2026-01-01", "from=2026-01-01&to=2026-02-01", "from=2026-01-01", "to=2026-01-01",
-                      "from=1999-12-31&to=2000-01-02", "from=bad&to=2026-01-01"] {
+        for query in [
+            "from=2026-01-10&to=2026-01-01", "from=2026-01-01&to=2026-02-01", "from=2026-01-01", "to=2026-01-01",
+            "from=1999-12-31&to=2000-01-02", "from=bad&to=2026-01-01",
+        ] {
             XCTAssertEqual(try app.client.get("/v1/qotd/range?\(query)").status, 422, query)
         }
         XCTAssertEqual(try app.client.get("/v1/qotd/range?from=2026-01-01&to=2026-01-31").items().count, 31)

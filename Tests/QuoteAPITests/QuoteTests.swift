@@ -34,7 +34,8 @@ final class QuoteTests: XCTestCase {
         XCTAssertEqual(quote["author"] as? String, "Test Author")
         XCTAssertEqual(quote["category"] as? String, "love")
         let created = try XCTUnwrap(quote["created_at"] as? String)
-        XCTAssertNotNil(created.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"#, options: .regularExpression), created)
+        XCTAssertNotNil(
+            created.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"#, options: .regularExpression), created)
     }
 
     func testUnknownAndMalformedIdsAre404() async throws {
@@ -93,14 +94,16 @@ final class QuoteTests: XCTestCase {
         // Ten quotes at one moment (a seed inserts thousands so: the id breaks the tie), and ten a microsecond apart
         // (a position rounded to the millisecond, as a Date would keep it, would skip or repeat them).
         let ids = try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 INSERT INTO quotes (text, author, category, created_at)
                 SELECT 'Tie ' || n, 'Test Author', 'wisdom', timestamptz '2026-01-01 12:00:00.123456+00' FROM generate_series(1, 10) n
                 UNION ALL
                 SELECT 'Gap ' || n, 'Test Author', 'love', timestamptz '2026-01-01 12:00:00.123456+00' + n * interval '1 microsecond'
                 FROM generate_series(1, 10) n
                 RETURNING id
-                """).map { try $0.decode("id", as: UUID.self).uuidString.lowercased() }
+                """
+            ).map { try $0.decode("id", as: UUID.self).uuidString.lowercased() }
         }
         let expected = try await app.withConnection { connection in
             try connection.query("SELECT id FROM quotes ORDER BY created_at DESC, id DESC")
@@ -121,7 +124,8 @@ final class QuoteTests: XCTestCase {
         let app = try await startTestApp()
         // 40 quotes on 8 timestamps (5 per moment: the id breaks the tie), categories alternating.
         try await app.withConnection { connection in
-            _ = try connection.query("""
+            _ = try connection.query(
+                """
                 INSERT INTO quotes (text, author, category, created_at)
                 SELECT 'Tied ' || n, 'Test Author', CASE WHEN n % 2 = 0 THEN 'love' ELSE 'humor' END,
                        timestamptz '2026-01-01 12:00:00+00' + (n / 5) * interval '1 second'
@@ -131,8 +135,10 @@ final class QuoteTests: XCTestCase {
         for category in [nil, "love"] {
             let filter = category.map { " WHERE category = '\($0)'" } ?? ""
             let expected = try await app.withConnection { connection in
-                try connection.query(PGQuery(unsafeSQL: "SELECT id FROM quotes\(filter) ORDER BY created_at DESC, id DESC"))
-                    .map { try $0.decode("id", as: UUID.self).uuidString.lowercased() }
+                try connection.query(
+                    PGQuery(unsafeSQL: "SELECT id FROM quotes\(filter) ORDER BY created_at DESC, id DESC")
+                )
+                .map { try $0.decode("id", as: UUID.self).uuidString.lowercased() }
             }
             let query = category.map { "&category=\($0)" } ?? ""
             var seen: [String] = []
@@ -141,7 +147,8 @@ final class QuoteTests: XCTestCase {
                 XCTAssertEqual(try response.jsonObject()["total"] as? Int, expected.count)
                 seen += try response.items().map { $0["id"] as! String }
             }
-            XCTAssertEqual(seen, Array(expected.prefix(24)), "pages 1-8 of 3: the order, each once (\(category ?? "all"))")
+            XCTAssertEqual(
+                seen, Array(expected.prefix(24)), "pages 1-8 of 3: the order, each once (\(category ?? "all"))")
             let last = try app.client.get("/v1/quotes?page=\(expected.count / 3 + 1)&page_size=3\(query)")
             XCTAssertEqual(try last.items().map { $0["id"] as! String }, Array(expected.suffix(expected.count % 3)))
             XCTAssertEqual(try last.jsonObject()["has_more"] as? Bool, false)

@@ -29,9 +29,11 @@ final class ReadReplicaTests: XCTestCase {
 
     /// A quote in the category "wisdom", chosen as the quote of 2020-02-02; its id.
     private static func insertQuoteOfTheDay(_ text: String, author: String, _ connection: PGConnection) throws -> UUID {
-        let id = try connection.query("""
+        let id = try connection.query(
+            """
             INSERT INTO quotes (text, author, category) VALUES (\(text), \(author), 'wisdom') RETURNING id
-            """).first!.decode("id", as: UUID.self)
+            """
+        ).first!.decode("id", as: UUID.self)
         try connection.query("INSERT INTO quote_of_day (date, quote_id) VALUES ('2020-02-02', \(id))")
         return id
     }
@@ -70,10 +72,12 @@ final class ReadReplicaTests: XCTestCase {
 
         // A user's own data: written and read back on the primary, whatever the replica holds.
         let user = try await app.makeUser()
-        XCTAssertEqual(try app.client.send("PUT", "/v1/favorites/\(primaryQuote)", headers: user.authorization).status, 201)
+        XCTAssertEqual(
+            try app.client.send("PUT", "/v1/favorites/\(primaryQuote)", headers: user.authorization).status, 201)
         let favorites = try app.client.get("/v1/favorites", headers: user.authorization).items()
-        XCTAssertEqual(favorites.compactMap { ($0["quote"] as? [String: Any])?["text"] as? String ?? $0["text"] as? String },
-                       ["Served by the primary"])
+        XCTAssertEqual(
+            favorites.compactMap { ($0["quote"] as? [String: Any])?["text"] as? String ?? $0["text"] as? String },
+            ["Served by the primary"])
         XCTAssertEqual(try app.client.get("/v1/me", headers: user.authorization).status, 200)
 
         // A date nobody chose yet is chosen on the primary, from the primary's quotes.
@@ -134,14 +138,16 @@ final class ReadReplicaTests: XCTestCase {
         let hba = data.appendingPathComponent("pg_hba.conf")
         let rules = try String(contentsOf: hba, encoding: .utf8) + "\nhost replication all 127.0.0.1/32 scram-sha-256\n"
         try rules.write(to: hba, atomically: false, encoding: .utf8)
-        let primaryURL = EmbeddedPostgres.url(port: try XCTUnwrap(primary.port),
-                                              password: try XCTUnwrap(primary.password))
+        let primaryURL = EmbeddedPostgres.url(
+            port: try XCTUnwrap(primary.port),
+            password: try XCTUnwrap(primary.password))
         let admin = try PGConnection(connectionString: primaryURL, logger: logger)
         try admin.query("SELECT pg_reload_conf()")
         // The base backup is read by the server: it must be able to read the password file this process wrote.
         if getuid() == 0 {
-            try FileManager.default.setAttributes([.ownerAccountName: "postgres"],
-                                                  ofItemAtPath: data.appendingPathComponent("embedded.secret").path)
+            try FileManager.default.setAttributes(
+                [.ownerAccountName: "postgres"],
+                ofItemAtPath: data.appendingPathComponent("embedded.secret").path)
         }
         let standby = try TestDatabase.makeDedicatedCluster(label: "standby")
         let backup = Process()
@@ -232,7 +238,8 @@ final class ReadReplicaTests: XCTestCase {
         _ = try standby.start()
         // The standby has replayed the quote (it was in the base backup) once it accepts connections.
         let check = try PGConnection(connectionString: standbyURL, logger: logger)
-        let copies = try check.query("SELECT count(*) AS n FROM quotes WHERE id = \(quote)")[0].decode("n", as: Int.self)
+        let copies = try check.query("SELECT count(*) AS n FROM quotes WHERE id = \(quote)")[0].decode(
+            "n", as: Int.self)
         XCTAssertEqual(copies, 1)
         XCTAssertEqual(app.application.context.readPool.replicaUse?.healthy, [false], "the monitor took the node out")
 
@@ -264,7 +271,9 @@ final class ReadReplicaTests: XCTestCase {
     }
 
     func testAReadOnlyRefusalIsAnsweredAs503() {
-        let refused = PGError(kind: .server, sqlState: .readOnlySQLTransaction, message: "cannot execute INSERT in a read-only transaction")
+        let refused = PGError(
+            kind: .server, sqlState: .readOnlySQLTransaction,
+            message: "cannot execute INSERT in a read-only transaction")
         XCTAssertEqual(Failure(classifying: refused).status, 503)
     }
 }

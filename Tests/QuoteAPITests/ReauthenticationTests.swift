@@ -15,8 +15,11 @@ final class ReauthenticationTests: XCTestCase {
     override func tearDown() async throws { await app.stop() }
 
     private func headers(_ bearer: String? = nil) -> [String: String] {
-        ["Accept": "*/*", "X-Supabase-Api-Version": "2024-01-01", "X-Client-Info": "supabase-swift/2.55.1",
-         "Authorization": "Bearer \(bearer ?? app.anonKey)", "Content-Type": "application/json", "Apikey": app.anonKey]
+        [
+            "Accept": "*/*", "X-Supabase-Api-Version": "2024-01-01", "X-Client-Info": "supabase-swift/2.55.1",
+            "Authorization": "Bearer \(bearer ?? app.anonKey)", "Content-Type": "application/json",
+            "Apikey": app.anonKey,
+        ]
     }
 
     private func changePassword(_ password: String, nonce: String?, _ token: String) throws -> HTTPTestResponse {
@@ -36,7 +39,8 @@ final class ReauthenticationTests: XCTestCase {
         XCTAssertEqual(answer.status, 200, answer.text)
         let token = try XCTUnwrap(try answer.jsonObject()["access_token"] as? String)
         try await app.withConnection {
-            try $0.query("""
+            try $0.query(
+                """
                 UPDATE sessions SET created_at = now() - \(hours) * interval '1 hour'
                 WHERE user_id = (SELECT id FROM users WHERE email = \(email))
                 """)
@@ -78,8 +82,9 @@ final class ReauthenticationTests: XCTestCase {
 
         let changed = try changePassword("n3w-Passw0rd-aaaa", nonce: nonce, token)
         XCTAssertEqual(changed.status, 200, changed.text)
-        let login = try send("POST", "/auth/v1/token?grant_type=password",
-                             #"{"email":"\#(email)","password":"n3w-Passw0rd-aaaa"}"#)
+        let login = try send(
+            "POST", "/auth/v1/token?grant_type=password",
+            #"{"email":"\#(email)","password":"n3w-Passw0rd-aaaa"}"#)
         XCTAssertEqual(login.status, 200, "the new password works")
 
         let replayed = try changePassword("n3w-Passw0rd-bbbb", nonce: nonce, token)
@@ -119,7 +124,8 @@ final class ReauthenticationTests: XCTestCase {
         let limited = try app.client.send("DELETE", "/v1/me", json: ["password": password], headers: authorization)
         XCTAssertEqual(limited.status, 429, "past ten failures, even the right password waits: \(limited.text)")
         XCTAssertNotNil(limited.header("Retry-After"))
-        let login = try app.client.send("POST", "/v1/auth/login", json: ["email": "deleter@x.io", "password": password])
+        let login = try app.client.send(
+            "POST", "/v1/auth/login", json: ["email": "deleter@x.io", "password": password])
         XCTAssertEqual(login.status, 429, "the same count as logins")
     }
 }

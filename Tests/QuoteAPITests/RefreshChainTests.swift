@@ -18,8 +18,9 @@ final class RefreshChainTests: XCTestCase {
         let invalidCode: String
         let supabase: Bool
 
-        static let v1 = Door(name: "/v1", refreshPath: "/v1/auth/refresh", reusedStatus: 401,
-                             reusedCode: "refresh_token_reused", invalidCode: "refresh_token_invalid", supabase: false)
+        static let v1 = Door(
+            name: "/v1", refreshPath: "/v1/auth/refresh", reusedStatus: 401,
+            reusedCode: "refresh_token_reused", invalidCode: "refresh_token_invalid", supabase: false)
         static let auth = Door(
             name: "/auth/v1", refreshPath: "/auth/v1/token?grant_type=refresh_token", reusedStatus: 400,
             reusedCode: "refresh_token_already_used", invalidCode: "refresh_token_not_found", supabase: true)
@@ -35,7 +36,9 @@ final class RefreshChainTests: XCTestCase {
         /// A new session of `email` (signed up on first use, else logged in): its JSON.
         func session(_ app: TestApp, _ email: String, signUp: Bool = true) throws -> [String: Any] {
             let body = ["email": email, "password": "correct horse battery"]
-            let path = supabase ? (signUp ? "/auth/v1/signup" : "/auth/v1/token?grant_type=password")
+            let path =
+                supabase
+                ? (signUp ? "/auth/v1/signup" : "/auth/v1/token?grant_type=password")
                 : (signUp ? "/v1/auth/signup" : "/v1/auth/login")
             let response = try app.client.send("POST", path, json: body, headers: headers(app))
             XCTAssertTrue([200, 201].contains(response.status), "\(name) \(path): \(response.text)")
@@ -52,7 +55,8 @@ final class RefreshChainTests: XCTestCase {
     /// How many refresh tokens the session of `token` holds.
     private func chainLength(_ app: TestApp, of token: String) async throws -> Int {
         try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 SELECT count(*)::int8 FROM refresh_tokens
                 WHERE session_id = (SELECT session_id FROM refresh_tokens WHERE token_hash = \(OpaqueToken.hash(token)))
                 """)[0].decode(at: 0, as: Int.self)
@@ -136,7 +140,8 @@ final class RefreshChainTests: XCTestCase {
             let rotated = try door.refresh(first, port: port, headers: headers).jsonObject()
             let live = try XCTUnwrap(rotated["refresh_token"] as? String)
             try await app.withConnection {
-                try $0.query("""
+                try $0.query(
+                    """
                     UPDATE refresh_tokens SET rotated_at = rotated_at - interval '11 seconds'
                     WHERE rotated_at IS NOT NULL
                     """)

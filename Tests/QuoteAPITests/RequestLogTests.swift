@@ -37,6 +37,9 @@ final class RequestLogTests: XCTestCase {
 
     func testTextLineIsReadable() throws {
         let text = try line(.text, request)
-        XCTAssertTrue(text.hasSuffix(" INFO request duration_ms=1.234 method=GET request_id=req-\"1\" route=/v1/quotes/{id} status=404\n"), text)
+        XCTAssertTrue(
+            text.hasSuffix(
+                " INFO request duration_ms=1.234 method=GET request_id=req-\"1\" route=/v1/quotes/{id} status=404\n"),
+            text)
     }
 }

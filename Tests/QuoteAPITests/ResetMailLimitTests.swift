@@ -24,12 +24,15 @@ final class ResetMailLimitTests: XCTestCase {
         let body = Array(try JSONSerialization.data(withJSONObject: ["email": email]))
         switch door {
         case .v1:
-            return try connection.send("POST", "/v1/auth/password-reset",
-                                       headers: ["Content-Type": "application/json"], body: body)
+            return try connection.send(
+                "POST", "/v1/auth/password-reset",
+                headers: ["Content-Type": "application/json"], body: body)
         case .auth:
-            return try connection.send("POST", "/auth/v1/recover", headers: [
-                "Content-Type": "application/json", "apikey": app.anonKey, "Authorization": "Bearer \(app.anonKey)",
-            ], body: body)
+            return try connection.send(
+                "POST", "/auth/v1/recover",
+                headers: [
+                    "Content-Type": "application/json", "apikey": app.anonKey, "Authorization": "Bearer \(app.anonKey)",
+                ], body: body)
         }
     }
 
@@ -38,8 +41,10 @@ final class ResetMailLimitTests: XCTestCase {
     }
 
     /// 429 with Retry-After, in the door's dialect; the body without anything that depends on the email.
-    private func assertLimited(_ response: HTTPTestResponse, _ door: Door, _ context: String,
-                               file: StaticString = #filePath, line: UInt = #line) throws {
+    private func assertLimited(
+        _ response: HTTPTestResponse, _ door: Door, _ context: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         XCTAssertEqual(response.status, 429, "\(context): \(response.text)", file: file, line: line)
         XCTAssertGreaterThanOrEqual(Int(response.header("Retry-After") ?? "") ?? 0, 1, context, file: file, line: line)
         let code = try response.jsonObject()["code"] as? String

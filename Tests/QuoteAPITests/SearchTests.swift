@@ -4,7 +4,9 @@ import XCTest
 
 /// `GET /v1/quotes/search`: literal, case-insensitive, Unicode-aware substring search with ranking.
 final class SearchTests: XCTestCase {
-    private func search(_ app: TestApp, _ query: String, type: String = "keyword", extra: String = "") throws -> HTTPTestResponse {
+    private func search(_ app: TestApp, _ query: String, type: String = "keyword", extra: String = "") throws
+        -> HTTPTestResponse
+    {
         let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
         return try app.client.get("/v1/quotes/search?q=\(encoded)&type=\(type)\(extra)")
     }
@@ -17,7 +19,9 @@ final class SearchTests: XCTestCase {
             "Kindness matters", "The road to success", "Unsuccessful attempts", "Laugh often", "wonderful world",
         ]
         try await app.insertQuotes(corpus)
-        let queries = ["love", "LOVE", "ove", "success", "wis", "école", "ÉCOLE", "%", "_", "\\", "100%", "e_c", "a", "or", "zzz"]
+        let queries = [
+            "love", "LOVE", "ove", "success", "wis", "école", "ÉCOLE", "%", "_", "\\", "100%", "e_c", "a", "or", "zzz",
+        ]
         for query in queries {
             let response = try search(app, query, extra: "&page_size=100")
             XCTAssertEqual(response.status, 200, query)
@@ -39,10 +43,10 @@ final class SearchTests: XCTestCase {
     func testRankingWholeWordThenPrefixThenAnywhereThenNewest() async throws {
         let app = try await startTestApp()
         let ids = try await app.insertQuotes([
-            "Gloves on",       // anywhere (oldest)
-            "Lovely day",      // word prefix
-            "I love it",       // whole word
-            "A glove",         // anywhere (newest)
+            "Gloves on",  // anywhere (oldest)
+            "Lovely day",  // word prefix
+            "I love it",  // whole word
+            "A glove",  // anywhere (newest)
             "Love, actually",  // whole word (newest)
         ])
         let order = try search(app, "love").items().map { $0["id"] as! String }
@@ -53,7 +57,9 @@ final class SearchTests: XCTestCase {
     func testRankingWithPunctuationAtTheQuerysEdges() async throws {
         let app = try await startTestApp()
         // Oldest first: the whole word, then the start of a word, then inside a word (newest).
-        let ids = try await app.insertQuotes(["I love C++ a lot", "C++11 rocks", "ObjC++ too", "Say (hi) there", "(hi)s and"])
+        let ids = try await app.insertQuotes([
+            "I love C++ a lot", "C++11 rocks", "ObjC++ too", "Say (hi) there", "(hi)s and",
+        ])
         let cpp = try search(app, "c++").items().map { $0["id"] as! String }
         XCTAssertEqual(cpp, [ids[0], ids[1], ids[2]].map { $0.uuidString.lowercased() })
         // A query that starts and ends with punctuation: "(hi)" followed by a letter is the start of a word.
@@ -98,8 +104,9 @@ final class SearchTests: XCTestCase {
         for padded in ["\tlove\n", "\u{00A0}love\u{2003}", "\u{3000}love\u{2028}"] {
             let response = try search(app, padded)
             XCTAssertEqual(response.status, 200, padded.debugDescription)
-            XCTAssertEqual(Set(try response.items().map { $0["text"] as! String }), ["Love is patient", "Lovely weather"],
-                           padded.debugDescription)
+            XCTAssertEqual(
+                Set(try response.items().map { $0["text"] as! String }), ["Love is patient", "Lovely weather"],
+                padded.debugDescription)
         }
         XCTAssertEqual(try search(app, "\u{00A0}\u{2003}\u{3000}\t").status, 422, "only whitespace")
         // Inside the query, whitespace is kept: this matches nothing.
@@ -108,10 +115,14 @@ final class SearchTests: XCTestCase {
 
     func testRegexMetacharactersAndCombiningMarksAreLiteralInTheRanking() async throws {
         let app = try await startTestApp()
-        let texts = ["C++ (and C) cost $5.00 [sale]", "a|b or c*d? ^x", "Cafe\u{301} de\u{301}ja\u{300} vu", "plain text"]
+        let texts = [
+            "C++ (and C) cost $5.00 [sale]", "a|b or c*d? ^x", "Cafe\u{301} de\u{301}ja\u{300} vu", "plain text",
+        ]
         try await app.insertQuotes(texts)
         // Each query is a literal substring; the ranking's regexes must neither fail nor match anything else.
-        let queries = ["C++", "(and C)", "$5.00", "[sale]", "a|b", "c*d?", "^x", "e\u{301}", "de\u{301}ja\u{300}", "\\"]
+        let queries = [
+            "C++", "(and C)", "$5.00", "[sale]", "a|b", "c*d?", "^x", "e\u{301}", "de\u{301}ja\u{300}", "\\",
+        ]
         for query in queries {
             let response = try search(app, query)
             XCTAssertEqual(response.status, 200, query)
@@ -129,7 +140,8 @@ final class SearchTests: XCTestCase {
         XCTAssertEqual(Set(first).intersection(second), [])
         XCTAssertEqual(try third.items().count, 5)
         XCTAssertEqual(try third.jsonObject()["has_more"] as? Bool, false)
-        XCTAssertEqual(try search(app, "needle", extra: "&page=9").jsonObject()["total"] as? Int, 25, "total past the end")
+        XCTAssertEqual(
+            try search(app, "needle", extra: "&page=9").jsonObject()["total"] as? Int, 25, "total past the end")
     }
 
     func testSearchUsesTheTrigramIndex() async throws {
@@ -149,7 +161,8 @@ final class SearchTests: XCTestCase {
     /// `created_at` are broken by id).
     private func insertMany(_ app: TestApp, count: Int, text: String, start: String = "2020-01-01") async throws {
         try await app.withConnection { connection in
-            _ = try connection.query("""
+            _ = try connection.query(
+                """
                 INSERT INTO quotes (text, author, category, created_at)
                 SELECT replace(\(text), '#', i::text), 'Bulk Author', 'wisdom',
                        \(start)::timestamptz + (i / 3) * interval '1 second'
@@ -178,7 +191,8 @@ final class SearchTests: XCTestCase {
         response = try search(app, "needle")
         XCTAssertEqual(try totals(response).total, 1_000)
         XCTAssertEqual(try totals(response).exact, false, "1,001 matches: not exact")
-        XCTAssertEqual(try response.items().first?["text"] as? String, "the last needle", "newest whole-word match first")
+        XCTAssertEqual(
+            try response.items().first?["text"] as? String, "the last needle", "newest whole-word match first")
         // Asked again (the remembered "more than 1,000" path), the same answer.
         let again = try search(app, "needle")
         XCTAssertEqual(try totals(again).exact, false)
@@ -186,7 +200,8 @@ final class SearchTests: XCTestCase {
 
         // Back to 999 matches: exact again, although the query was remembered as having more.
         try await app.withConnection { connection in
-            _ = try connection.query("DELETE FROM quotes WHERE id IN (SELECT id FROM quotes WHERE text ILIKE '%needle%' LIMIT 2)")
+            _ = try connection.query(
+                "DELETE FROM quotes WHERE id IN (SELECT id FROM quotes WHERE text ILIKE '%needle%' LIMIT 2)")
         }
         response = try search(app, "needle")
         XCTAssertEqual(try totals(response).total, 999)
@@ -233,7 +248,8 @@ final class SearchTests: XCTestCase {
         // 2,100 quotes with longer words starting with "needle" (more than the 2,000 the index of words is read
         // for: that tier is walked), some also holding the word itself (tier 0 wins), in two categories.
         try await app.withConnection { connection in
-            _ = try connection.query("""
+            _ = try connection.query(
+                """
                 INSERT INTO quotes (text, author, category, created_at)
                 SELECT CASE WHEN i % 2 = 1 THEN 'Needlework: ' || i WHEN i % 7 = 0 THEN 'needles and a needle ' || i
                             ELSE 'needled ' || i END,
@@ -258,7 +274,8 @@ final class SearchTests: XCTestCase {
         // Tier 2 spread over 200 words (read from the index of words) and over 201 (walked).
         for (query, words) in [("gadget", 200), ("widget", 201)] {
             try await app.withConnection { connection in
-                _ = try connection.query("""
+                _ = try connection.query(
+                    """
                     INSERT INTO quotes (text, author, category, created_at)
                     SELECT 'w' || (i % \(words)) || \(query) || ' ' || i, 'Bulk Author', 'wisdom',
                            '2017-01-01'::timestamptz + (i / 2) * interval '1 second'
@@ -275,7 +292,8 @@ final class SearchTests: XCTestCase {
         // and authors, whoever changes them and how: a word no quote uses any more is forgotten.
         func assertInStep(_ step: String, file: StaticString = #filePath, line: UInt = #line) async throws {
             let difference = try await app.withConnection { connection in
-                try connection.query("""
+                try connection.query(
+                    """
                     WITH recomputed AS (
                         SELECT 't'::"char" AS field, w AS word, count(*) AS uses FROM quotes, quote_words_of(text) AS w
                         GROUP BY w
@@ -292,7 +310,8 @@ final class SearchTests: XCTestCase {
         try await insertMany(app, count: 500, text: "bulk words #")
         try await assertInStep("inserted")
         let words = try await app.withConnection { connection in
-            try connection.query("SELECT array_agg(w ORDER BY w) AS words FROM quote_words_of('Love, LOVE and lovely love') AS w")[0]
+            try connection.query(
+                "SELECT array_agg(w ORDER BY w) AS words FROM quote_words_of('Love, LOVE and lovely love') AS w")[0]
                 .decode("words", as: [String].self)
         }
         XCTAssertEqual(words, ["and", "love", "lovely"], "distinct lower-case words")
@@ -300,7 +319,8 @@ final class SearchTests: XCTestCase {
             _ = try connection.query("UPDATE quotes SET text = 'changed text entirely' WHERE id = \(ids[0])")
             _ = try connection.query("UPDATE quotes SET category = 'humor' WHERE id = \(ids[1])")
             _ = try connection.query("UPDATE quotes SET author = 'Someone Else' WHERE id = \(ids[2])")
-            _ = try connection.query("UPDATE quotes SET created_at = created_at - interval '1 day' WHERE text LIKE 'bulk words 1%'")
+            _ = try connection.query(
+                "UPDATE quotes SET created_at = created_at - interval '1 day' WHERE text LIKE 'bulk words 1%'")
         }
         try await assertInStep("updated")
         XCTAssertEqual(try search(app, "lovely").status, 200)
@@ -323,12 +343,15 @@ final class SearchTests: XCTestCase {
     ) async throws {
         struct Match { let id: String; let tier: Int; let at: Date }
         let matches: [Match] = try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 SELECT id, \(unsafeSQL: tier) AS tier, created_at FROM quotes
                 WHERE text ILIKE '%' || \(query) || '%' AND (\(category)::text IS NULL OR category = \(category))
-                """).map { row in
-                Match(id: try row.decode("id", as: UUID.self).uuidString.lowercased(),
-                      tier: try row.decode("tier", as: Int.self), at: try row.decode("created_at", as: Date.self))
+                """
+            ).map { row in
+                Match(
+                    id: try row.decode("id", as: UUID.self).uuidString.lowercased(),
+                    tier: try row.decode("tier", as: Int.self), at: try row.decode("created_at", as: Date.self))
             }
         }
         let expected = matches.sorted { (a: Match, b: Match) -> Bool in
@@ -348,20 +371,24 @@ final class SearchTests: XCTestCase {
                 let ids = try response.items().map { $0["id"] as! String }
                 walked += ids
                 let hasMore = try response.jsonObject()["has_more"] as? Bool
-                XCTAssertEqual(hasMore, walked.count < expected.count, "has_more on page \(page)", file: file, line: line)
+                XCTAssertEqual(
+                    hasMore, walked.count < expected.count, "has_more on page \(page)", file: file, line: line)
                 if hasMore != true { break }
                 page += 1
             }
-            XCTAssertEqual(walked.count, Set(walked).count, "no repeats (\(query), page size \(pageSize))", file: file, line: line)
-            XCTAssertEqual(walked, expected, "every match once, in rank order (\(query), page size \(pageSize))",
-                           file: file, line: line)
+            XCTAssertEqual(
+                walked.count, Set(walked).count, "no repeats (\(query), page size \(pageSize))", file: file, line: line)
+            XCTAssertEqual(
+                walked, expected, "every match once, in rank order (\(query), page size \(pageSize))",
+                file: file, line: line)
         }
     }
 
     func testAuthorSearchWithManyMatchesRanksAndFiltersByCategory() async throws {
         let app = try await startTestApp()
         try await app.withConnection { connection in
-            _ = try connection.query("""
+            _ = try connection.query(
+                """
                 INSERT INTO quotes (text, author, category, created_at)
                 SELECT 'quote ' || i, CASE i % 3 WHEN 0 THEN 'Ann Lee' WHEN 1 THEN 'Leeroy Jenkins' ELSE 'Ashlee Simpson' END,
                        CASE WHEN i % 2 = 0 THEN 'humor' ELSE 'love' END, '2020-01-01'::timestamptz + i * interval '1 minute'
@@ -370,7 +397,8 @@ final class SearchTests: XCTestCase {
         }
         let response = try search(app, "lee", type: "author", extra: "&page_size=100&page=10")
         XCTAssertEqual(try totals(response).exact, false)
-        XCTAssertEqual(Set(try response.items().map { $0["author"] as! String }), ["Ann Lee"], "rows 901-1000: whole word")
+        XCTAssertEqual(
+            Set(try response.items().map { $0["author"] as! String }), ["Ann Lee"], "rows 901-1000: whole word")
         let page11 = try search(app, "lee", type: "author", extra: "&page_size=100&page=11")
         XCTAssertEqual(Set(try page11.items().map { $0["author"] as! String }), ["Leeroy Jenkins"], "then word start")
         let humor = try search(app, "lee", type: "author", extra: "&category=humor&page_size=100")

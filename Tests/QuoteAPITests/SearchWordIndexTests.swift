@@ -18,7 +18,8 @@ final class SearchWordIndexTests: XCTestCase {
         async throws
     {
         try await app.withConnection { connection in
-            _ = try connection.query("""
+            _ = try connection.query(
+                """
                 INSERT INTO quotes (text, author, category, created_at)
                 SELECT \(text) || ' ' || i, \(author), 'wisdom', \(start)::timestamptz + i * interval '1 minute'
                 FROM generate_series(1, \(count)) AS i
@@ -31,11 +32,12 @@ final class SearchWordIndexTests: XCTestCase {
     private func plansOf(_ app: TestApp, _ call: String) throws -> String {
         let notices = LogCapture(level: .debug)  // the server's notices carry auto_explain's plans
         let connection = try PGConnection(connectionString: app.databaseURL, logger: notices.logger())
-        try connection.execute(unsafeSQL: """
-            LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on;
-            SET auto_explain.log_nested_statements = on; SET auto_explain.log_timing = off;
-            SET client_min_messages = log
-            """)
+        try connection.execute(
+            unsafeSQL: """
+                LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on;
+                SET auto_explain.log_nested_statements = on; SET auto_explain.log_timing = off;
+                SET client_min_messages = log
+                """)
         _ = try connection.query(PGQuery(unsafeSQL: call))
         return notices.all.joined(separator: "\n").split(separator: "\n").filter { $0.contains("Scan") }
             .joined(separator: "\n")
@@ -63,7 +65,9 @@ final class SearchWordIndexTests: XCTestCase {
 
         // The first page walks the newest-first index and stops after the rows it needs (21 matches, every other
         // entry near the newest): not the 3,000 quotes nor the 1,800 matches.
-        let plans = try plansOf(app, """
+        let plans = try plansOf(
+            app,
+            """
             SELECT * FROM quote_search_walk_author('%ada lovelace%', '\\mada lovelace\\M', '\\mada lovelace',
                                                    'ada lovelace', NULL, 21)
             """)
@@ -84,11 +88,15 @@ final class SearchWordIndexTests: XCTestCase {
         XCTAssertEqual(try response.jsonObject()["total"] as? Int, 40)
         XCTAssertEqual(try response.jsonObject()["total_is_exact"] as? Bool, true)
         let authors = try response.items().map { $0["author"] as! String }
-        XCTAssertEqual(authors, Array(repeating: "Lao Tzu", count: 30) + Array(repeating: "Lao Tzus", count: 5)
-                       + Array(repeating: "Blao Tzu", count: 5))
+        XCTAssertEqual(
+            authors,
+            Array(repeating: "Lao Tzu", count: 30) + Array(repeating: "Lao Tzus", count: 5)
+                + Array(repeating: "Blao Tzu", count: 5))
         XCTAssertEqual(try response.items().first?["text"] as? String, "words 30", "newest first within a tier")
         // The candidates come from the word index of authors, not from a walk or the trigram index.
-        let plans = try plansOf(app, """
+        let plans = try plansOf(
+            app,
+            """
             SELECT * FROM quote_search_words_author('lao tzu', '%lao tzu%', '\\mlao tzu\\M', '\\mlao tzu', NULL, 21, 0)
             """)
         XCTAssertTrue(plans.contains("quotes_author_words_idx"), plans)
@@ -102,10 +110,13 @@ final class SearchWordIndexTests: XCTestCase {
         try await insert(app, count: 3_000, author: "Someone", text: "zanzibar", start: "2020-01-01")
         try await insert(app, count: 500, author: "Someone", text: "elsewhere", start: "2021-01-01")
         let first = try search(app, "Zanzibar", type: "keyword", extra: "&page_size=20")
-        XCTAssertEqual(try first.items().map { $0["text"] as! String },
-                       (2_981...3_000).reversed().map { "zanzibar \($0)" })
+        XCTAssertEqual(
+            try first.items().map { $0["text"] as! String },
+            (2_981...3_000).reversed().map { "zanzibar \($0)" })
         // The page's rows are the newest entries of the word in quote_words_newest: 21 read, not the 3,000.
-        let plans = try plansOf(app, """
+        let plans = try plansOf(
+            app,
+            """
             SELECT * FROM quote_search_walk_text('%zanzibar%', '\\mzanzibar\\M', '\\mzanzibar', 'zanzibar', NULL, 21)
             """)
         let scan = try XCTUnwrap(plans.split(separator: "\n").first { $0.contains("quote_words_newest_pkey") }, plans)
@@ -126,8 +137,9 @@ final class SearchWordIndexTests: XCTestCase {
         }
         for (page, newest) in [(1, 100), (2, 75), (4, 25)] {
             let items = try search(app, "zanzibar", type: "keyword", extra: "&page_size=25&page=\(page)").items()
-            XCTAssertEqual(items.map { $0["text"] as! String },
-                           (newest - 24...newest).reversed().map { "zanzibar \($0)" }, "page \(page)")
+            XCTAssertEqual(
+                items.map { $0["text"] as! String },
+                (newest - 24...newest).reversed().map { "zanzibar \($0)" }, "page \(page)")
         }
         let inCategory = try search(app, "zanzibar", type: "keyword", extra: "&page_size=30&category=wisdom")
         XCTAssertEqual(try inCategory.items().count, 30)

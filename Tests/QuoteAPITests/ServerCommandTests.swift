@@ -10,9 +10,11 @@ final class ServerCommandTests: XCTestCase {
 
     func testServeMigratesServesAndExitsZeroOnSIGTERM() async throws {
         let url = try TestDatabase.makeDatabase()
-        let server = try ServerProcess(["serve"], environment: [
-            "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "LOG_FORMAT": "json",
-        ])
+        let server = try ServerProcess(
+            ["serve"],
+            environment: [
+                "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "LOG_FORMAT": "json",
+            ])
         let port = try await server.waitForPort()
         let client = HTTPTestClient(port: port)
         let health = try client.get("/health")
@@ -27,11 +29,14 @@ final class ServerCommandTests: XCTestCase {
         var requests: [[String: Any]] = []
         for line in server.output.split(separator: "\n") {
             XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(line.utf8)), String(line))
-            if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], object["msg"] as? String == "request" {
+            if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                object["msg"] as? String == "request"
+            {
                 requests.append(object)
             }
         }
-        let healthLine = try XCTUnwrap(requests.first { $0["request_id"] as? String == health.header("X-Request-Id") }, server.output)
+        let healthLine = try XCTUnwrap(
+            requests.first { $0["request_id"] as? String == health.header("X-Request-Id") }, server.output)
         XCTAssertEqual(healthLine["level"] as? String, "info")
         XCTAssertEqual(healthLine["method"] as? String, "GET")
         XCTAssertEqual(healthLine["route"] as? String, "/health")
@@ -44,9 +49,11 @@ final class ServerCommandTests: XCTestCase {
 
     func testHealthcheckCommandPassesAgainstARunningServerAndFailsOtherwise() async throws {
         let url = try TestDatabase.makeDatabase()
-        let server = try ServerProcess(["serve"], environment: [
-            "DATABASE_URL": url, "JWT_SECRET": secret, "HOST": "127.0.0.1", "PORT": "0",
-        ])
+        let server = try ServerProcess(
+            ["serve"],
+            environment: [
+                "DATABASE_URL": url, "JWT_SECRET": secret, "HOST": "127.0.0.1", "PORT": "0",
+            ])
         let port = try await server.waitForPort()
         // The image sets HOST=0.0.0.0: the check then asks 127.0.0.1.
         for host in ["127.0.0.1", "0.0.0.0"] {
@@ -84,25 +91,30 @@ final class ServerCommandTests: XCTestCase {
         let url = try TestDatabase.makeDatabase()
         let refused: [(String, String)] = [
             ("REPLICA_MAX_LAG", "-0.001"), ("REPLICA_MAX_LAG", "86400.5"), ("REPLICA_MAX_LAG", "soon"),
-            ("REPLICA_CHECK_INTERVAL", "0.049"), ("REPLICA_CHECK_INTERVAL", "3600.1"), ("DB_PREPARED_STATEMENTS", "maybe"),
+            ("REPLICA_CHECK_INTERVAL", "0.049"), ("REPLICA_CHECK_INTERVAL", "3600.1"),
+            ("DB_PREPARED_STATEMENTS", "maybe"),
             ("ANSWER_CACHE_BYTES", "-1"), ("ANSWER_CACHE_BYTES", "1073741825"), ("ANSWER_CACHE_BYTES", "lots"),
             ("DB_PUBLIC_POOL_SIZE", "0"), ("DB_ACQUIRE_TIMEOUT", "0"), ("DB_ACQUIRE_TIMEOUT", "60001"),
         ]
         for (variable, value) in refused {
-            let server = try ServerProcess(["serve"], environment: [
-                "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", variable: value,
-            ])
+            let server = try ServerProcess(
+                ["serve"],
+                environment: [
+                    "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", variable: value,
+                ])
             let status = try await server.waitForExit()
             XCTAssertNotEqual(status, 0, "\(variable)=\(value)")
             XCTAssertTrue(server.output.contains(variable), server.output)
         }
         // The edges themselves are accepted; a replica list with a dead entry does not stop the server.
-        let server = try ServerProcess(["serve"], environment: [
-            "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "REPLICA_MAX_LAG": "0",
-            "REPLICA_CHECK_INTERVAL": "0.05", "DB_PREPARED_STATEMENTS": "off", "ANSWER_CACHE_BYTES": "0",
-            "DATABASE_READ_URL": "postgresql://nobody@127.0.0.1:1/none ; \(url)",
-            "DB_PUBLIC_POOL_SIZE": "1", "DB_ACQUIRE_TIMEOUT": "60000",
-        ])
+        let server = try ServerProcess(
+            ["serve"],
+            environment: [
+                "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "REPLICA_MAX_LAG": "0",
+                "REPLICA_CHECK_INTERVAL": "0.05", "DB_PREPARED_STATEMENTS": "off", "ANSWER_CACHE_BYTES": "0",
+                "DATABASE_READ_URL": "postgresql://nobody@127.0.0.1:1/none ; \(url)",
+                "DB_PUBLIC_POOL_SIZE": "1", "DB_ACQUIRE_TIMEOUT": "60000",
+            ])
         let port = try await server.waitForPort()
         XCTAssertEqual(try HTTPTestClient(port: port).get("/v1/quotes").status, 200)
         // Without answer caches, answers are made each time and are the same.
@@ -114,17 +126,21 @@ final class ServerCommandTests: XCTestCase {
         XCTAssertEqual(status, 0, server.output)
         // The shortest acquire timeout is accepted; with it, a start on a loaded machine may still find no
         // connection free within 1 ms and stop, which is not a refusal of the setting.
-        let shortest = try ServerProcess(["serve"], environment: [
-            "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "DB_ACQUIRE_TIMEOUT": "1",
-        ])
+        let shortest = try ServerProcess(
+            ["serve"],
+            environment: [
+                "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "DB_ACQUIRE_TIMEOUT": "1",
+            ])
         if (try? await shortest.waitForPort()) != nil { shortest.signal(SIGTERM) }
         _ = try await shortest.waitForExit()
         XCTAssertFalse(shortest.output.contains("DB_ACQUIRE_TIMEOUT"), shortest.output)
         // The largest answer caches allowed.
-        let largest = try ServerProcess(["serve"], environment: [
-            "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "ANSWER_CACHE_BYTES": "1073741824",
-            "DB_ACQUIRE_TIMEOUT": "60000",
-        ])
+        let largest = try ServerProcess(
+            ["serve"],
+            environment: [
+                "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "ANSWER_CACHE_BYTES": "1073741824",
+                "DB_ACQUIRE_TIMEOUT": "60000",
+            ])
         let largestPort = try await largest.waitForPort()
         XCTAssertEqual(try HTTPTestClient(port: largestPort).get("/v1/quotes/search?q=a").status, 200)
         largest.signal(SIGTERM)
@@ -134,9 +150,11 @@ final class ServerCommandTests: XCTestCase {
 
     func testSIGTERMDrainsFirstWhenConfigured() async throws {
         let url = try TestDatabase.makeDatabase()
-        let server = try ServerProcess(["serve"], environment: [
-            "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "SHUTDOWN_DRAIN_SECONDS": "3",
-        ])
+        let server = try ServerProcess(
+            ["serve"],
+            environment: [
+                "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "SHUTDOWN_DRAIN_SECONDS": "3",
+            ])
         let port = try await server.waitForPort()
         let client = HTTPTestClient(port: port)
         XCTAssertEqual(try client.get("/ready").status, 200)
@@ -154,59 +172,71 @@ final class ServerCommandTests: XCTestCase {
         XCTAssertEqual(status, 0, server.output)
         XCTAssertThrowsError(try client.get("/health"), "stopped after draining")
 
-        let refused = try ServerProcess(["serve"], environment: [
-            "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "SHUTDOWN_DRAIN_SECONDS": "60.5",
-        ])
+        let refused = try ServerProcess(
+            ["serve"],
+            environment: [
+                "DATABASE_URL": url, "JWT_SECRET": secret, "PORT": "0", "SHUTDOWN_DRAIN_SECONDS": "60.5",
+            ])
         let refusedStatus = try await refused.waitForExit()
         XCTAssertNotEqual(refusedStatus, 0)
         XCTAssertTrue(refused.output.contains("SHUTDOWN_DRAIN_SECONDS"), refused.output)
     }
 
     func testAnonKeyCommandPrintsTheKeyTheServerAccepts() async throws {
-        let derived = try ServerProcess(["anon-key"], environment: ["DATABASE_URL": "postgresql://unused", "JWT_SECRET": secret])
+        let derived = try ServerProcess(
+            ["anon-key"], environment: ["DATABASE_URL": "postgresql://unused", "JWT_SECRET": secret])
         let derivedStatus = try await derived.waitForExit()
         XCTAssertEqual(derivedStatus, 0, derived.output)
-        XCTAssertEqual(derived.output.trimmingCharacters(in: .whitespacesAndNewlines),
-                       SupabaseAnonKey.derived(fromJWTSecret: Array(secret.utf8)))
+        XCTAssertEqual(
+            derived.output.trimmingCharacters(in: .whitespacesAndNewlines),
+            SupabaseAnonKey.derived(fromJWTSecret: Array(secret.utf8)))
         XCTAssertTrue(derived.output.hasPrefix("sb_publishable_"))
-        let configured = try ServerProcess(["anon-key"], environment: [
-            "DATABASE_URL": "postgresql://unused", "JWT_SECRET": secret, "SUPABASE_ANON_KEY": "my-anon-key",
-        ])
+        let configured = try ServerProcess(
+            ["anon-key"],
+            environment: [
+                "DATABASE_URL": "postgresql://unused", "JWT_SECRET": secret, "SUPABASE_ANON_KEY": "my-anon-key",
+            ])
         let configuredStatus = try await configured.waitForExit()
         XCTAssertEqual(configuredStatus, 0, configured.output)
         XCTAssertEqual(configured.output.trimmingCharacters(in: .whitespacesAndNewlines), "my-anon-key")
     }
 
     func testServiceRoleKeyCommandPrintsASecretKeyUnlikeTheAnonKey() async throws {
-        let derived = try ServerProcess(["service-role-key"], environment: ["DATABASE_URL": "postgresql://unused", "JWT_SECRET": secret])
+        let derived = try ServerProcess(
+            ["service-role-key"], environment: ["DATABASE_URL": "postgresql://unused", "JWT_SECRET": secret])
         let status = try await derived.waitForExit()
         XCTAssertEqual(status, 0, derived.output)
         let key = derived.output.trimmingCharacters(in: .whitespacesAndNewlines)
         XCTAssertEqual(key, SupabaseServiceRoleKey.derived(fromJWTSecret: Array(secret.utf8)))
         XCTAssertTrue(key.hasPrefix("sb_secret_"))
         XCTAssertNotEqual(key, SupabaseAnonKey.derived(fromJWTSecret: Array(secret.utf8)))
-        XCTAssertNotEqual(key, SupabaseServiceRoleKey.derived(fromJWTSecret: Array("another-secret-0123456789-0123456789".utf8)))
+        XCTAssertNotEqual(
+            key, SupabaseServiceRoleKey.derived(fromJWTSecret: Array("another-secret-0123456789-0123456789".utf8)))
     }
 
     func testWithoutDatabaseURLAnEmbeddedClusterIsStartedAndStoppedOnSIGINT() async throws {
         let data = URL(fileURLWithPath: "/tmp/quotevault-command-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            at: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         defer { try? FileManager.default.removeItem(at: data) }
         defer { try? FileManager.default.removeItem(atPath: data.path + "-backups") }  // the default BACKUP_REPO
         let server = try ServerProcess(["serve"], environment: ["QUOTEVAULT_DATA": data.path, "PORT": "0"])
         let port = try await server.waitForPort(timeout: .seconds(120))
         XCTAssertEqual(try HTTPTestClient(port: port).get("/ready").status, 200)
-        XCTAssertTrue(FileManager.default.fileExists(atPath: data.appendingPathComponent("jwt-secret").path),
-                      "embedded mode generates and keeps a JWT secret")
+        XCTAssertTrue(
+            FileManager.default.fileExists(atPath: data.appendingPathComponent("jwt-secret").path),
+            "embedded mode generates and keeps a JWT secret")
         server.signal(SIGINT)
         let status = try await server.waitForExit(timeout: .seconds(60))
         XCTAssertEqual(status, 0, server.output)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: data.appendingPathComponent("postgres/postmaster.pid").path),
-                       "the embedded PostgreSQL was stopped on exit")
+        XCTAssertFalse(
+            FileManager.default.fileExists(atPath: data.appendingPathComponent("postgres/postmaster.pid").path),
+            "the embedded PostgreSQL was stopped on exit")
     }
 
     func testDatabaseURLWithoutJWTSecretIsRefused() async throws {
-        let server = try ServerProcess(["serve"], environment: ["DATABASE_URL": "postgresql://127.0.0.1:1/none", "PORT": "0"])
+        let server = try ServerProcess(
+            ["serve"], environment: ["DATABASE_URL": "postgresql://127.0.0.1:1/none", "PORT": "0"])
         let status = try await server.waitForExit()
         XCTAssertNotEqual(status, 0)
         XCTAssertTrue(server.output.contains("JWT_SECRET"), server.output)
@@ -235,7 +265,9 @@ private final class SilentListener {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard descriptor >= 0, bound == 0, listen(descriptor, 8) == 0 else { throw HTTPTestError.timedOut }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)

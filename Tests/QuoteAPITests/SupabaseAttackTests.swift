@@ -30,27 +30,34 @@ final class SupabaseAttackTests: XCTestCase {
     func testAnUpsertCannotTakeOverAnotherUsersRows() async throws {
         let alice = try await app.makeUser(), bob = try await app.makeUser()
         let quote = try await app.insertQuotes(["Attack quote"])[0]
-        let created = try app.supabase("POST", "/rest/v1/collections?select=%2A", as: alice, body: ["name": "Alice's"],
-                                       headers: ["Prefer": "return=representation", "Accept": "application/vnd.pgrst.object+json"])
+        let created = try app.supabase(
+            "POST", "/rest/v1/collections?select=%2A", as: alice, body: ["name": "Alice's"],
+            headers: ["Prefer": "return=representation", "Accept": "application/vnd.pgrst.object+json"])
         let id = try XCTUnwrap(try created.jsonObject()["id"] as? String)
 
         // Bob names Alice's collection (uppercase, as supabase-swift sends ids) in an upsert, both resolutions,
         // with and without on_conflict, with and without his own id as owner.
-        for (prefer, query) in [("resolution=merge-duplicates,return=representation", ""),
-                                ("resolution=merge-duplicates,return=representation", "?on_conflict=id"),
-                                ("resolution=ignore-duplicates,return=representation", ""),
-                                ("resolution=merge-duplicates", "?select=%2A")] {
-            for body: [String: Any] in [["id": id.uppercased(), "name": "Bob's now"],
-                                        ["id": id, "name": "Bob's now", "user_id": bob.id.uuidString]] {
-                let attack = try app.supabase("POST", "/rest/v1/collections\(query)", as: bob, body: body, headers: ["Prefer": prefer])
+        for (prefer, query) in [
+            ("resolution=merge-duplicates,return=representation", ""),
+            ("resolution=merge-duplicates,return=representation", "?on_conflict=id"),
+            ("resolution=ignore-duplicates,return=representation", ""),
+            ("resolution=merge-duplicates", "?select=%2A"),
+        ] {
+            for body: [String: Any] in [
+                ["id": id.uppercased(), "name": "Bob's now"],
+                ["id": id, "name": "Bob's now", "user_id": bob.id.uuidString],
+            ] {
+                let attack = try app.supabase(
+                    "POST", "/rest/v1/collections\(query)", as: bob, body: body, headers: ["Prefer": prefer])
                 XCTAssertEqual(attack.status, 403, "\(prefer) \(query) \(body)")
                 XCTAssertEqual(code(attack), "42501")
             }
         }
         // In a bulk upsert the one foreign row refuses the whole request: Bob's own new row is not kept either.
-        let bulk = try app.supabase("POST", "/rest/v1/collections", as: bob,
-                                    body: [["id": UUID().uuidString, "name": "Bob's own"], ["id": id, "name": "Bob's now"]],
-                                    headers: ["Prefer": "resolution=merge-duplicates"])
+        let bulk = try app.supabase(
+            "POST", "/rest/v1/collections", as: bob,
+            body: [["id": UUID().uuidString, "name": "Bob's own"], ["id": id, "name": "Bob's now"]],
+            headers: ["Prefer": "resolution=merge-duplicates"])
         XCTAssertEqual(bulk.status, 403)
         let after = try await collectionRow(id)
         XCTAssertEqual(after.owner, alice.id)
@@ -60,25 +67,31 @@ final class SupabaseAttackTests: XCTestCase {
         XCTAssertEqual(counted1, 0)
 
         // Through the other tables: Alice's favorites and Alice's collection's quotes.
-        let favorite = try app.supabase("POST", "/rest/v1/user_favorites?on_conflict=user_id%2Cquote_id", as: bob,
-                                        body: ["user_id": alice.id.uuidString, "quote_id": quote.uuidString],
-                                        headers: ["Prefer": "resolution=merge-duplicates,return=representation"])
+        let favorite = try app.supabase(
+            "POST", "/rest/v1/user_favorites?on_conflict=user_id%2Cquote_id", as: bob,
+            body: ["user_id": alice.id.uuidString, "quote_id": quote.uuidString],
+            headers: ["Prefer": "resolution=merge-duplicates,return=representation"])
         XCTAssertEqual(favorite.status, 403)
-        let entry = try app.supabase("POST", "/rest/v1/collection_quotes", as: bob,
-                                     body: ["collection_id": id, "quote_id": quote.uuidString],
-                                     headers: ["Prefer": "resolution=merge-duplicates,return=representation"])
+        let entry = try app.supabase(
+            "POST", "/rest/v1/collection_quotes", as: bob,
+            body: ["collection_id": id, "quote_id": quote.uuidString],
+            headers: ["Prefer": "resolution=merge-duplicates,return=representation"])
         XCTAssertEqual(entry.status, 403)
         let counted2 = try await count("SELECT count(*)::int8 AS n FROM collection_quotes")
 
         XCTAssertEqual(counted2, 0)
-        let profile = try app.supabase("POST", "/rest/v1/profiles", as: bob, body: ["id": alice.id.uuidString, "display_name": "pwned"],
-                                       headers: ["Prefer": "resolution=merge-duplicates,return=representation"])
+        let profile = try app.supabase(
+            "POST", "/rest/v1/profiles", as: bob, body: ["id": alice.id.uuidString, "display_name": "pwned"],
+            headers: ["Prefer": "resolution=merge-duplicates,return=representation"])
         XCTAssertEqual(profile.status, 403)
 
         // Alice's own upsert of the same row merges and answers the row as merged (one object when asked).
-        let merged = try app.supabase("POST", "/rest/v1/collections?select=%2A", as: alice, body: ["id": id.uppercased(), "name": "Renamed"],
-                                      headers: ["Prefer": "resolution=merge-duplicates,return=representation",
-                                                "Accept": "application/vnd.pgrst.object+json"])
+        let merged = try app.supabase(
+            "POST", "/rest/v1/collections?select=%2A", as: alice, body: ["id": id.uppercased(), "name": "Renamed"],
+            headers: [
+                "Prefer": "resolution=merge-duplicates,return=representation",
+                "Accept": "application/vnd.pgrst.object+json",
+            ])
         XCTAssertEqual(merged.status, 200)
         XCTAssertEqual(try merged.jsonObject()["name"] as? String, "Renamed")
         XCTAssertEqual(try merged.jsonObject()["id"] as? String, id)
@@ -91,10 +104,13 @@ final class SupabaseAttackTests: XCTestCase {
         XCTAssertEqual(code(isTrue), "42804")
         XCTAssertEqual(try app.supabase("GET", "/rest/v1/quotes?id=not.is.null").status, 200)
 
-        for (query, expected) in [("on_conflict=", "42601"), ("on_conflict=%2C", "42601"), ("on_conflict=name", "42P10"),
-                                  ("on_conflict=id%2Cname", "42P10"), ("on_conflict=nope", "PGRST204")] {
-            let upsert = try app.supabase("POST", "/rest/v1/collections?\(query)", as: user, body: ["name": "x"],
-                                          headers: ["Prefer": "resolution=merge-duplicates"])
+        for (query, expected) in [
+            ("on_conflict=", "42601"), ("on_conflict=%2C", "42601"), ("on_conflict=name", "42P10"),
+            ("on_conflict=id%2Cname", "42P10"), ("on_conflict=nope", "PGRST204"),
+        ] {
+            let upsert = try app.supabase(
+                "POST", "/rest/v1/collections?\(query)", as: user, body: ["name": "x"],
+                headers: ["Prefer": "resolution=merge-duplicates"])
             XCTAssertEqual(upsert.status, 400, query)
             XCTAssertEqual(code(upsert), expected, query)
         }
@@ -112,7 +128,8 @@ final class SupabaseAttackTests: XCTestCase {
         let forty = Array(repeating: "text", count: 40).joined(separator: "%2C")
         XCTAssertEqual(try app.supabase("GET", "/rest/v1/quotes?select=\(forty)").status, 200)
         for items in [41, 1_700] {
-            let past = try app.supabase("GET", "/rest/v1/quotes?select=" + Array(repeating: "text", count: items).joined(separator: "%2C"))
+            let past = try app.supabase(
+                "GET", "/rest/v1/quotes?select=" + Array(repeating: "text", count: items).joined(separator: "%2C"))
             XCTAssertEqual(past.status, 400, "\(items) items")
             XCTAssertEqual(code(past), "PGRST100")
             XCTAssertTrue((try past.jsonObject()["message"] as? String ?? "").contains("at most 40 items"))
@@ -137,26 +154,31 @@ final class SupabaseAttackTests: XCTestCase {
             // time.
             XCTAssertGreaterThanOrEqual(ContinuousClock.now - before, .seconds(1), op)
         }
-        let nested = try app.supabase("GET", "/rest/v1/quotes?or=%28text.ilike.\(String(repeating: "%2A", count: 201))%29")
+        let nested = try app.supabase(
+            "GET", "/rest/v1/quotes?or=%28text.ilike.\(String(repeating: "%2A", count: 201))%29")
         XCTAssertEqual(nested.status, 400)
     }
 
     func testBulkWritesAreBoundedAtAThousandRows() async throws {
         let user = try await app.makeUser()
-        let past = try app.supabase("POST", "/rest/v1/collections", as: user, body: (0...1000).map { ["name": "c\($0)"] })
+        let past = try app.supabase(
+            "POST", "/rest/v1/collections", as: user, body: (0...1000).map { ["name": "c\($0)"] })
         XCTAssertEqual(past.status, 413)
         XCTAssertEqual(code(past), "54000")
-        let empties = try app.supabase("POST", "/rest/v1/collections", as: user, body: Array(repeating: [String: Any](), count: 40_000))
+        let empties = try app.supabase(
+            "POST", "/rest/v1/collections", as: user, body: Array(repeating: [String: Any](), count: 40_000))
         XCTAssertEqual(empties.status, 413)
         let counted4 = try await count("SELECT count(*)::int8 AS n FROM collections")
 
         XCTAssertEqual(counted4, 0)
         // The edge, 1,000 rows, as favorites: an account holds at most 200 collections (AccountQuotaTests).
         let quotes: [UUID] = try await app.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 INSERT INTO quotes (text, author, category)
                 SELECT 'Bulk ' || g, 'Author', 'wisdom' FROM generate_series(1, 1000) g RETURNING id
-                """).map { try $0.decode("id", as: UUID.self) }
+                """
+            ).map { try $0.decode("id", as: UUID.self) }
         }
         let rows = quotes.map { ["user_id": user.id.uuidString, "quote_id": $0.uuidString] }
         let edge = try app.supabase("POST", "/rest/v1/user_favorites", as: user, body: rows)
@@ -170,12 +192,14 @@ final class SupabaseAttackTests: XCTestCase {
         let user = try await app.makeUser()
         _ = try app.supabase("POST", "/rest/v1/collections", as: user, body: [["name": "one"], ["name": "two"]])
         let object = ["Accept": "application/vnd.pgrst.object+json", "Prefer": "return=representation"]
-        let patch = try app.supabase("PATCH", "/rest/v1/collections?user_id=eq.\(user.id.uuidString)", as: user,
-                                     body: ["name": "same"], headers: object)
+        let patch = try app.supabase(
+            "PATCH", "/rest/v1/collections?user_id=eq.\(user.id.uuidString)", as: user,
+            body: ["name": "same"], headers: object)
         XCTAssertEqual(patch.status, 406)
         XCTAssertEqual(code(patch), "PGRST116")
         XCTAssertEqual(try patch.jsonObject()["details"] as? String, "The result contains 2 rows")
-        let delete = try app.supabase("DELETE", "/rest/v1/collections?user_id=eq.\(user.id.uuidString)", as: user, headers: object)
+        let delete = try app.supabase(
+            "DELETE", "/rest/v1/collections?user_id=eq.\(user.id.uuidString)", as: user, headers: object)
         XCTAssertEqual(delete.status, 406)
         let counted6 = try await count("SELECT count(*)::int8 AS n FROM collections WHERE name IN ('one', 'two')")
 
@@ -193,8 +217,9 @@ final class SupabaseAttackTests: XCTestCase {
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 7, count: 32)
         let folder = user.id.uuidString.lowercased()
         func upload(_ name: String) throws -> HTTPTestResponse {
-            try app.client.send("POST", "/storage/v1/object/avatars/\(folder)/\(name)",
-                                headers: app.supabaseHeaders(user, ["Content-Type": "image/png", "x-upsert": "true"]), body: png)
+            try app.client.send(
+                "POST", "/storage/v1/object/avatars/\(folder)/\(name)",
+                headers: app.supabaseHeaders(user, ["Content-Type": "image/png", "x-upsert": "true"]), body: png)
         }
         // One character of 201 Unicode scalars (PostgreSQL counts scalars), invalid UTF-8, a control character,
         // a deeper path, 201 plain characters: the storage API's 400.
@@ -212,8 +237,9 @@ final class SupabaseAttackTests: XCTestCase {
         XCTAssertEqual(try upload(String(repeating: "n", count: 200)).status, 200)
         XCTAssertEqual(try upload("e" + String(repeating: "%CC%81", count: 199)).status, 200)
         // Another user's folder stays a row-level-security refusal.
-        let other = try app.client.send("POST", "/storage/v1/object/avatars/\(UUID().uuidString.lowercased())/a.png",
-                                        headers: app.supabaseHeaders(user, ["Content-Type": "image/png"]), body: png)
+        let other = try app.client.send(
+            "POST", "/storage/v1/object/avatars/\(UUID().uuidString.lowercased())/a.png",
+            headers: app.supabaseHeaders(user, ["Content-Type": "image/png"]), body: png)
         XCTAssertEqual((try? other.jsonObject())?["statusCode"] as? String, "403")
     }
 }
@@ -244,7 +270,8 @@ final class SupabaseDatabaseErrorTests: XCTestCase {
         XCTAssertNotNil(body["message"] as? String)
 
         let exhausted = RestError.from(
-            Failure(classifying: PGError(kind: .poolExhausted, message: "no connection")), anonymous: true).response
+            Failure(classifying: PGError(kind: .poolExhausted, message: "no connection")), anonymous: true
+        ).response
         XCTAssertEqual(exhausted.status, 503)
         XCTAssertEqual(exhausted.headers["Retry-After"], "1")
     }

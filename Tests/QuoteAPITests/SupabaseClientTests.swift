@@ -9,7 +9,9 @@ final class SupabaseClientTests: XCTestCase {
     private func pythonWithSupabase() throws -> URL {
         let venv = TestApp.repositoryRoot.appendingPathComponent(".build/supabase-venv")
         let python = venv.appendingPathComponent("bin/python")
-        if try run(python.path, ["-c", "import supabase; assert supabase.__version__ == '2.34.1'"]).status == 0 { return python }
+        if try run(python.path, ["-c", "import supabase; assert supabase.__version__ == '2.34.1'"]).status == 0 {
+            return python
+        }
         let created = try run("/usr/bin/env", ["python3", "-m", "venv", "--clear", venv.path])
         XCTAssertEqual(created.status, 0, "python3 -m venv failed: \(created.output)")
         let installed = try run(venv.appendingPathComponent("bin/pip").path, ["install", "-q", "supabase==2.34.1"])
@@ -47,12 +49,14 @@ final class SupabaseClientTests: XCTestCase {
         let app = try await startTestApp { $0.refreshTokenReuseInterval = 0 }
         _ = try await app.insertQuotes((0..<25).map { "Love and life, quote number \($0)" }, author: "Mark Twain")
         let configuration = app.application.context.configuration
-        let result = try run(python.path, [TestApp.repositoryRoot.appendingPathComponent("Tests/supabase/verify.py").path], environment: [
-            "SB_URL": "http://127.0.0.1:\(app.application.port)",
-            "SB_ANON_KEY": configuration.supabaseAnonKey,
-            "SB_SERVICE_ROLE_KEY": configuration.supabaseServiceRoleKey,
-            "SB_JWT_SECRET": String(decoding: configuration.jwtSecret, as: UTF8.self),
-        ])
+        let result = try run(
+            python.path, [TestApp.repositoryRoot.appendingPathComponent("Tests/supabase/verify.py").path],
+            environment: [
+                "SB_URL": "http://127.0.0.1:\(app.application.port)",
+                "SB_ANON_KEY": configuration.supabaseAnonKey,
+                "SB_SERVICE_ROLE_KEY": configuration.supabaseServiceRoleKey,
+                "SB_JWT_SECRET": String(decoding: configuration.jwtSecret, as: UTF8.self),
+            ])
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertTrue(result.output.contains("ALL OK"), result.output)
     }

@@ -49,23 +49,27 @@ final class SupabaseConflictTests: XCTestCase {
         let id = alice.id.uuidString.lowercased()
 
         // profiles: the user's own row, with and without its key in the body.
-        let named = try app.supabase("PATCH", "/rest/v1/profiles?id=eq.\(id)", as: alice,
-                                     body: ["display_name": "Alice"])
+        let named = try app.supabase(
+            "PATCH", "/rest/v1/profiles?id=eq.\(id)", as: alice,
+            body: ["display_name": "Alice"])
         XCTAssertEqual(named.status, 204)
         for body: [String: Any] in [["id": id, "display_name": "Overwritten"], ["display_name": "Overwritten"]] {
             try assertConflict(try post("profiles", body, as: alice), "profiles \(body.keys.sorted())")
-            try assertConflict(try post("profiles", body, as: alice, query: "?on_conflict=id"),
-                               "profiles with on_conflict but no resolution")
+            try assertConflict(
+                try post("profiles", body, as: alice, query: "?on_conflict=id"),
+                "profiles with on_conflict but no resolution")
         }
-        let ignored = try post("profiles", ["id": id, "display_name": "Ignored"], as: alice,
-                               prefer: "return=representation,resolution=ignore-duplicates")
+        let ignored = try post(
+            "profiles", ["id": id, "display_name": "Ignored"], as: alice,
+            prefer: "return=representation,resolution=ignore-duplicates")
         XCTAssertEqual(ignored.status, 201)
         XCTAssertEqual(ignored.jsonArray.count, 0)
         let name = try await value("SELECT display_name FROM profiles WHERE id = \(alice.id)")
         XCTAssertEqual(name, "Alice", "neither the conflicts nor the ignored duplicate changed the row")
         for query in ["", "?on_conflict=id"] {
-            let merged = try post("profiles", ["id": id, "display_name": "Merged\(query.count)"], as: alice,
-                                  prefer: "return=representation,resolution=merge-duplicates", query: query)
+            let merged = try post(
+                "profiles", ["id": id, "display_name": "Merged\(query.count)"], as: alice,
+                prefer: "return=representation,resolution=merge-duplicates", query: query)
             XCTAssertEqual(merged.status, 200, merged.text)
             XCTAssertEqual(merged.jsonArray.first?["display_name"] as? String, "Merged\(query.count)")
         }
@@ -78,27 +82,32 @@ final class SupabaseConflictTests: XCTestCase {
         let entry = ["collection_id": collectionID, "quote_id": quotes[1].uuidString]
         XCTAssertEqual(try post("collection_quotes", entry, as: alice).status, 201)
         try assertConflict(try post("user_favorites", favorite, as: alice), "user_favorites")
-        try assertConflict(try post("user_favorites", favorite, as: alice, query: "?on_conflict=user_id%2Cquote_id"),
-                           "user_favorites with on_conflict but no resolution")
+        try assertConflict(
+            try post("user_favorites", favorite, as: alice, query: "?on_conflict=user_id%2Cquote_id"),
+            "user_favorites with on_conflict but no resolution")
         try assertConflict(try post("collections", ["id": collectionID, "name": "Renamed"], as: alice), "collections")
         try assertConflict(try post("collection_quotes", entry, as: alice), "collection_quotes")
-        let unmerged = try post("collections", ["id": collectionID, "name": "Ignored"], as: alice,
-                                prefer: "return=representation,resolution=ignore-duplicates")
+        let unmerged = try post(
+            "collections", ["id": collectionID, "name": "Ignored"], as: alice,
+            prefer: "return=representation,resolution=ignore-duplicates")
         XCTAssertEqual(unmerged.status, 201)
         XCTAssertEqual(unmerged.jsonArray.count, 0)
         let collectionName = try await value("SELECT name FROM collections WHERE id = \(collectionID)::uuid")
         XCTAssertEqual(collectionName, "Mine")
-        let renamed = try post("collections", ["id": collectionID, "name": "Renamed"], as: alice,
-                               prefer: "return=representation,resolution=merge-duplicates")
+        let renamed = try post(
+            "collections", ["id": collectionID, "name": "Renamed"], as: alice,
+            prefer: "return=representation,resolution=merge-duplicates")
         XCTAssertEqual(renamed.status, 200)
         XCTAssertEqual(renamed.jsonArray.first?["name"] as? String, "Renamed")
         // The app's favorite upsert (supabase-swift's `upsert(onConflict:)`) keeps working.
-        let upserted = try post("user_favorites", favorite, as: alice,
-                                prefer: "resolution=merge-duplicates,return=representation",
-                                query: "?on_conflict=user_id%2Cquote_id")
+        let upserted = try post(
+            "user_favorites", favorite, as: alice,
+            prefer: "resolution=merge-duplicates,return=representation",
+            query: "?on_conflict=user_id%2Cquote_id")
         XCTAssertEqual(upserted.status, 200)
         XCTAssertEqual(upserted.jsonArray.count, 1)
-        let rows = try await value("""
+        let rows = try await value(
+            """
             SELECT ((SELECT count(*) FROM user_favorites) || '/' || (SELECT count(*) FROM collection_quotes))::text
             """)
         XCTAssertEqual(rows, "1/1")
@@ -129,8 +138,9 @@ final class SupabaseConflictTests: XCTestCase {
 
     func testDeletingOnesProfileChangesNothingAndTheAccountStaysUsable() async throws {
         let password = "correct horse battery"
-        let signUp = try app.client.send("POST", "/v1/auth/signup",
-                                         json: ["email": "keeper@x.io", "password": password, "display_name": "Keeper"])
+        let signUp = try app.client.send(
+            "POST", "/v1/auth/signup",
+            json: ["email": "keeper@x.io", "password": password, "display_name": "Keeper"])
         XCTAssertEqual(signUp.status, 201)
         let session = try signUp.jsonObject()
         let id = try XCTUnwrap((session["user"] as? [String: Any])?["id"] as? String)
@@ -138,8 +148,9 @@ final class SupabaseConflictTests: XCTestCase {
         let headers = ["apikey": app.anonKey, "Authorization": "Bearer \(token)"]
 
         // As PostgREST with row-level security and no delete policy: no row is visible to the delete.
-        let represented = try app.client.send("DELETE", "/rest/v1/profiles?id=eq.\(id)",
-                                              headers: headers.merging(["Prefer": "return=representation"]) { $1 })
+        let represented = try app.client.send(
+            "DELETE", "/rest/v1/profiles?id=eq.\(id)",
+            headers: headers.merging(["Prefer": "return=representation"]) { $1 })
         XCTAssertEqual(represented.status, 200)
         XCTAssertEqual(represented.jsonArray.count, 0)
         XCTAssertEqual(try app.client.send("DELETE", "/rest/v1/profiles?id=eq.\(id)", headers: headers).status, 204)
@@ -157,8 +168,9 @@ final class SupabaseConflictTests: XCTestCase {
         let me = try app.client.get("/v1/me", headers: ["Authorization": "Bearer \(v1Token)"])
         XCTAssertEqual(me.status, 200)
         XCTAssertEqual(try me.jsonObject()["display_name"] as? String, "Keeper")
-        let supabaseLogin = try app.supabase("POST", "/auth/v1/token?grant_type=password",
-                                             body: ["email": "keeper@x.io", "password": password])
+        let supabaseLogin = try app.supabase(
+            "POST", "/auth/v1/token?grant_type=password",
+            body: ["email": "keeper@x.io", "password": password])
         XCTAssertEqual(supabaseLogin.status, 200)
         let supabaseToken = try XCTUnwrap(try supabaseLogin.jsonObject()["access_token"] as? String)
         let supabaseHeaders = ["apikey": app.anonKey, "Authorization": "Bearer \(supabaseToken)"]
@@ -167,7 +179,8 @@ final class SupabaseConflictTests: XCTestCase {
         XCTAssertEqual(row.status, 200)
         XCTAssertEqual(row.jsonArray.first?["display_name"] as? String, "Keeper")
         // Signing up again still finds the account (it was never half deleted).
-        let again = try app.client.send("POST", "/v1/auth/signup", json: ["email": "keeper@x.io", "password": password])
+        let again = try app.client.send(
+            "POST", "/v1/auth/signup", json: ["email": "keeper@x.io", "password": password])
         XCTAssertEqual(again.status, 409)
     }
 }

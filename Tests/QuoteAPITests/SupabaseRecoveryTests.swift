@@ -22,9 +22,13 @@ final class SupabaseRecoveryTests: XCTestCase {
     private var challenge: String { Base64URL.encode(Digest.sha256(Array(verifier.utf8))) }
 
     private func swiftAuthHeaders(_ bearer: String? = nil) -> [String: String] {
-        ["Accept": "*/*", "Accept-Encoding": "deflate, gzip, br, zstd", "X-Supabase-Api-Version": "2024-01-01",
-         "X-Client-Info": "supabase-swift/2.55.1; platform=Linux", "Authorization": "Bearer \(bearer ?? app.anonKey)",
-         "Content-Type": "application/json", "Apikey": app.anonKey, "Connection": "keep-alive", "Accept-Language": "en"]
+        [
+            "Accept": "*/*", "Accept-Encoding": "deflate, gzip, br, zstd", "X-Supabase-Api-Version": "2024-01-01",
+            "X-Client-Info": "supabase-swift/2.55.1; platform=Linux",
+            "Authorization": "Bearer \(bearer ?? app.anonKey)",
+            "Content-Type": "application/json", "Apikey": app.anonKey, "Connection": "keep-alive",
+            "Accept-Language": "en",
+        ]
     }
 
     private func post(_ path: String, _ body: String, bearer: String? = nil) throws -> HTTPTestResponse {
@@ -41,9 +45,11 @@ final class SupabaseRecoveryTests: XCTestCase {
     /// The link of the last mail to `email`, as a path and query on this server.
     private func mailedLink(_ email: String) async throws -> (path: String, token: String) {
         let body = try await app.withConnection {
-            try $0.query("SELECT body FROM mail_outbox WHERE recipient = \(email) ORDER BY id DESC LIMIT 1")[0].decode("body", as: String.self)
+            try $0.query("SELECT body FROM mail_outbox WHERE recipient = \(email) ORDER BY id DESC LIMIT 1")[0].decode(
+                "body", as: String.self)
         }
-        let line = try XCTUnwrap(body.split(separator: "\n").first { $0.hasPrefix("https://quotes.example.com/auth/v1/verify?") })
+        let line = try XCTUnwrap(
+            body.split(separator: "\n").first { $0.hasPrefix("https://quotes.example.com/auth/v1/verify?") })
         let path = String(line.dropFirst("https://quotes.example.com".count))
         let token = try XCTUnwrap(URLComponents(string: String(line))?.queryItems?.first { $0.name == "token" }?.value)
         return (path, token)
@@ -59,8 +65,9 @@ final class SupabaseRecoveryTests: XCTestCase {
         let email = "qv-swift-a-3720f14f@example.com"
         let token = try signUp(email)
         // #381: the client still sends the user's token; the mail's link carries the allowed redirect.
-        let recover = try post("/auth/v1/recover?redirect_to=quotevault%3A//reset-password",
-                               #"{"code_challenge_method":"s256","code_challenge":"\#(challenge)","email":"\#(email)"}"#, bearer: token)
+        let recover = try post(
+            "/auth/v1/recover?redirect_to=quotevault%3A//reset-password",
+            #"{"code_challenge_method":"s256","code_challenge":"\#(challenge)","email":"\#(email)"}"#, bearer: token)
         XCTAssertEqual(recover.status, 200)
         XCTAssertEqual(recover.text, "{}")
         let link = try await mailedLink(email)
@@ -70,36 +77,52 @@ final class SupabaseRecoveryTests: XCTestCase {
         XCTAssertTrue(redirect.hasPrefix("quotevault://reset-password?code="), redirect)
         let code = String(redirect.dropFirst("quotevault://reset-password?code=".count))
         // The link works once.
-        XCTAssertTrue(try location(link.path).hasPrefix("quotevault://reset-password#error=access_denied&error_code=otp_expired"))
+        XCTAssertTrue(
+            try location(link.path).hasPrefix("quotevault://reset-password#error=access_denied&error_code=otp_expired"))
 
-        let wrong = try post("/auth/v1/token?grant_type=pkce", #"{"auth_code":"\#(code)","code_verifier":"\#(String(repeating: "x", count: 50))"}"#)
+        let wrong = try post(
+            "/auth/v1/token?grant_type=pkce",
+            #"{"auth_code":"\#(code)","code_verifier":"\#(String(repeating: "x", count: 50))"}"#)
         XCTAssertEqual(wrong.status, 403)
         XCTAssertEqual(try wrong.jsonObject()["code"] as? String, "bad_code_verifier")
-        let exchanged = try post("/auth/v1/token?grant_type=pkce", #"{"auth_code":"\#(code)","code_verifier":"\#(verifier)"}"#)
+        let exchanged = try post(
+            "/auth/v1/token?grant_type=pkce", #"{"auth_code":"\#(code)","code_verifier":"\#(verifier)"}"#)
         XCTAssertEqual(exchanged.status, 200)
         let session = try exchanged.jsonObject()
         XCTAssertNotNil(session["expires_at"] as? Int)
         XCTAssertEqual((session["user"] as? [String: Any])?["email"] as? String, email)
-        let again = try post("/auth/v1/token?grant_type=pkce", #"{"auth_code":"\#(code)","code_verifier":"\#(verifier)"}"#)
+        let again = try post(
+            "/auth/v1/token?grant_type=pkce", #"{"auth_code":"\#(code)","code_verifier":"\#(verifier)"}"#)
         XCTAssertEqual(again.status, 404)
         XCTAssertEqual(try again.jsonObject()["code"] as? String, "flow_state_not_found")
 
         // #547 with the recovered session: the new password works, the old one and the other sessions do not.
         let recovered = try XCTUnwrap(session["access_token"] as? String)
-        let weak = try app.client.send("PUT", "/auth/v1/user", headers: swiftAuthHeaders(recovered), body: Array(#"{"password":"short"}"#.utf8))
+        let weak = try app.client.send(
+            "PUT", "/auth/v1/user", headers: swiftAuthHeaders(recovered), body: Array(#"{"password":"short"}"#.utf8))
         XCTAssertEqual(weak.status, 422)
         XCTAssertEqual(try weak.jsonObject()["code"] as? String, "weak_password")
-        let same = try app.client.send("PUT", "/auth/v1/user", headers: swiftAuthHeaders(recovered), body: Array(#"{"password":"\#(password)"}"#.utf8))
+        let same = try app.client.send(
+            "PUT", "/auth/v1/user", headers: swiftAuthHeaders(recovered),
+            body: Array(#"{"password":"\#(password)"}"#.utf8))
         XCTAssertEqual(same.status, 422)
         XCTAssertEqual(try same.jsonObject()["code"] as? String, "same_password")
-        let changed = try app.client.send("PUT", "/auth/v1/user", headers: swiftAuthHeaders(recovered),
-                                          body: Array(#"{"password":"\#(password)-new"}"#.utf8))
+        let changed = try app.client.send(
+            "PUT", "/auth/v1/user", headers: swiftAuthHeaders(recovered),
+            body: Array(#"{"password":"\#(password)-new"}"#.utf8))
         XCTAssertEqual(changed.status, 200)
         XCTAssertEqual(try changed.jsonObject()["email"] as? String, email)
-        XCTAssertEqual(try app.client.get("/auth/v1/user", headers: swiftAuthHeaders(token)).status, 403, "other sessions are revoked")
-        XCTAssertEqual(try app.client.get("/auth/v1/user", headers: swiftAuthHeaders(recovered)).status, 200, "this one stays")
-        XCTAssertEqual(try post("/auth/v1/token?grant_type=password", #"{"email":"\#(email)","password":"\#(password)"}"#).status, 400)
-        XCTAssertEqual(try post("/auth/v1/token?grant_type=password", #"{"email":"\#(email)","password":"\#(password)-new"}"#).status, 200)
+        XCTAssertEqual(
+            try app.client.get("/auth/v1/user", headers: swiftAuthHeaders(token)).status, 403,
+            "other sessions are revoked")
+        XCTAssertEqual(
+            try app.client.get("/auth/v1/user", headers: swiftAuthHeaders(recovered)).status, 200, "this one stays")
+        XCTAssertEqual(
+            try post("/auth/v1/token?grant_type=password", #"{"email":"\#(email)","password":"\#(password)"}"#).status,
+            400)
+        XCTAssertEqual(
+            try post("/auth/v1/token?grant_type=password", #"{"email":"\#(email)","password":"\#(password)-new"}"#)
+                .status, 200)
     }
 
     func testAPasswordChangedThroughAuthUserVoidsTheResetMailsStillOutstanding() async throws {
@@ -107,24 +130,32 @@ final class SupabaseRecoveryTests: XCTestCase {
         let token = try signUp(email)
         _ = try post("/auth/v1/recover", #"{"email":"\#(email)"}"#)
         let outstanding = try await mailedLink(email)
-        let changed = try app.client.send("PUT", "/auth/v1/user", headers: swiftAuthHeaders(token),
-                                          body: Array(#"{"password":"\#(password)-new"}"#.utf8))
+        let changed = try app.client.send(
+            "PUT", "/auth/v1/user", headers: swiftAuthHeaders(token),
+            body: Array(#"{"password":"\#(password)-new"}"#.utf8))
         XCTAssertEqual(changed.status, 200)
         // The mail sent before the change can no longer undo it: neither its link nor its token works.
         XCTAssertTrue(try location(outstanding.path).contains("error_code=otp_expired"))
         let verify = try post("/auth/v1/verify", #"{"token_hash":"\#(outstanding.token)","type":"recovery"}"#)
         XCTAssertGreaterThanOrEqual(verify.status, 400)
-        XCTAssertEqual(try post("/auth/v1/token?grant_type=password", #"{"email":"\#(email)","password":"\#(password)-new"}"#).status, 200)
+        XCTAssertEqual(
+            try post("/auth/v1/token?grant_type=password", #"{"email":"\#(email)","password":"\#(password)-new"}"#)
+                .status, 200)
     }
 
     func testAnAuthorizationCodeExpiresAfterFiveMinutes() async throws {
         let email = "expiring@example.com"
         _ = try signUp(email)
-        _ = try post("/auth/v1/recover", #"{"code_challenge_method":"s256","code_challenge":"\#(challenge)","email":"\#(email)"}"#)
+        _ = try post(
+            "/auth/v1/recover",
+            #"{"code_challenge_method":"s256","code_challenge":"\#(challenge)","email":"\#(email)"}"#)
         let redirect = try location(try await mailedLink(email).path)
         let code = try XCTUnwrap(redirect.components(separatedBy: "code=").last)
-        try await app.withConnection { _ = try $0.query("UPDATE recovery_flows SET code_issued_at = now() - interval '301 seconds'") }
-        let expired = try post("/auth/v1/token?grant_type=pkce", #"{"auth_code":"\#(code)","code_verifier":"\#(verifier)"}"#)
+        try await app.withConnection {
+            _ = try $0.query("UPDATE recovery_flows SET code_issued_at = now() - interval '301 seconds'")
+        }
+        let expired = try post(
+            "/auth/v1/token?grant_type=pkce", #"{"auth_code":"\#(code)","code_verifier":"\#(verifier)"}"#)
         XCTAssertEqual(expired.status, 403)
         XCTAssertEqual(try expired.jsonObject()["code"] as? String, "flow_state_expired")
     }
@@ -149,7 +180,8 @@ final class SupabaseRecoveryTests: XCTestCase {
         let redirect = try await followedRecoveryLink(email, redirectTo: "quotevault%3A%2F%2Freset")
         XCTAssertTrue(redirect.hasPrefix("quotevault://reset#access_token="), redirect)
         XCTAssertTrue(redirect.contains("&token_type=bearer&type=recovery"))
-        let fragment = try XCTUnwrap(URLComponents(string: "x:?" + (redirect.components(separatedBy: "#").last ?? ""))?.queryItems)
+        let fragment = try XCTUnwrap(
+            URLComponents(string: "x:?" + (redirect.components(separatedBy: "#").last ?? ""))?.queryItems)
         let accessToken = try XCTUnwrap(fragment.first { $0.name == "access_token" }?.value)
         XCTAssertEqual(try app.client.get("/auth/v1/user", headers: swiftAuthHeaders(accessToken)).status, 200)
         XCTAssertNotNil(fragment.first { $0.name == "refresh_token" }?.value)
@@ -157,7 +189,8 @@ final class SupabaseRecoveryTests: XCTestCase {
         // #384: verifyOTP(tokenHash:type:.recovery) with the mail's token, once.
         _ = try post("/auth/v1/recover", #"{"email":"\#(email)"}"#)
         let token = try await mailedLink(email).token
-        let verified = try post("/auth/v1/verify", #"{"token_hash":"\#(token)","type":"recovery"}"#, bearer: accessToken)
+        let verified = try post(
+            "/auth/v1/verify", #"{"token_hash":"\#(token)","type":"recovery"}"#, bearer: accessToken)
         XCTAssertEqual(verified.status, 200)
         XCTAssertNotNil(try verified.jsonObject()["refresh_token"] as? String)
         let reused = try post("/auth/v1/verify", #"{"token_hash":"\#(token)","type":"recovery"}"#)
@@ -167,8 +200,12 @@ final class SupabaseRecoveryTests: XCTestCase {
         // verifyOTP(email:token:type:.recovery): the token must be that account's.
         _ = try post("/auth/v1/recover", #"{"email":"\#(email)"}"#)
         let third = try await mailedLink(email).token
-        XCTAssertEqual(try post("/auth/v1/verify", #"{"email":"someone.else@example.com","token":"\#(third)","type":"recovery"}"#).status, 403)
-        XCTAssertEqual(try post("/auth/v1/verify", #"{"email":"\#(email.uppercased())","token":"\#(third)","type":"recovery"}"#).status, 200)
+        XCTAssertEqual(
+            try post("/auth/v1/verify", #"{"email":"someone.else@example.com","token":"\#(third)","type":"recovery"}"#)
+                .status, 403)
+        XCTAssertEqual(
+            try post("/auth/v1/verify", #"{"email":"\#(email.uppercased())","token":"\#(third)","type":"recovery"}"#)
+                .status, 200)
         XCTAssertEqual(try post("/auth/v1/verify", #"{"token_hash":"\#(third)","type":"signup"}"#).status, 400)
     }
 
@@ -179,13 +216,18 @@ final class SupabaseRecoveryTests: XCTestCase {
         let link = try await mailedLink(email)
         XCTAssertTrue(link.path.hasSuffix("redirect_to=quotevault%3A%2F%2Freset-password"), link.path)
         // A link edited to point elsewhere still lands on the site URL.
-        let edited = link.path.replacingOccurrences(of: "redirect_to=quotevault%3A%2F%2Freset-password", with: "redirect_to=https%3A%2F%2Fevil.example")
+        let edited = link.path.replacingOccurrences(
+            of: "redirect_to=quotevault%3A%2F%2Freset-password", with: "redirect_to=https%3A%2F%2Fevil.example")
         XCTAssertTrue(try location(edited).hasPrefix("quotevault://reset-password#access_token="))
-        XCTAssertTrue(try location("/auth/v1/verify?token=nope&type=recovery&redirect_to=javascript%3Aalert(1)")
-            .hasPrefix("quotevault://reset-password#error=access_denied"))
-        let plain = try post("/auth/v1/recover", #"{"code_challenge_method":"plain","code_challenge":"\#(challenge)","email":"\#(email)"}"#)
+        XCTAssertTrue(
+            try location("/auth/v1/verify?token=nope&type=recovery&redirect_to=javascript%3Aalert(1)")
+                .hasPrefix("quotevault://reset-password#error=access_denied"))
+        let plain = try post(
+            "/auth/v1/recover",
+            #"{"code_challenge_method":"plain","code_challenge":"\#(challenge)","email":"\#(email)"}"#)
         XCTAssertEqual(plain.status, 400)
-        let short = try post("/auth/v1/recover", #"{"code_challenge_method":"s256","code_challenge":"abc","email":"\#(email)"}"#)
+        let short = try post(
+            "/auth/v1/recover", #"{"code_challenge_method":"s256","code_challenge":"abc","email":"\#(email)"}"#)
         XCTAssertEqual(short.status, 400)
     }
 
@@ -194,14 +236,18 @@ final class SupabaseRecoveryTests: XCTestCase {
             $0.smtpURL = "smtp://127.0.0.1:1"
             $0.supabaseRedirectAllowList = ["https://app.example.com", "quotevault://"]
         }
-        for (requested, followed) in [("https://app.example.com/reset", true), ("https://app.example.com", true),
-                                      ("https://app.example.com.evil.com/x", false), ("https://app.example.comx", false),
-                                      ("quotevault://anything", true), ("quotevaultx://a", false)] {
+        for (requested, followed) in [
+            ("https://app.example.com/reset", true), ("https://app.example.com", true),
+            ("https://app.example.com.evil.com/x", false), ("https://app.example.comx", false),
+            ("quotevault://anything", true), ("quotevaultx://a", false),
+        ] {
             let encoded = requested.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
             let response = try custom.client.get("/auth/v1/verify?token=bad&type=recovery&redirect_to=\(encoded)")
             let location = response.header("Location") ?? ""
             XCTAssertEqual(location.hasPrefix(requested + "#error="), followed, requested)
-            if !followed { XCTAssertTrue(location.hasPrefix(custom.application.context.configuration.passwordResetURL + "#")) }
+            if !followed {
+                XCTAssertTrue(location.hasPrefix(custom.application.context.configuration.passwordResetURL + "#"))
+            }
         }
     }
 }

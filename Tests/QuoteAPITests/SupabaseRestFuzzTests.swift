@@ -19,9 +19,14 @@ final class SupabaseRestFuzzTests: XCTestCase {
         "select=%2A&text=wfts%28english%29.love&author=not.plfts.twain&on_conflict=id",
         "select=%2A&or=%28text.fts.love%20%26%20life%2Cauthor.phfts%28simple%29.mark%29",
     ]
-    private static let tables = ["quotes", "profiles", "user_favorites", "collections", "collection_quotes", "quote_of_day"]
-    private static let pieces = ["%28", "%29", "%2C", "%22", "%5C", ".", "not.", "eq.", "in.", "is.", "*", "%2A", "&", "=", ":",
-                                 "!inner", "::text", "fts(", "wfts.", "(count)", "is.true", "%00", "%27", ";", "--", "select", "order=", "limit=-1", "offset=99999999999999999999"]
+    private static let tables = [
+        "quotes", "profiles", "user_favorites", "collections", "collection_quotes", "quote_of_day",
+    ]
+    private static let pieces = [
+        "%28", "%29", "%2C", "%22", "%5C", ".", "not.", "eq.", "in.", "is.", "*", "%2A", "&", "=", ":",
+        "!inner", "::text", "fts(", "wfts.", "(count)", "is.true", "%00", "%27", ";", "--", "select", "order=",
+        "limit=-1", "offset=99999999999999999999",
+    ]
 
     func testMutatedQueriesNeverFailTheServer() async throws {
         let app = try await startTestApp()
@@ -35,19 +40,25 @@ final class SupabaseRestFuzzTests: XCTestCase {
                 let at = Int.random(in: 0...query.count, using: &rng)
                 switch Int.random(in: 0..<3, using: &rng) {
                 case 0: query.insert(contentsOf: Self.pieces.randomElement(using: &rng)!, at: at)
-                case 1 where at < query.count: query.removeSubrange(at..<min(query.count, at + Int.random(in: 1...8, using: &rng)))
+                case 1 where at < query.count:
+                    query.removeSubrange(at..<min(query.count, at + Int.random(in: 1...8, using: &rng)))
                 default: query.insert(Character(Unicode.Scalar(UInt8.random(in: 0x21...0x7E, using: &rng))), at: at)
                 }
             }
             let table = Self.tables.randomElement(using: &rng)!
             let method = ["GET", "GET", "PATCH", "DELETE", "POST"].randomElement(using: &rng)!
             let path = "/rest/v1/\(table)?" + String(query).replacingOccurrences(of: " ", with: "%20")
-            let response = try app.client.send(method, path, headers: app.supabaseHeaders(Bool.random(using: &rng) ? user : nil,
-                                               ["Content-Type": "application/json"]),
-                                               body: method == "GET" ? nil : Array(#"{"name":"x"}"#.utf8))
+            let response = try app.client.send(
+                method, path,
+                headers: app.supabaseHeaders(
+                    Bool.random(using: &rng) ? user : nil,
+                    ["Content-Type": "application/json"]),
+                body: method == "GET" ? nil : Array(#"{"name":"x"}"#.utf8))
             XCTAssertLessThan(response.status, 500, "seed \(seed) round \(round): \(method) \(path) → \(response.text)")
         }
-        let quotes = try await app.withConnection { try $0.query("SELECT count(*)::int8 AS n FROM quotes")[0].decode("n", as: Int.self) }
+        let quotes = try await app.withConnection {
+            try $0.query("SELECT count(*)::int8 AS n FROM quotes")[0].decode("n", as: Int.self)
+        }
         XCTAssertEqual(quotes, 5, "seed \(seed)")
     }
 }

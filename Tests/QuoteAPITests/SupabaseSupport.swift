@@ -12,8 +12,10 @@ extension TestApp {
     }
 
     /// A JSON request with Supabase headers; `body` may be an object or an array.
-    func supabase(_ method: String, _ path: String, as user: TestUser? = nil, body: Any? = nil,
-                  headers: [String: String] = [:]) throws -> HTTPTestResponse {
+    func supabase(
+        _ method: String, _ path: String, as user: TestUser? = nil, body: Any? = nil,
+        headers: [String: String] = [:]
+    ) throws -> HTTPTestResponse {
         var all = supabaseHeaders(user, headers)
         var bytes: [UInt8]?
         if let body {

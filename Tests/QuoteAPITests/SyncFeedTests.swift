@@ -11,10 +11,18 @@ final class SyncFeedTests: XCTestCase {
         let app = try await startTestApp()
         let user = try await app.makeUser()
         let quotes = try await app.insertQuotes((0..<7).map { "Quote \($0)" })
-        for quote in quotes.prefix(5) { XCTAssertEqual(try app.client.send("PUT", "/v1/favorites/\(lower(quote))", headers: user.authorization).status, 201) }
-        let collection = try app.client.send("POST", "/v1/collections", json: ["name": "Mine"], headers: user.authorization).jsonObject()["id"] as! String
+        for quote in quotes.prefix(5) {
+            XCTAssertEqual(
+                try app.client.send("PUT", "/v1/favorites/\(lower(quote))", headers: user.authorization).status, 201)
+        }
+        let collection =
+            try app.client.send("POST", "/v1/collections", json: ["name": "Mine"], headers: user.authorization)
+            .jsonObject()["id"] as! String
         for quote in quotes.suffix(3) {
-            XCTAssertEqual(try app.client.send("PUT", "/v1/collections/\(collection)/quotes/\(lower(quote))", headers: user.authorization).status, 201)
+            XCTAssertEqual(
+                try app.client.send(
+                    "PUT", "/v1/collections/\(collection)/quotes/\(lower(quote))", headers: user.authorization
+                ).status, 201)
         }
         _ = try app.client.send("PATCH", "/v1/me", json: ["display_name": "Ada"], headers: user.authorization)
 
@@ -23,7 +31,9 @@ final class SyncFeedTests: XCTestCase {
         var seen: [String] = []
         var token: String?
         for _ in 0..<20 {
-            let body = try app.client.get("/v1/sync?limit=2" + (token.map { "&since=\($0)" } ?? ""), headers: user.authorization).jsonObject()
+            let body = try app.client.get(
+                "/v1/sync?limit=2" + (token.map { "&since=\($0)" } ?? ""), headers: user.authorization
+            ).jsonObject()
             let changes = body["changes"] as! [[String: Any]]
             XCTAssertLessThanOrEqual(changes.count, 2)
             for change in changes {
@@ -45,17 +55,31 @@ final class SyncFeedTests: XCTestCase {
         XCTAssertEqual(idle["has_more"] as? Bool, false)
 
         // Deletions come through the feed.
-        XCTAssertEqual(try app.client.send("DELETE", "/v1/favorites/\(lower(quotes[0]))", headers: user.authorization).status, 204)
-        XCTAssertEqual(try app.client.send("DELETE", "/v1/collections/\(collection)/quotes/\(lower(quotes[6]))", headers: user.authorization).status, 204)
-        let changes = try app.client.get("/v1/sync?since=\(token!)", headers: user.authorization).jsonObject()["changes"] as! [[String: Any]]
-        XCTAssertTrue(changes.contains { $0["type"] as? String == "favorite" && $0["op"] as? String == "delete"
-            && $0["quote_id"] as? String == lower(quotes[0]) && $0["favorited_at"] == nil }, "\(changes)")
-        XCTAssertTrue(changes.contains { $0["type"] as? String == "collection_quote" && $0["op"] as? String == "delete" }, "\(changes)")
+        XCTAssertEqual(
+            try app.client.send("DELETE", "/v1/favorites/\(lower(quotes[0]))", headers: user.authorization).status, 204)
+        XCTAssertEqual(
+            try app.client.send(
+                "DELETE", "/v1/collections/\(collection)/quotes/\(lower(quotes[6]))", headers: user.authorization
+            ).status, 204)
+        let changes =
+            try app.client.get("/v1/sync?since=\(token!)", headers: user.authorization).jsonObject()["changes"]
+            as! [[String: Any]]
+        XCTAssertTrue(
+            changes.contains {
+                $0["type"] as? String == "favorite" && $0["op"] as? String == "delete"
+                    && $0["quote_id"] as? String == lower(quotes[0]) && $0["favorited_at"] == nil
+            }, "\(changes)")
+        XCTAssertTrue(
+            changes.contains { $0["type"] as? String == "collection_quote" && $0["op"] as? String == "delete" },
+            "\(changes)")
         token = try app.client.pull(user, since: token, into: &library)
         XCTAssertEqual(library.collections[collection], "Mine#2", "the collection's count follows its quotes")
 
-        XCTAssertEqual(try app.client.send("DELETE", "/v1/collections/\(collection)", headers: user.authorization).status, 204)
-        let deleted = try app.client.get("/v1/sync?since=\(token!)", headers: user.authorization).jsonObject()["changes"] as! [[String: Any]]
+        XCTAssertEqual(
+            try app.client.send("DELETE", "/v1/collections/\(collection)", headers: user.authorization).status, 204)
+        let deleted =
+            try app.client.get("/v1/sync?since=\(token!)", headers: user.authorization).jsonObject()["changes"]
+            as! [[String: Any]]
         XCTAssertEqual(deleted.count, 1, "the collection's deletion says its quotes went with it: \(deleted)")
         XCTAssertEqual(deleted.first?["op"] as? String, "delete")
         XCTAssertNil(deleted.first?["collection"])
@@ -70,7 +94,9 @@ final class SyncFeedTests: XCTestCase {
         var library = SyncedLibrary()
         let token = try app.client.pull(user, since: nil, into: &library)
         // A write that bypasses every /v1 route: the database records it all the same.
-        try await app.withConnection { try $0.query("INSERT INTO user_favorites (user_id, quote_id) VALUES (\(user.id), \(quote))") }
+        try await app.withConnection {
+            try $0.query("INSERT INTO user_favorites (user_id, quote_id) VALUES (\(user.id), \(quote))")
+        }
         try app.client.pull(user, since: token, into: &library)
         XCTAssertEqual(library.favorites, [lower(quote)])
     }
@@ -94,7 +120,9 @@ final class SyncFeedTests: XCTestCase {
             XCTAssertEqual(response.status, 422, malformed)
             XCTAssertEqual(try response.errorFields(), ["since"])
         }
-        XCTAssertEqual(try app.client.get("/v1/sync?since=\(token)", headers: other.authorization).status, 422, "another user's token")
+        XCTAssertEqual(
+            try app.client.get("/v1/sync?since=\(token)", headers: other.authorization).status, 422,
+            "another user's token")
         XCTAssertEqual(try app.client.get("/v1/sync").status, 401)
     }
 
@@ -109,7 +137,8 @@ final class SyncFeedTests: XCTestCase {
         _ = try app.client.send("PUT", "/v1/favorites/\(lower(quotes[1]))", headers: user.authorization)
         // Age the history of the first favorite past 30 days, then let pruning (bounded passes) run.
         try await app.withConnection {
-            try $0.query("""
+            try $0.query(
+                """
                 UPDATE sync_changes SET changed_at = now() - interval '31 days'
                 WHERE user_id = \(user.id) AND kind = 'favorite' AND object_id = \(quotes[0])
                 """)

@@ -21,7 +21,8 @@ final class SyncPropertyTests: XCTestCase {
         var completed = 0
         for run in 0..<runs where ContinuousClock.now - started < budget {
             let runSeed = seed &+ UInt64(run)
-            var scenario = Scenario(app: app, user: try await app.makeUser(), quotes: quotes, generator: SplitMix64(seed: runSeed))
+            var scenario = Scenario(
+                app: app, user: try await app.makeUser(), quotes: quotes, generator: SplitMix64(seed: runSeed))
             do {
                 try scenario.play()
             } catch {
@@ -164,13 +165,24 @@ private struct Scenario {
         case 2:
             let id = lower(UUID())
             devices[device].created.append(id)
-            operation.merge(["op": "collection.create", "collection_id": id, "name": pick(["Work", "Fun", "Later"])]) { $1 }
-        case 3: operation.merge(["op": "collection.rename", "collection_id": collection, "name": pick(["Renamed", "Other"])]) { $1 }
+            operation.merge(["op": "collection.create", "collection_id": id, "name": pick(["Work", "Fun", "Later"])]) {
+                $1
+            }
+        case 3:
+            operation.merge([
+                "op": "collection.rename", "collection_id": collection, "name": pick(["Renamed", "Other"]),
+            ]) { $1 }
         case 4: operation.merge(["op": "collection.delete", "collection_id": collection]) { $1 }
-        case 5, 6: operation.merge(["op": "collection.add_quote", "collection_id": collection, "quote_id": quote]) { $1 }
-        default: operation.merge(["op": "collection.remove_quote", "collection_id": collection, "quote_id": quote]) { $1 }
+        case 5, 6:
+            operation.merge(["op": "collection.add_quote", "collection_id": collection, "quote_id": quote]) { $1 }
+        default:
+            operation.merge(["op": "collection.remove_quote", "collection_id": collection, "quote_id": quote]) { $1 }
         }
-        if chance(10) { operation = ["id": lower(UUID()), "op": "profile.update", "display_name": pick(["Ada", "Grace", "Edsger"])] }
+        if chance(10) {
+            operation = [
+                "id": lower(UUID()), "op": "profile.update", "display_name": pick(["Ada", "Grace", "Edsger"]),
+            ]
+        }
         return operation
     }
 
@@ -216,7 +228,9 @@ private struct Scenario {
         default: request = ("PATCH", "/v1/me", ["display_name": pick(["Online Ada", "Online Grace"])])
         }
         func send() throws -> HTTPTestResponse {
-            if let body = request.body { return try app.client.send(request.method, request.path, json: body, headers: headers) }
+            if let body = request.body {
+                return try app.client.send(request.method, request.path, json: body, headers: headers)
+            }
             return try app.client.send(request.method, request.path, headers: headers)
         }
         let first = try send()
@@ -226,12 +240,15 @@ private struct Scenario {
             if let id = try first.jsonObject()["id"] as? String {
                 _ = model.run(["op": "collection.create", "collection_id": id, "name": "Online"], quotes: quotes)
             }
-        default: _ = model.run(["op": "profile.update", "display_name": request.body?["display_name"] as Any], quotes: quotes)
+        default:
+            _ = model.run(
+                ["op": "profile.update", "display_name": request.body?["display_name"] as Any], quotes: quotes)
         }
         guard loseAnswer else { return }
         let retry = try send()
         if retry.status != first.status || retry.body != first.body || retry.header("Idempotent-Replayed") != "true" {
-            failure = "retry of \(request.method) \(request.path) answered \(retry.status) \(retry.text), first \(first.status) \(first.text)"
+            failure =
+                "retry of \(request.method) \(request.path) answered \(retry.status) \(retry.text), first \(first.status) \(first.text)"
         }
     }
 }

@@ -32,7 +32,8 @@ struct SyncedLibrary: Equatable, CustomStringConvertible {
                 links = links.filter { !$0.hasPrefix(id + "/") }
             }
         case "collection_quote":
-            let link = "\(try XCTUnwrap(change["collection_id"] as? String))/\(try XCTUnwrap(change["quote_id"] as? String))"
+            let link =
+                "\(try XCTUnwrap(change["collection_id"] as? String))/\(try XCTUnwrap(change["quote_id"] as? String))"
             if upsert { links.insert(link) } else { links.remove(link) }
         case "profile":
             let user = try XCTUnwrap(change["user"] as? [String: Any])
@@ -45,16 +46,19 @@ struct SyncedLibrary: Equatable, CustomStringConvertible {
     /// The server's library as the plain `/v1` routes show it.
     static func onServer(_ client: HTTPTestClient, _ user: TestUser) throws -> SyncedLibrary {
         var library = SyncedLibrary()
-        library.favorites = Set(try client.get("/v1/favorites/ids", headers: user.authorization).jsonObject()["ids"] as? [String] ?? [])
+        library.favorites = Set(
+            try client.get("/v1/favorites/ids", headers: user.authorization).jsonObject()["ids"] as? [String] ?? [])
         for collection in try client.get("/v1/collections", headers: user.authorization).items() {
             let id = try XCTUnwrap(collection["id"] as? String)
-            library.collections[id] = "\(collection["name"] as? String ?? "?")#\(collection["quote_count"] as? Int ?? -1)"
+            library.collections[id] =
+                "\(collection["name"] as? String ?? "?")#\(collection["quote_count"] as? Int ?? -1)"
             let page = try client.get("/v1/collections/\(id)/quotes?page_size=100", headers: user.authorization)
             for item in try page.items() {
                 library.links.insert("\(id)/\(try XCTUnwrap((item["quote"] as? [String: Any])?["id"] as? String))")
             }
         }
-        library.displayName = try client.get("/v1/me", headers: user.authorization).jsonObject()["display_name"] as? String
+        library.displayName =
+            try client.get("/v1/me", headers: user.authorization).jsonObject()["display_name"] as? String
         return library
     }
 }
@@ -62,13 +66,17 @@ struct SyncedLibrary: Equatable, CustomStringConvertible {
 extension HTTPTestClient {
     /// Pulls every page from `since` (nil: from scratch) into `library`; returns the last token.
     @discardableResult
-    func pull(_ user: TestUser, since: String?, limit: Int = 500, into library: inout SyncedLibrary, maxPages: Int = 10_000) throws -> String {
+    func pull(
+        _ user: TestUser, since: String?, limit: Int = 500, into library: inout SyncedLibrary, maxPages: Int = 10_000
+    ) throws -> String {
         var token = since
         for _ in 0..<maxPages {
             var path = "/v1/sync?limit=\(limit)"
             if let token { path += "&since=\(token)" }
             let response = try get(path, headers: user.authorization)
-            guard response.status == 200 else { throw HTTPTestError.malformedResponse("sync answered \(response.status): \(response.text)") }
+            guard response.status == 200 else {
+                throw HTTPTestError.malformedResponse("sync answered \(response.status): \(response.text)")
+            }
             let body = try response.jsonObject()
             for change in body["changes"] as? [[String: Any]] ?? [] { try library.apply(change) }
             token = try XCTUnwrap(body["next"] as? String)

@@ -4,7 +4,9 @@ import XCTest
 
 /// The answer cache behind offset pages and search pages: per version of the quotes, bounded in bytes.
 final class VersionedAnswerCacheTests: XCTestCase {
-    private func body(_ count: Int) -> PreparedBody { PreparedBody([UInt8](repeating: UInt8(ascii: " "), count: count)) }
+    private func body(_ count: Int) -> PreparedBody {
+        PreparedBody([UInt8](repeating: UInt8(ascii: " "), count: count))
+    }
 
     func testAnAnswerHoldsOnlyForTheVersionItWasMadeAt() {
         let cache = VersionedAnswerCache<String>(capacityInBytes: 1 << 20)

@@ -15,8 +15,9 @@ public final class EmbeddedDataDirectory: @unchecked Sendable {
         // World-traversable: when tests run as root, PostgreSQL and pgBackRest run as the postgres user.
         root = URL(fileURLWithPath: "/tmp/quotevault-backup-test-\(UUID().uuidString.prefix(8))")
         for directory in [root, data] {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o755])
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o755])
         }
     }
 

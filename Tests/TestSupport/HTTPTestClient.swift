@@ -105,7 +105,9 @@ public final class HTTPTestConnection: @unchecked Sendable {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         inet_pton(AF_INET, host, &address.sin_addr)
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { function(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                function(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard result == 0 else { throw HTTPTestError.connectFailed(errno) }
     }
@@ -121,7 +123,9 @@ public final class HTTPTestConnection: @unchecked Sendable {
     public func write(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { Foundation.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let sent = bytes[offset...].withUnsafeBytes {
+                Foundation.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if sent <= 0 { return false }
             offset += sent
         }
@@ -157,7 +161,10 @@ public final class HTTPTestConnection: @unchecked Sendable {
             headerEnd = buffer.firstRange(of: separator)?.lowerBound
             if headerEnd == nil {
                 let chunk = try receive()
-                if chunk.isEmpty { throw HTTPTestError.malformedResponse("closed before headers: \(String(decoding: buffer, as: UTF8.self))") }
+                if chunk.isEmpty {
+                    throw HTTPTestError.malformedResponse(
+                        "closed before headers: \(String(decoding: buffer, as: UTF8.self))")
+                }
                 buffer += chunk
             }
         }
@@ -165,7 +172,9 @@ public final class HTTPTestConnection: @unchecked Sendable {
         buffer.removeFirst(headerEnd! + 4)
         var lines = head.components(separatedBy: "\r\n")
         let statusLine = lines.removeFirst().split(separator: " ")
-        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw HTTPTestError.malformedResponse(head) }
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
+            throw HTTPTestError.malformedResponse(head)
+        }
         let headers = lines.compactMap { line -> (name: String, value: String)? in
             guard let colon = line.firstIndex(of: ":") else { return nil }
             return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))

@@ -20,7 +20,9 @@ public final class SMTPSink: Sendable {
         address.sin_port = in_port_t(UInt16(requested).bigEndian)
         inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(listener, 16) == 0 else {
             close(listener)
@@ -73,7 +75,11 @@ public final class SMTPSink: Sendable {
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var buffer: [UInt8] = []
-        func reply(_ line: String) { _ = Array((line + "\r\n").utf8).withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
+        func reply(_ line: String) {
+            _ = Array((line + "\r\n").utf8).withUnsafeBytes {
+                send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+        }
         func readLine() -> String? {
             while true {
                 if let end = buffer.firstRange(of: Array("\r\n".utf8)) {

@@ -16,7 +16,8 @@ public final class ServerProcess: @unchecked Sendable {
 
     /// Starts `quote-server ARGUMENTS` with exactly `environment` (plus PATH).
     public init(_ arguments: [String], environment: [String: String]) throws {
-        outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("quote-server-\(UUID().uuidString).log").path
+        outputPath =
+            FileManager.default.temporaryDirectory.appendingPathComponent("quote-server-\(UUID().uuidString).log").path
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

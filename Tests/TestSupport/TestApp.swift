@@ -48,7 +48,8 @@ public final class TestApp: Sendable {
         configuration.scrypt = ScryptParameters(logN: 10, r: 8, p: 1)
         configure(&configuration)
         var logger = Logger(label: "test")
-        logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
         let application = try Application.build(configuration: configuration, logger: logger)
         try await application.migrate()
         try application.start()
@@ -73,10 +74,12 @@ public final class TestApp: Sendable {
         let hash = try PasswordHasher(parameters: ScryptParameters(logN: 4, r: 1, p: 1)).hash("unused-password")
         let ids = try await withConnection { connection in
             try connection.transaction { connection in
-                let rows = try connection.query("INSERT INTO users (email, password_hash) VALUES (\(email), \(hash)) RETURNING id")
+                let rows = try connection.query(
+                    "INSERT INTO users (email, password_hash) VALUES (\(email), \(hash)) RETURNING id")
                 let userID = try rows[rows.startIndex].decode("id", as: UUID.self)
                 try connection.query("INSERT INTO profiles (id) VALUES (\(userID))")
-                let session = try connection.query("""
+                let session = try connection.query(
+                    """
                     INSERT INTO sessions (user_id, expires_at) VALUES (\(userID), now() + interval '30 days') RETURNING id
                     """)
                 return (userID, try session[session.startIndex].decode("id", as: UUID.self))

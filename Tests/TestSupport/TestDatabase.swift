@@ -65,13 +65,16 @@ public enum TestDatabase {
         // runs as the postgres user and must reach the data directory.
         let directory = URL(fileURLWithPath: "/tmp")
             .appendingPathComponent("quotevault-test-\(getpid())-\(label)-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o755])
         var logger = Logger(label: "TestDatabase")
-        logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) }
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) }
             ?? .warning
-        let cluster = EmbeddedPostgres(dataDirectory: directory.appendingPathComponent("data"),
-                                       settings: fastSettings, logger: logger)
+        let cluster = EmbeddedPostgres(
+            dataDirectory: directory.appendingPathComponent("data"),
+            settings: fastSettings, logger: logger)
         lock.lock()
         clusters.append((cluster, directory))
         installExitHandler()
@@ -82,7 +85,8 @@ public enum TestDatabase {
     /// `server` with its database replaced by `database`. Needs a URI (postgresql://...).
     public static func databaseURL(server: String, database: String) throws -> String {
         guard var components = URLComponents(string: server),
-              components.scheme == "postgresql" || components.scheme == "postgres" else {
+            components.scheme == "postgresql" || components.scheme == "postgres"
+        else {
             throw EmbeddedPostgresError("TEST_DATABASE_URL must be a postgresql:// URI")
         }
         components.path = "/" + database
@@ -104,7 +108,8 @@ public enum TestDatabase {
         lock.lock()
         defer { lock.unlock() }
         if let server = ProcessInfo.processInfo.environment["TEST_DATABASE_URL"], !externalDatabases.isEmpty,
-           let admin = try? PGConnection(connectionString: server) {
+            let admin = try? PGConnection(connectionString: server)
+        {
             for name in externalDatabases {
                 try? admin.execute(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
             }
@@ -123,10 +128,12 @@ public enum TestDatabase {
         for name in names where name.hasPrefix("quotevault-test-") {
             let parts = name.split(separator: "-")
             guard parts.count > 2, let pid = Int32(parts[2]), pid != getpid(),
-                  kill(pid, 0) != 0, errno == ESRCH else { continue }
+                kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
             let directory = URL(fileURLWithPath: "/tmp").appendingPathComponent(name)
-            let cluster = EmbeddedPostgres(dataDirectory: directory.appendingPathComponent("data"),
-                                           logger: Logger(label: "TestDatabase"))
+            let cluster = EmbeddedPostgres(
+                dataDirectory: directory.appendingPathComponent("data"),
+                logger: Logger(label: "TestDatabase"))
             try? cluster.stop()
             try? FileManager.default.removeItem(at: directory)
         }

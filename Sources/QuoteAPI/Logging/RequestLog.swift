@@ -36,7 +36,8 @@ public struct RequestLog: Sendable {
             line.append(contentsOf: "}\n".utf8)
             sink.write(line, urgent: false)
         case .text:
-            let fields = "duration_ms=\(milliseconds) method=\(request.method.rawValue) request_id=\(request.requestID) "
+            let fields =
+                "duration_ms=\(milliseconds) method=\(request.method.rawValue) request_id=\(request.requestID) "
                 + "route=\(request.route) status=\(request.status)"
             sink.write(Array("\(TextLogHandler.prefix(.info, "request")) \(fields)\n".utf8), urgent: false)
         }

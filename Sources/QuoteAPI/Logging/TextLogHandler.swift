@@ -25,7 +25,8 @@ public struct TextLogHandler: LogHandler {
         if let extra = event.metadata { merged.merge(extra) { $1 } }
         let fields = merged.keys.sorted().map { "\($0)=\(merged[$0]!)" }.joined(separator: " ")
         LogSink.standardError.write(
-            Array("\(Self.prefix(event.level, event.message.description)) \(fields)\n".utf8), urgent: event.level >= .warning)
+            Array("\(Self.prefix(event.level, event.message.description)) \(fields)\n".utf8),
+            urgent: event.level >= .warning)
     }
 }
 

@@ -28,11 +28,14 @@ public final class ServerMetrics: Sendable {
     // nonisolated(unsafe): the descriptor type is a struct of `let` strings that swift-prometheus does not mark
     // Sendable; these are never mutated.
     nonisolated(unsafe) private static let requests = MetricNameDescriptor(
-        metricName: "http_requests", unitName: "total", helpText: "Requests answered, by method, route pattern and status.")
+        metricName: "http_requests", unitName: "total",
+        helpText: "Requests answered, by method, route pattern and status.")
     nonisolated(unsafe) private static let latency = MetricNameDescriptor(
-        metricName: "http_request_duration", unitName: "seconds", helpText: "Time from request start to response, by route pattern.")
+        metricName: "http_request_duration", unitName: "seconds",
+        helpText: "Time from request start to response, by route pattern.")
     nonisolated(unsafe) private static let poolConnections = MetricNameDescriptor(
-        metricName: "db_pool", unitName: "connections", helpText: "Database pool: size, connections in use, connections open.")
+        metricName: "db_pool", unitName: "connections",
+        helpText: "Database pool: size, connections in use, connections open.")
     nonisolated(unsafe) private static let poolWaiting = MetricNameDescriptor(
         metricName: "db_pool_waiting", unitName: "jobs", helpText: "Database jobs waiting for a free pool connection.")
     nonisolated(unsafe) private static let publicPoolConnections = MetricNameDescriptor(
@@ -47,22 +50,29 @@ public final class ServerMetrics: Sendable {
         metricName: "db_read_nodes", unitName: "in_use",
         helpText: "Read URLs in use now, by what the node was at its last check (pg_is_in_recovery()).")
     nonisolated(unsafe) private static let healthyReplicas = MetricNameDescriptor(
-        metricName: "db_read_replicas", unitName: "healthy", helpText: "Read replicas in use now (reachable, within REPLICA_MAX_LAG).")
+        metricName: "db_read_replicas", unitName: "healthy",
+        helpText: "Read replicas in use now (reachable, within REPLICA_MAX_LAG).")
     nonisolated(unsafe) private static let hashingQueue = MetricNameDescriptor(
-        metricName: "password_hashing_queue", unitName: "depth", helpText: "Password hashes waiting for a hashing thread.")
+        metricName: "password_hashing_queue", unitName: "depth",
+        helpText: "Password hashes waiting for a hashing thread.")
     nonisolated(unsafe) private static let mailBacklog = MetricNameDescriptor(
-        metricName: "mail_outbox", unitName: "backlog", helpText: "Mails not yet delivered, as of the delivery loop's last pass.")
+        metricName: "mail_outbox", unitName: "backlog",
+        helpText: "Mails not yet delivered, as of the delivery loop's last pass.")
     nonisolated(unsafe) private static let residentMemory = MetricNameDescriptor(
         metricName: "process_resident_memory", unitName: "bytes", helpText: "Resident memory of the server process.")
 
     nonisolated(unsafe) private static let backupLastSuccess = MetricNameDescriptor(
-        metricName: "backup_last_success", unitName: "timestamp_seconds", helpText: "When the last successful backup of the embedded database ended (Unix time).")
+        metricName: "backup_last_success", unitName: "timestamp_seconds",
+        helpText: "When the last successful backup of the embedded database ended (Unix time).")
     nonisolated(unsafe) private static let backupLastSize = MetricNameDescriptor(
-        metricName: "backup_last_size", unitName: "bytes", helpText: "Size of the last successful backup: the database it restores, and what it added to the repository.")
+        metricName: "backup_last_size", unitName: "bytes",
+        helpText: "Size of the last successful backup: the database it restores, and what it added to the repository.")
     nonisolated(unsafe) private static let walArchiveFailures = MetricNameDescriptor(
-        metricName: "wal_archive_failures", unitName: "total", helpText: "WAL segments PostgreSQL failed to archive since it started (pg_stat_archiver).")
+        metricName: "wal_archive_failures", unitName: "total",
+        helpText: "WAL segments PostgreSQL failed to archive since it started (pg_stat_archiver).")
     nonisolated(unsafe) private static let oldestRestorable = MetricNameDescriptor(
-        metricName: "backup_oldest_restorable", unitName: "timestamp_seconds", helpText: "The oldest time a restore can reach (Unix time).")
+        metricName: "backup_oldest_restorable", unitName: "timestamp_seconds",
+        helpText: "The oldest time a restore can reach (Unix time).")
 
     /// Backups of the embedded database, set by the server's backup schedule.
     public let backups = BackupStatus()
@@ -78,16 +88,19 @@ public final class ServerMetrics: Sendable {
         // The registry's lookup builds the metric's name and checks its help text on every call, a cost the
         // cheapest routes feel: remember each series' objects instead. The keys are bounded (methods, route
         // patterns, statuses), so this table is too.
-        let series = knownSeries.withLock { $0[key] } ?? {
-            let made = (
-                registry.makeCounter(
-                    descriptor: Self.requests,
-                    labels: [("method", method), ("route", request.route), ("status", String(request.status))]),
-                registry.makeDurationHistogram(
-                    descriptor: Self.latency, labels: [("route", request.route)], buckets: Self.latencyBuckets))
-            knownSeries.withLock { $0[key] = made }
-            return made
-        }()
+        let series =
+            knownSeries.withLock { $0[key] }
+            ?? {
+                let made = (
+                    registry.makeCounter(
+                        descriptor: Self.requests,
+                        labels: [("method", method), ("route", request.route), ("status", String(request.status))]),
+                    registry.makeDurationHistogram(
+                        descriptor: Self.latency, labels: [("route", request.route)], buckets: Self.latencyBuckets)
+                )
+                knownSeries.withLock { $0[key] = made }
+                return made
+            }()
         series.0.increment()
         series.1.record(request.duration)
         traffic.record(status: request.status, duration: request.duration)
@@ -102,8 +115,10 @@ public final class ServerMetrics: Sendable {
     private let knownSeries = Mutex<[SeriesKey: (Counter, DurationHistogram)]>([:])
 
     /// The exposition text of every metric, with the gauges read now.
-    public func render(pool: PGPoolStats, publicPool: PGPoolStats? = nil, hashingQueueDepth: Int, mailBacklog: Int?,
-                       replicaUse: (replicaReads: Int, primaryReads: Int, healthy: [Bool], standby: [Bool])? = nil)
+    public func render(
+        pool: PGPoolStats, publicPool: PGPoolStats? = nil, hashingQueueDepth: Int, mailBacklog: Int?,
+        replicaUse: (replicaReads: Int, primaryReads: Int, healthy: [Bool], standby: [Bool])? = nil
+    )
         -> [UInt8]
     {
         let gauge = { (descriptor: MetricNameDescriptor, labels: [(String, String)], value: Int) in

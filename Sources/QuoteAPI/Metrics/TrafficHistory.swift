@@ -33,9 +33,12 @@ public final class TrafficHistory: Sendable {
 
     public func record(status: Int, duration: Duration, now: Date = Date()) {
         let minute = Self.minute(of: now)
-        let milliseconds = Double(duration.components.seconds) * 1000
+        let milliseconds =
+            Double(duration.components.seconds) * 1000
             + Double(duration.components.attoseconds) / 1e15
-        let bucket = milliseconds <= Self.firstBound ? 0
+        let bucket =
+            milliseconds <= Self.firstBound
+            ? 0
             : min(Self.bucketCount - 1, Int((log(milliseconds / Self.firstBound) / log(Self.growth)).rounded(.up)))
         slots.withLock { slots in
             let index = minute % Self.minutes
@@ -56,8 +59,9 @@ public final class TrafficHistory: Sendable {
             guard slot.minute == minute else {
                 return Minute(start: start, requests: 0, errors: 0, p50Milliseconds: nil, p99Milliseconds: nil)
             }
-            return Minute(start: start, requests: slot.requests, errors: slot.errors,
-                                 p50Milliseconds: Self.quantile(0.5, slot), p99Milliseconds: Self.quantile(0.99, slot))
+            return Minute(
+                start: start, requests: slot.requests, errors: slot.errors,
+                p50Milliseconds: Self.quantile(0.5, slot), p99Milliseconds: Self.quantile(0.99, slot))
         }
     }
 

@@ -1,133 +1,133 @@
 extension OpenAPIDocument {
     /// Favorites and collections: the caller's own library (Bearer).
     static let libraryFragment = #"""
-    {
-      "paths": {
-        "/v1/favorites": {"get": {"operationId": "listFavorites", "tags": ["Favorites"], "security": [{"bearer": []}],
-          "summary": "The caller's favorites, newest favorite first",
-          "parameters": [{"$ref": "#/components/parameters/Page"}, {"$ref": "#/components/parameters/PageSize"}],
-          "responses": {
-            "200": {"description": "A page of {quote, favorited_at}", "content": {"application/json": {"schema": {"allOf": [
-              {"$ref": "#/components/schemas/PageEnvelope"},
-              {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object", "required": ["quote", "favorited_at"],
-                "properties": {"quote": {"$ref": "#/components/schemas/Quote"}, "favorited_at": {"type": "string", "format": "date-time"}}}}}}]}}}},
-            "401": {"$ref": "#/components/responses/Unauthorized"},
-            "422": {"$ref": "#/components/responses/ValidationFailed"},
-            "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
-        "/v1/favorites/ids": {"get": {"operationId": "favoriteIds", "tags": ["Favorites"], "security": [{"bearer": []}],
-          "summary": "Every favorite's quote id, for a quick local isFavorite",
-          "responses": {
-            "200": {"description": "All favorite quote ids", "content": {"application/json": {"schema": {"type": "object", "required": ["ids"],
-              "properties": {"ids": {"type": "array", "items": {"type": "string", "format": "uuid"}}}}}}},
-            "401": {"$ref": "#/components/responses/Unauthorized"},
-            "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
-        "/v1/favorites/{quote_id}": {
-          "put": {"operationId": "addFavorite", "tags": ["Favorites"], "security": [{"bearer": []}],
-            "summary": "Make a quote a favorite (idempotent)",
-            "parameters": [{"$ref": "#/components/parameters/QuoteIdPath"}],
-            "responses": {
-              "201": {"description": "It became a favorite", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/FavoriteRef"}}}},
-              "200": {"description": "It already was a favorite", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/FavoriteRef"}}}},
-              "401": {"$ref": "#/components/responses/Unauthorized"},
-              "404": {"$ref": "#/components/responses/NotFound"},
-              "503": {"$ref": "#/components/responses/ServiceUnavailable"}}},
-          "delete": {"operationId": "removeFavorite", "tags": ["Favorites"], "security": [{"bearer": []}],
-            "summary": "Remove a favorite (204 also when it was not one)",
-            "parameters": [{"$ref": "#/components/parameters/QuoteIdPath"}],
-            "responses": {
-              "204": {"description": "Not a favorite (any more)"},
-              "401": {"$ref": "#/components/responses/Unauthorized"},
-              "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
-        "/v1/collections": {
-          "get": {"operationId": "listCollections", "tags": ["Collections"], "security": [{"bearer": []}],
-            "summary": "The caller's collections, newest first",
-            "responses": {
-              "200": {"description": "All collections", "content": {"application/json": {"schema": {"type": "object", "required": ["items"],
-                "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/Collection"}}}}}}},
-              "401": {"$ref": "#/components/responses/Unauthorized"},
-              "503": {"$ref": "#/components/responses/ServiceUnavailable"}}},
-          "post": {"operationId": "createCollection", "tags": ["Collections"], "security": [{"bearer": []}],
-            "summary": "Create a collection (name trimmed, 1-100 characters; duplicates allowed; optional client-generated id)",
-            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CollectionCreate"}}}},
-            "responses": {
-              "201": {"description": "Created", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Collection"}}}},
-              "400": {"$ref": "#/components/responses/BadRequest"},
-              "401": {"$ref": "#/components/responses/Unauthorized"},
-              "403": {"$ref": "#/components/responses/QuotaExceeded"},
-              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
-              "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
-              "422": {"$ref": "#/components/responses/ValidationFailed"},
-              "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
-        "/v1/collections/{id}": {
-          "patch": {"operationId": "renameCollection", "tags": ["Collections"], "security": [{"bearer": []}],
-            "summary": "Rename a collection",
-            "parameters": [{"$ref": "#/components/parameters/CollectionIdPath"}],
-            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CollectionName"}}}},
-            "responses": {
-              "200": {"description": "Renamed", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Collection"}}}},
-              "400": {"$ref": "#/components/responses/BadRequest"},
-              "401": {"$ref": "#/components/responses/Unauthorized"},
-              "404": {"$ref": "#/components/responses/NotFound"},
-              "413": {"$ref": "#/components/responses/PayloadTooLarge"},
-              "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
-              "422": {"$ref": "#/components/responses/ValidationFailed"},
-              "503": {"$ref": "#/components/responses/ServiceUnavailable"}}},
-          "delete": {"operationId": "deleteCollection", "tags": ["Collections"], "security": [{"bearer": []}],
-            "summary": "Delete a collection and its quote associations (the quotes stay)",
-            "parameters": [{"$ref": "#/components/parameters/CollectionIdPath"}],
-            "responses": {
-              "204": {"description": "Deleted"},
-              "401": {"$ref": "#/components/responses/Unauthorized"},
-              "404": {"$ref": "#/components/responses/NotFound"},
-              "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
-        "/v1/collections/{id}/quotes": {"get": {"operationId": "listCollectionQuotes", "tags": ["Collections"], "security": [{"bearer": []}],
-          "summary": "The collection's quotes, newest addition first",
-          "parameters": [{"$ref": "#/components/parameters/CollectionIdPath"}, {"$ref": "#/components/parameters/Page"},
-            {"$ref": "#/components/parameters/PageSize"}],
-          "responses": {
-            "200": {"description": "A page of {quote, added_at}", "content": {"application/json": {"schema": {"allOf": [
-              {"$ref": "#/components/schemas/PageEnvelope"},
-              {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object", "required": ["quote", "added_at"],
-                "properties": {"quote": {"$ref": "#/components/schemas/Quote"}, "added_at": {"type": "string", "format": "date-time"}}}}}}]}}}},
-            "401": {"$ref": "#/components/responses/Unauthorized"},
-            "404": {"$ref": "#/components/responses/NotFound"},
-            "422": {"$ref": "#/components/responses/ValidationFailed"},
-            "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
-        "/v1/collections/{id}/quotes/{quote_id}": {
-          "put": {"operationId": "addCollectionQuote", "tags": ["Collections"], "security": [{"bearer": []}],
-            "summary": "Add a quote to a collection (idempotent)",
-            "parameters": [{"$ref": "#/components/parameters/CollectionIdPath"}, {"$ref": "#/components/parameters/QuoteIdPath"}],
-            "responses": {
-              "201": {"description": "Added", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CollectionQuoteRef"}}}},
-              "200": {"description": "Already there", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CollectionQuoteRef"}}}},
-              "401": {"$ref": "#/components/responses/Unauthorized"},
-              "403": {"$ref": "#/components/responses/QuotaExceeded"},
-              "404": {"$ref": "#/components/responses/NotFound"},
-              "503": {"$ref": "#/components/responses/ServiceUnavailable"}}},
-          "delete": {"operationId": "removeCollectionQuote", "tags": ["Collections"], "security": [{"bearer": []}],
-            "summary": "Remove a quote from a collection (204 also when it was not there)",
-            "parameters": [{"$ref": "#/components/parameters/CollectionIdPath"}, {"$ref": "#/components/parameters/QuoteIdPath"}],
-            "responses": {
-              "204": {"description": "Not in the collection (any more)"},
-              "401": {"$ref": "#/components/responses/Unauthorized"},
-              "404": {"$ref": "#/components/responses/NotFound"},
-              "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}}
-      },
-      "parameters": {
-        "QuoteIdPath": {"name": "quote_id", "in": "path", "required": true, "schema": {"type": "string"}},
-        "CollectionIdPath": {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
-      },
-      "schemas": {
-        "Collection": {"type": "object", "required": ["id", "name", "created_at", "updated_at", "quote_count"],
-          "properties": {"id": {"type": "string", "format": "uuid"}, "name": {"type": "string", "minLength": 1, "maxLength": 100},
-            "created_at": {"type": "string", "format": "date-time"}, "updated_at": {"type": "string", "format": "date-time"},
-            "quote_count": {"type": "integer", "minimum": 0}}},
-        "CollectionName": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 100,
-          "pattern": "\\S", "description": "1…100 characters after trimming; not only whitespace"}}},
-        "FavoriteRef": {"type": "object", "required": ["quote_id"], "properties": {"quote_id": {"type": "string", "format": "uuid"}}},
-        "CollectionQuoteRef": {"type": "object", "required": ["collection_id", "quote_id"],
-          "properties": {"collection_id": {"type": "string", "format": "uuid"}, "quote_id": {"type": "string", "format": "uuid"}}}
-      }
-    }
-    """#
+        {
+          "paths": {
+            "/v1/favorites": {"get": {"operationId": "listFavorites", "tags": ["Favorites"], "security": [{"bearer": []}],
+              "summary": "The caller's favorites, newest favorite first",
+              "parameters": [{"$ref": "#/components/parameters/Page"}, {"$ref": "#/components/parameters/PageSize"}],
+              "responses": {
+                "200": {"description": "A page of {quote, favorited_at}", "content": {"application/json": {"schema": {"allOf": [
+                  {"$ref": "#/components/schemas/PageEnvelope"},
+                  {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object", "required": ["quote", "favorited_at"],
+                    "properties": {"quote": {"$ref": "#/components/schemas/Quote"}, "favorited_at": {"type": "string", "format": "date-time"}}}}}}]}}}},
+                "401": {"$ref": "#/components/responses/Unauthorized"},
+                "422": {"$ref": "#/components/responses/ValidationFailed"},
+                "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
+            "/v1/favorites/ids": {"get": {"operationId": "favoriteIds", "tags": ["Favorites"], "security": [{"bearer": []}],
+              "summary": "Every favorite's quote id, for a quick local isFavorite",
+              "responses": {
+                "200": {"description": "All favorite quote ids", "content": {"application/json": {"schema": {"type": "object", "required": ["ids"],
+                  "properties": {"ids": {"type": "array", "items": {"type": "string", "format": "uuid"}}}}}}},
+                "401": {"$ref": "#/components/responses/Unauthorized"},
+                "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
+            "/v1/favorites/{quote_id}": {
+              "put": {"operationId": "addFavorite", "tags": ["Favorites"], "security": [{"bearer": []}],
+                "summary": "Make a quote a favorite (idempotent)",
+                "parameters": [{"$ref": "#/components/parameters/QuoteIdPath"}],
+                "responses": {
+                  "201": {"description": "It became a favorite", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/FavoriteRef"}}}},
+                  "200": {"description": "It already was a favorite", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/FavoriteRef"}}}},
+                  "401": {"$ref": "#/components/responses/Unauthorized"},
+                  "404": {"$ref": "#/components/responses/NotFound"},
+                  "503": {"$ref": "#/components/responses/ServiceUnavailable"}}},
+              "delete": {"operationId": "removeFavorite", "tags": ["Favorites"], "security": [{"bearer": []}],
+                "summary": "Remove a favorite (204 also when it was not one)",
+                "parameters": [{"$ref": "#/components/parameters/QuoteIdPath"}],
+                "responses": {
+                  "204": {"description": "Not a favorite (any more)"},
+                  "401": {"$ref": "#/components/responses/Unauthorized"},
+                  "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
+            "/v1/collections": {
+              "get": {"operationId": "listCollections", "tags": ["Collections"], "security": [{"bearer": []}],
+                "summary": "The caller's collections, newest first",
+                "responses": {
+                  "200": {"description": "All collections", "content": {"application/json": {"schema": {"type": "object", "required": ["items"],
+                    "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/Collection"}}}}}}},
+                  "401": {"$ref": "#/components/responses/Unauthorized"},
+                  "503": {"$ref": "#/components/responses/ServiceUnavailable"}}},
+              "post": {"operationId": "createCollection", "tags": ["Collections"], "security": [{"bearer": []}],
+                "summary": "Create a collection (name trimmed, 1-100 characters; duplicates allowed; optional client-generated id)",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CollectionCreate"}}}},
+                "responses": {
+                  "201": {"description": "Created", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Collection"}}}},
+                  "400": {"$ref": "#/components/responses/BadRequest"},
+                  "401": {"$ref": "#/components/responses/Unauthorized"},
+                  "403": {"$ref": "#/components/responses/QuotaExceeded"},
+                  "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+                  "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
+                  "422": {"$ref": "#/components/responses/ValidationFailed"},
+                  "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
+            "/v1/collections/{id}": {
+              "patch": {"operationId": "renameCollection", "tags": ["Collections"], "security": [{"bearer": []}],
+                "summary": "Rename a collection",
+                "parameters": [{"$ref": "#/components/parameters/CollectionIdPath"}],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CollectionName"}}}},
+                "responses": {
+                  "200": {"description": "Renamed", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Collection"}}}},
+                  "400": {"$ref": "#/components/responses/BadRequest"},
+                  "401": {"$ref": "#/components/responses/Unauthorized"},
+                  "404": {"$ref": "#/components/responses/NotFound"},
+                  "413": {"$ref": "#/components/responses/PayloadTooLarge"},
+                  "415": {"$ref": "#/components/responses/UnsupportedMediaType"},
+                  "422": {"$ref": "#/components/responses/ValidationFailed"},
+                  "503": {"$ref": "#/components/responses/ServiceUnavailable"}}},
+              "delete": {"operationId": "deleteCollection", "tags": ["Collections"], "security": [{"bearer": []}],
+                "summary": "Delete a collection and its quote associations (the quotes stay)",
+                "parameters": [{"$ref": "#/components/parameters/CollectionIdPath"}],
+                "responses": {
+                  "204": {"description": "Deleted"},
+                  "401": {"$ref": "#/components/responses/Unauthorized"},
+                  "404": {"$ref": "#/components/responses/NotFound"},
+                  "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
+            "/v1/collections/{id}/quotes": {"get": {"operationId": "listCollectionQuotes", "tags": ["Collections"], "security": [{"bearer": []}],
+              "summary": "The collection's quotes, newest addition first",
+              "parameters": [{"$ref": "#/components/parameters/CollectionIdPath"}, {"$ref": "#/components/parameters/Page"},
+                {"$ref": "#/components/parameters/PageSize"}],
+              "responses": {
+                "200": {"description": "A page of {quote, added_at}", "content": {"application/json": {"schema": {"allOf": [
+                  {"$ref": "#/components/schemas/PageEnvelope"},
+                  {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object", "required": ["quote", "added_at"],
+                    "properties": {"quote": {"$ref": "#/components/schemas/Quote"}, "added_at": {"type": "string", "format": "date-time"}}}}}}]}}}},
+                "401": {"$ref": "#/components/responses/Unauthorized"},
+                "404": {"$ref": "#/components/responses/NotFound"},
+                "422": {"$ref": "#/components/responses/ValidationFailed"},
+                "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}},
+            "/v1/collections/{id}/quotes/{quote_id}": {
+              "put": {"operationId": "addCollectionQuote", "tags": ["Collections"], "security": [{"bearer": []}],
+                "summary": "Add a quote to a collection (idempotent)",
+                "parameters": [{"$ref": "#/components/parameters/CollectionIdPath"}, {"$ref": "#/components/parameters/QuoteIdPath"}],
+                "responses": {
+                  "201": {"description": "Added", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CollectionQuoteRef"}}}},
+                  "200": {"description": "Already there", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CollectionQuoteRef"}}}},
+                  "401": {"$ref": "#/components/responses/Unauthorized"},
+                  "403": {"$ref": "#/components/responses/QuotaExceeded"},
+                  "404": {"$ref": "#/components/responses/NotFound"},
+                  "503": {"$ref": "#/components/responses/ServiceUnavailable"}}},
+              "delete": {"operationId": "removeCollectionQuote", "tags": ["Collections"], "security": [{"bearer": []}],
+                "summary": "Remove a quote from a collection (204 also when it was not there)",
+                "parameters": [{"$ref": "#/components/parameters/CollectionIdPath"}, {"$ref": "#/components/parameters/QuoteIdPath"}],
+                "responses": {
+                  "204": {"description": "Not in the collection (any more)"},
+                  "401": {"$ref": "#/components/responses/Unauthorized"},
+                  "404": {"$ref": "#/components/responses/NotFound"},
+                  "503": {"$ref": "#/components/responses/ServiceUnavailable"}}}}
+          },
+          "parameters": {
+            "QuoteIdPath": {"name": "quote_id", "in": "path", "required": true, "schema": {"type": "string"}},
+            "CollectionIdPath": {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
+          },
+          "schemas": {
+            "Collection": {"type": "object", "required": ["id", "name", "created_at", "updated_at", "quote_count"],
+              "properties": {"id": {"type": "string", "format": "uuid"}, "name": {"type": "string", "minLength": 1, "maxLength": 100},
+                "created_at": {"type": "string", "format": "date-time"}, "updated_at": {"type": "string", "format": "date-time"},
+                "quote_count": {"type": "integer", "minimum": 0}}},
+            "CollectionName": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 100,
+              "pattern": "\\S", "description": "1…100 characters after trimming; not only whitespace"}}},
+            "FavoriteRef": {"type": "object", "required": ["quote_id"], "properties": {"quote_id": {"type": "string", "format": "uuid"}}},
+            "CollectionQuoteRef": {"type": "object", "required": ["collection_id", "quote_id"],
+              "properties": {"collection_id": {"type": "string", "format": "uuid"}, "quote_id": {"type": "string", "format": "uuid"}}}
+          }
+        }
+        """#
 }

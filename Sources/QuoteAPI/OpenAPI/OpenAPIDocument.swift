@@ -19,7 +19,8 @@ public enum OpenAPIDocument {
             "openapi": "3.1.0",
             "info": [
                 "title": "QuoteVault API", "version": "1.0.0",
-                "description": "REST API of the QuoteVault app: quotes, search, quote of the day, accounts, favorites and collections.",
+                "description":
+                    "REST API of the QuoteVault app: quotes, search, quote of the day, accounts, favorites and collections.",
             ],
             "paths": withIdempotencyKeys(sections["paths"]!),
             "components": [
@@ -29,9 +30,12 @@ public enum OpenAPIDocument {
                 "securitySchemes": ["bearer": ["type": "http", "scheme": "bearer", "bearerFormat": "JWT"]],
             ],
         ]
-        let data = try! JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])
+        let data = try! JSONSerialization.data(
+            withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])
         return Array(data)
     }()
 
-    static let fragments: [String] = [operationsFragment, commonFragment, quotesFragment, libraryFragment, accountsFragment, syncFragment]
+    static let fragments: [String] = [
+        operationsFragment, commonFragment, quotesFragment, libraryFragment, accountsFragment, syncFragment,
+    ]
 }

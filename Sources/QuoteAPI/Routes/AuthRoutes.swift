@@ -15,8 +15,9 @@ struct AuthRoutes {
             Route(.post, "/v1/auth/refresh", V1Policies.signIn, cost: .auth, handler: Handler(refresh)),
             Route(.post, "/v1/auth/logout", policies.userWrite, cost: .write, handler: Handler(logOut)),
             Route(.post, "/v1/auth/password-reset", V1Policies.signIn, cost: .auth, handler: Handler(requestReset)),
-            Route(.post, "/v1/auth/password-reset/confirm", V1Policies.signIn, cost: .auth,
-                  handler: Handler(confirmReset)),
+            Route(
+                .post, "/v1/auth/password-reset/confirm", V1Policies.signIn, cost: .auth,
+                handler: Handler(confirmReset)),
         ]
     }
 
@@ -28,12 +29,15 @@ struct AuthRoutes {
 
     @Sendable private func signUp(_ request: Request) async throws -> Response {
         let body = try request.decodeJSON(SignUpBody.self)
-        return .session(try await accounts.signUp(email: body.email, password: body.password, displayName: body.display_name), status: 201)
+        return .session(
+            try await accounts.signUp(email: body.email, password: body.password, displayName: body.display_name),
+            status: 201)
     }
 
     @Sendable private func logIn(_ request: Request) async throws -> Response {
         let body = try request.decodeJSON(LogInBody.self)
-        return .session(try await accounts.logIn(email: body.email, password: body.password, clientAddress: request.clientAddress))
+        return .session(
+            try await accounts.logIn(email: body.email, password: body.password, clientAddress: request.clientAddress))
     }
 
     @Sendable private func refresh(_ request: Request) async throws -> Response {

@@ -17,10 +17,12 @@ struct CollectionRoutes {
             Route(.patch, "/v1/collections/{id}", policies.userWrite, cost: .write, handler: Handler(rename)),
             Route(.delete, "/v1/collections/{id}", policies.userWrite, cost: .write, handler: Handler(delete)),
             Route(.get, "/v1/collections/{id}/quotes", policies.user, cost: .cheapRead, handler: Handler(quotes)),
-            Route(.put, "/v1/collections/{id}/quotes/{quote_id}", policies.userWrite, cost: .write,
-                  handler: Handler(addQuote)),
-            Route(.delete, "/v1/collections/{id}/quotes/{quote_id}", policies.userWrite, cost: .write,
-                  handler: Handler(removeQuote)),
+            Route(
+                .put, "/v1/collections/{id}/quotes/{quote_id}", policies.userWrite, cost: .write,
+                handler: Handler(addQuote)),
+            Route(
+                .delete, "/v1/collections/{id}/quotes/{quote_id}", policies.userWrite, cost: .write,
+                handler: Handler(removeQuote)),
         ]
     }
 
@@ -41,14 +43,16 @@ struct CollectionRoutes {
     @Sendable private func create(_ request: Request) async throws -> Response {
         let user = try request.user
         let body = try request.decodeJSON(CreateBody.self)
-        return Self.respond(try await collections.create(userID: user.userID, name: body.name, id: body.id), status: 201)
+        return Self.respond(
+            try await collections.create(userID: user.userID, name: body.name, id: body.id), status: 201)
     }
 
     @Sendable private func rename(_ request: Request) async throws -> Response {
         let user = try request.user
         let id = try request.uuidParameter("id")
         let body = try request.decodeJSON(NameBody.self)
-        return Self.respond(try await collections.rename(userID: user.userID, collectionID: id, name: body.name), status: 200)
+        return Self.respond(
+            try await collections.rename(userID: user.userID, collectionID: id, name: body.name), status: 200)
     }
 
     @Sendable private func delete(_ request: Request) async throws -> Response {
@@ -60,7 +64,8 @@ struct CollectionRoutes {
     @Sendable private func quotes(_ request: Request) async throws -> Response {
         let user = try request.user
         let id = try request.uuidParameter("id")
-        let page = try await collections.quotes(userID: user.userID, collectionID: id, page: try request.pageRequest(allowsCursor: false))
+        let page = try await collections.quotes(
+            userID: user.userID, collectionID: id, page: try request.pageRequest(allowsCursor: false))
         var writer = JSONWriter(forPageOf: page.items.count)
         writer.page(page) { writer, entry in
             writer.raw("{")

@@ -14,8 +14,9 @@ struct MeRoutes {
             Route(.get, "/v1/me/export", policies.user, cost: .expensive, handler: Handler(export)),
             Route(.patch, "/v1/me", policies.userWrite, cost: .write, handler: Handler(update)),
             Route(.delete, "/v1/me", policies.userWrite, cost: .auth, handler: Handler(deleteAccount)),
-            Route(.put, "/v1/me/avatar", policies.userWrite, maxBodySize: ProfileService.maximumAvatarBytes,
-                  cost: .write, handler: Handler(putAvatar)),
+            Route(
+                .put, "/v1/me/avatar", policies.userWrite, maxBodySize: ProfileService.maximumAvatarBytes,
+                cost: .write, handler: Handler(putAvatar)),
             Route(.delete, "/v1/me/avatar", policies.userWrite, cost: .write, handler: Handler(deleteAvatar)),
             Route(.get, "/v1/avatars/{user_id}", cost: .cheapRead, handler: Handler(avatar)),
         ]
@@ -39,22 +40,28 @@ struct MeRoutes {
         writer.key("user"); writer.user(exported.user); writer.comma()
         // The library object's members (favorites, collections), spliced in after its opening brace.
         writer.raw(bytes: Array(exported.library.utf8.dropFirst()))
-        return .json(bytes: writer.bytes, headers: [
-            "Cache-Control": "no-store", "Content-Disposition": "attachment; filename=\"quotevault-export.json\"",
-        ])
+        return .json(
+            bytes: writer.bytes,
+            headers: [
+                "Cache-Control": "no-store", "Content-Disposition": "attachment; filename=\"quotevault-export.json\"",
+            ])
     }
 
     @Sendable private func update(_ request: Request) async throws -> Response {
         let user = try request.user
         let body = try request.decodeJSON(PatchBody.self)
-        return .user(try await profiles.update(user.userID, displayName: Self.presence(body.display_name, in: request, key: "display_name"),
-                                               preferences: body.preferences))
+        return .user(
+            try await profiles.update(
+                user.userID, displayName: Self.presence(body.display_name, in: request, key: "display_name"),
+                preferences: body.preferences))
     }
 
     /// `JSONValue?` decodes both an absent key and `null` as nil; tell them apart (absent: leave as is).
     private static func presence(_ value: JSONValue?, in request: Request, key: String) -> JSONValue? {
         if let value { return value }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any], object.keys.contains(key) else {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+            object.keys.contains(key)
+        else {
             return nil
         }
         return .null
@@ -84,11 +91,13 @@ struct MeRoutes {
         let avatar = try await profiles.avatar(of: try request.uuidParameter("user_id"))
         let etag = "\"\(avatar.etag)\""
         // A URL carrying the current version (?v=) never changes; others must revalidate with the ETag.
-        let cacheControl = request.queryValue("v") == avatar.etag ? "public, max-age=31536000, immutable" : "public, no-cache"
-        let matches = request.headers["If-None-Match"]?.split(separator: ",").contains {
-            let tag = $0.trimmingCharacters(in: .whitespaces)
-            return tag == etag || tag == "W/\(etag)" || tag == "*"
-        } ?? false
+        let cacheControl =
+            request.queryValue("v") == avatar.etag ? "public, max-age=31536000, immutable" : "public, no-cache"
+        let matches =
+            request.headers["If-None-Match"]?.split(separator: ",").contains {
+                let tag = $0.trimmingCharacters(in: .whitespaces)
+                return tag == etag || tag == "W/\(etag)" || tag == "*"
+            } ?? false
         if matches {
             return Response(status: 304, headers: ["ETag": etag, "Cache-Control": cacheControl])
         }

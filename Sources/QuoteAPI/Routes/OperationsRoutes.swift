@@ -13,9 +13,10 @@ struct OperationsRoutes {
             Route(.get, "/health", cost: .cheapRead, handler: .immediate { _ in Self.healthy }),
             Route(.get, "/ready", cost: .cheapRead, handler: Handler(ready)),
             Route(.get, "/openapi.json", cost: .cheapRead, handler: .immediate { _ in Self.openAPI }),
-            Route(.get, "/metrics",
-                  cost: .cheapRead,
-                  handler: .immediate { request in mayScrape(request) ? metrics : HTTPError.notFound().response }),
+            Route(
+                .get, "/metrics",
+                cost: .cheapRead,
+                handler: .immediate { request in mayScrape(request) ? metrics : HTTPError.notFound().response }),
         ]
     }
 
@@ -25,7 +26,8 @@ struct OperationsRoutes {
     /// Prometheus text; every gauge is read from memory, so this never waits for the database.
     private var metrics: Response {
         let body = context.metrics.render(
-            pool: context.pool.stats, publicPool: context.publicPool.stats, hashingQueueDepth: context.hashing.queueDepth,
+            pool: context.pool.stats, publicPool: context.publicPool.stats,
+            hashingQueueDepth: context.hashing.queueDepth,
             mailBacklog: context.mail.backlog,
             replicaUse: context.readPool.replicaUse)
         return Response(status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: body)

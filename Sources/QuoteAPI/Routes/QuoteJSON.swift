@@ -51,4 +51,3 @@ extension Request {
         return id
     }
 }
-

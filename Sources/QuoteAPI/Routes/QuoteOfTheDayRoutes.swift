@@ -70,17 +70,22 @@ struct QuoteOfTheDayRoutes {
     private func respond(_ target: Target, _ quote: Quote) -> Response {
         // A coming date that has not begun anywhere may still be pinned in the console: never kept, briefly cached.
         let frozen = QuoteOfTheDay.isFrozen(target.date)
-        let body = (frozen ? bodies[target.date] : nil) ?? {
-            var writer = JSONWriter(capacity: 512)
-            Self.write(target.date, quote, to: &writer)
-            let body = PreparedBody(writer.bytes)
-            if frozen { bodies[target.date] = body }
-            return body
-        }()
+        let body =
+            (frozen ? bodies[target.date] : nil)
+            ?? {
+                var writer = JSONWriter(capacity: 512)
+                Self.write(target.date, quote, to: &writer)
+                let body = PreparedBody(writer.bytes)
+                if frozen { bodies[target.date] = body }
+                return body
+            }()
         // Today's answer holds until the date changes in the client's zone; a named date's never changes.
-        let maxAge = !frozen ? Self.unfrozenCacheControl : target.explicit
-            ? "public, max-age=31536000, immutable"
-            : "public, max-age=\(max(1, Int((target.endsAt ?? Date()).timeIntervalSinceNow.rounded(.up))))"
+        let maxAge =
+            !frozen
+            ? Self.unfrozenCacheControl
+            : target.explicit
+                ? "public, max-age=31536000, immutable"
+                : "public, max-age=\(max(1, Int((target.endsAt ?? Date()).timeIntervalSinceNow.rounded(.up))))"
         return .json(prepared: body, headers: ["Cache-Control": maxAge])
     }
 
@@ -122,7 +127,8 @@ struct QuoteOfTheDayRoutes {
             Self.write(date, try await quoteOfTheDay.quote(for: date), to: &writer)
         }
         writer.raw("]}")
-        let cacheControl = QuoteOfTheDay.isFrozen(to)
+        let cacheControl =
+            QuoteOfTheDay.isFrozen(to)
             ? "public, max-age=31536000, immutable" : Self.unfrozenCacheControl
         return Response.json(bytes: writer.bytes, headers: ["Cache-Control": cacheControl])
             .taggedWithETag()

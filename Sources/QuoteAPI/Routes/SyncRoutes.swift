@@ -12,9 +12,10 @@ struct SyncRoutes {
         return [
             Route(.get, "/v1/sync", policies.user, cost: .cheapRead, handler: Handler(changes)),
             // A batch of more than about a hundred operations is a bulk write.
-            Route(.post, "/v1/sync", policies.userWrite,
-                  cost: .upgraded(.write, expensiveWhen: { $0.body.count > 16 << 10 }),
-                  handler: Handler(applyBatch)),
+            Route(
+                .post, "/v1/sync", policies.userWrite,
+                cost: .upgraded(.write, expensiveWhen: { $0.body.count > 16 << 10 }),
+                handler: Handler(applyBatch)),
         ]
     }
 
@@ -23,13 +24,18 @@ struct SyncRoutes {
         var errors: [HTTPError.FieldError] = []
         var limit = SyncFeed.defaultLimit
         if let text = request.queryValue("limit") {
-            if let value = Int(text), (1...SyncFeed.maximumLimit).contains(value) { limit = value } else {
-                errors.append(.init(field: "limit", message: "must be a whole number from 1 to \(SyncFeed.maximumLimit)"))
+            if let value = Int(text), (1...SyncFeed.maximumLimit).contains(value) {
+                limit = value
+            } else {
+                errors.append(
+                    .init(field: "limit", message: "must be a whole number from 1 to \(SyncFeed.maximumLimit)"))
             }
         }
         var since: SyncToken?
         if let text = request.queryValue("since") {
-            do { since = try sync.tokens.decode(text, userID: user.userID) } catch QuoteVaultError.validation(let fields) {
+            do { since = try sync.tokens.decode(text, userID: user.userID) } catch QuoteVaultError.validation(
+                let fields)
+            {
                 errors += fields.map { HTTPError.FieldError(field: $0.field, message: $0.message) }
             }
         }

@@ -4,8 +4,10 @@ import HTTPServer
 public enum V1Routes {
     public static func routes(_ context: AppContext) -> [Route] {
         OperationsRoutes(context: context).routes
-            + QuoteRoutes(quotes: context.quotes, search: context.search,
-                          answerCacheBytes: context.configuration.answerCacheBytes).routes
+            + QuoteRoutes(
+                quotes: context.quotes, search: context.search,
+                answerCacheBytes: context.configuration.answerCacheBytes
+            ).routes
             + QuoteOfTheDayRoutes(quoteOfTheDay: context.quoteOfTheDay).routes
             + AuthRoutes(context: context).routes
             + MeRoutes(context: context).routes

@@ -11,7 +11,9 @@ public struct AccountService: Sendable {
     private let limits: RateLimiter
     private let resetLinkBase: String
 
-    public init(pool: PGPool, hashing: PasswordHashingQueue, sessions: SessionIssuer, limits: RateLimiter, resetLinkBase: String) {
+    public init(
+        pool: PGPool, hashing: PasswordHashingQueue, sessions: SessionIssuer, limits: RateLimiter, resetLinkBase: String
+    ) {
         self.pool = pool
         self.hashing = hashing
         self.sessions = sessions
@@ -26,9 +28,13 @@ public struct AccountService: Sendable {
     ) async throws -> Session {
         var errors: [FieldError] = []
         var normalised = ""
-        do { normalised = try Credentials.normaliseEmail(email) } catch QuoteVaultError.validation(let e) { errors += e }
+        do { normalised = try Credentials.normaliseEmail(email) } catch QuoteVaultError.validation(let e) {
+            errors += e
+        }
         do { try Credentials.validatePassword(password) } catch QuoteVaultError.validation(let e) { errors += e }
-        do { _ = try Credentials.validateDisplayName(displayName) } catch QuoteVaultError.validation(let e) { errors += e }
+        do { _ = try Credentials.validateDisplayName(displayName) } catch QuoteVaultError.validation(let e) {
+            errors += e
+        }
         let metadataJSON: PGJSON
         do { metadataJSON = try UserMetadata.encode(metadata) } catch QuoteVaultError.validation(let e) {
             errors += e
@@ -46,7 +52,8 @@ public struct AccountService: Sendable {
         let sessions = self.sessions
         do {
             return try await pool.withTransaction { [normalised] connection in
-                let rows = try connection.query("""
+                let rows = try connection.query(
+                    """
                     INSERT INTO users (email, password_hash, user_metadata)
                     VALUES (\(normalised), \(hash), \(metadataJSON)) RETURNING id
                     """)
@@ -71,7 +78,9 @@ public struct AccountService: Sendable {
             let attempt = try limits.reserve(
                 "login_failed", email: normalised, emailRule: RateLimiter.failedLoginsPerEmail,
                 address: clientAddress, addressRule: RateLimiter.failedLoginsPerAddress, connection)
-            guard let row = try connection.query("SELECT id, password_hash FROM users WHERE email = \(normalised)").first else {
+            guard
+                let row = try connection.query("SELECT id, password_hash FROM users WHERE email = \(normalised)").first
+            else {
                 return (attempt, nil)
             }
             return (attempt, (try row.decode("id", as: UUID.self), try row.decode("password_hash", as: String.self)))
@@ -110,14 +119,17 @@ public struct AccountService: Sendable {
         let tokenHash = OpaqueToken.hash(refreshToken)
         let sessions = self.sessions
         return try await pool.withTransaction { connection in
-            guard let row = try connection.query("""
-                SELECT t.session_id, t.rotated_at IS NOT NULL AS rotated, s.user_id,
-                       t.rotated_at > now() - \(sessions.refreshTokenReuseInterval) * interval '1 second' AS recently_rotated,
-                       s.revoked_at IS NULL AND s.expires_at > now() AS live
-                FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
-                WHERE t.token_hash = \(tokenHash)
-                FOR UPDATE OF t, s
-                """).first
+            guard
+                let row = try connection.query(
+                    """
+                    SELECT t.session_id, t.rotated_at IS NOT NULL AS rotated, s.user_id,
+                           t.rotated_at > now() - \(sessions.refreshTokenReuseInterval) * interval '1 second' AS recently_rotated,
+                           s.revoked_at IS NULL AND s.expires_at > now() AS live
+                    FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
+                    WHERE t.token_hash = \(tokenHash)
+                    FOR UPDATE OF t, s
+                    """
+                ).first
             else { throw QuoteVaultError.refreshTokenInvalid }
             let sessionID = try row.decode("session_id", as: UUID.self)
             let userID = try row.decode("user_id", as: UUID.self)
@@ -151,11 +163,14 @@ public struct AccountService: Sendable {
     public func logOut(_ user: AuthenticatedUser, scope: LogoutScope = .local) async throws {
         switch scope {
         case .local:
-            try await pool.query("UPDATE sessions SET revoked_at = now() WHERE id = \(user.sessionID) AND revoked_at IS NULL")
+            try await pool.query(
+                "UPDATE sessions SET revoked_at = now() WHERE id = \(user.sessionID) AND revoked_at IS NULL")
         case .global:
-            try await pool.query("UPDATE sessions SET revoked_at = now() WHERE user_id = \(user.userID) AND revoked_at IS NULL")
+            try await pool.query(
+                "UPDATE sessions SET revoked_at = now() WHERE user_id = \(user.userID) AND revoked_at IS NULL")
         case .others:
-            try await pool.query("""
+            try await pool.query(
+                """
                 UPDATE sessions SET revoked_at = now()
                 WHERE user_id = \(user.userID) AND id <> \(user.sessionID) AND revoked_at IS NULL
                 """)
@@ -169,8 +184,9 @@ public struct AccountService: Sendable {
         let limits = self.limits
         let linkBase = resetLinkBase
         try await pool.withTransaction { connection in
-            guard let (token, _) = try PasswordResetToken.issue(
-                email: normalised, clientAddress: clientAddress, limits: limits, connection)
+            guard
+                let (token, _) = try PasswordResetToken.issue(
+                    email: normalised, clientAddress: clientAddress, limits: limits, connection)
             else { return }
             try MailOutbox.enqueue(
                 to: normalised, subject: "Reset your QuoteVault password",
@@ -201,11 +217,15 @@ public struct AccountService: Sendable {
         let tokenHash = OpaqueToken.hash(token)
         let (attempt, known) = try await pool.withTransaction { connection -> (Int64, Bool) in
             let attempt = try limits.reserve(
-                "reset_confirm_failed", address: address, addressRule: RateLimiter.failedResetConfirmationsPerAddress, connection)
-            let known = try connection.query("""
-                SELECT 1 AS known FROM password_reset_tokens
-                WHERE token_hash = \(tokenHash) AND used_at IS NULL AND expires_at > now()
-                """).count == 1
+                "reset_confirm_failed", address: address, addressRule: RateLimiter.failedResetConfirmationsPerAddress,
+                connection)
+            let known =
+                try connection.query(
+                    """
+                    SELECT 1 AS known FROM password_reset_tokens
+                    WHERE token_hash = \(tokenHash) AND used_at IS NULL AND expires_at > now()
+                    """
+                ).count == 1
             return (attempt, known)
         }
         guard known else { throw QuoteVaultError.resetTokenInvalid }
@@ -218,16 +238,20 @@ public struct AccountService: Sendable {
         }
         let sessions = self.sessions
         return try await pool.withTransaction { connection in
-            guard let row = try connection.query("""
-                UPDATE password_reset_tokens SET used_at = now()
-                WHERE token_hash = \(OpaqueToken.hash(token)) AND used_at IS NULL AND expires_at > now()
-                RETURNING user_id
-                """).first
+            guard
+                let row = try connection.query(
+                    """
+                    UPDATE password_reset_tokens SET used_at = now()
+                    WHERE token_hash = \(OpaqueToken.hash(token)) AND used_at IS NULL AND expires_at > now()
+                    RETURNING user_id
+                    """
+                ).first
             else { throw QuoteVaultError.resetTokenInvalid }
             let userID = try row.decode("user_id", as: UUID.self)
             try limits.giveBack(attempt, connection)
             try Self.changePassword(of: userID, to: hash, connection)
-            try connection.query("UPDATE sessions SET revoked_at = now() WHERE user_id = \(userID) AND revoked_at IS NULL")
+            try connection.query(
+                "UPDATE sessions SET revoked_at = now() WHERE user_id = \(userID) AND revoked_at IS NULL")
             return try sessions.open(for: userID, connection)
         }
     }
@@ -236,7 +260,8 @@ public struct AccountService: Sendable {
     /// the change must not be able to undo it). Every password change goes through here.
     static func changePassword(of userID: UUID, to hash: String, _ connection: PGConnection) throws {
         try connection.query("UPDATE users SET password_hash = \(hash), updated_at = now() WHERE id = \(userID)")
-        try connection.query("""
+        try connection.query(
+            """
             UPDATE password_reset_tokens SET used_at = now() WHERE user_id = \(userID) AND used_at IS NULL
             """)
     }

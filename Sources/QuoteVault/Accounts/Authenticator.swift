@@ -41,10 +41,13 @@ public struct Authenticator: Sendable {
         guard let userID = UUID(canonicalText: claims.sub), let sessionID = UUID(canonicalText: claims.sid) else {
             throw QuoteVaultError.unauthorized
         }
-        let live = try await pool.read("""
-            SELECT 1 AS live FROM sessions
-            WHERE id = \(sessionID) AND user_id = \(userID) AND revoked_at IS NULL
-            """).count == 1
+        let live =
+            try await pool.read(
+                """
+                SELECT 1 AS live FROM sessions
+                WHERE id = \(sessionID) AND user_id = \(userID) AND revoked_at IS NULL
+                """
+            ).count == 1
         guard live else { throw QuoteVaultError.unauthorized }
         return AuthenticatedUser(userID: userID, sessionID: sessionID, email: claims.email ?? "")
     }

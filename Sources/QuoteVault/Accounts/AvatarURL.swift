@@ -7,7 +7,7 @@ public enum AvatarURL {
     public static func isAllowed(_ url: String) -> Bool {
         if url.hasPrefix("/v1/avatars/") { return true }
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
+            scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
         else { return false }
         return true
     }

@@ -11,7 +11,8 @@ public enum Credentials {
         let normalised = email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
         let parts = normalised.split(separator: "@", omittingEmptySubsequences: false)
         guard normalised.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
-            !parts[1].hasPrefix("."), !parts[1].hasSuffix("."), !normalised.contains(where: { $0.isWhitespace || $0.isNewline })
+            !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
+            !normalised.contains(where: { $0.isWhitespace || $0.isNewline })
         else { throw QuoteVaultError.invalid("email", "must be a valid email address") }
         return normalised
     }

@@ -5,7 +5,8 @@ import PGClient
 /// exactly when its cause was committed; delivery happens afterwards (see `MailDelivery`).
 public enum MailOutbox {
     static func enqueue(to recipient: String, subject: String, body: String, _ connection: PGConnection) throws {
-        try connection.query("INSERT INTO mail_outbox (recipient, subject, body) VALUES (\(recipient), \(subject), \(body))")
+        try connection.query(
+            "INSERT INTO mail_outbox (recipient, subject, body) VALUES (\(recipient), \(subject), \(body))")
     }
 
     /// Mails not yet delivered (for metrics).

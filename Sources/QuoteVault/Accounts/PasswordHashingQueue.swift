@@ -29,7 +29,9 @@ public final class PasswordHashingQueue: @unchecked Sendable {
 
     /// - Parameter niceness: of the hashing threads: 0 is the process's own priority; higher gives the CPU to
     ///   request handling first (19 is the lowest).
-    public init(hasher: PasswordHasher, threads: Int, queueLimit: Int, perAddressLimit: Int? = nil, niceness: Int32 = 10) {
+    public init(
+        hasher: PasswordHasher, threads: Int, queueLimit: Int, perAddressLimit: Int? = nil, niceness: Int32 = 10
+    ) {
         self.hasher = hasher
         self.queueLimit = queueLimit
         // Half the queue, but at least the burst of 32 the contract asks to serve (which may come from one address).

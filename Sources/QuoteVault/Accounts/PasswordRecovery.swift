@@ -36,26 +36,32 @@ public struct PasswordRecovery: Sendable {
 
     /// A PKCE code challenge: base64url of SHA-256, 43 to 128 unreserved characters (RFC 7636).
     public static func isValidChallenge(_ text: String) -> Bool {
-        (43...128).contains(text.utf8.count) && text.utf8.allSatisfy {
-            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || [0x2D, 0x2E, 0x5F, 0x7E].contains($0)
-        }
+        (43...128).contains(text.utf8.count)
+            && text.utf8.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A)
+                    || [0x2D, 0x2E, 0x5F, 0x7E].contains($0)
+            }
     }
 
     /// Writes a reset token, its PKCE flow when `codeChallenge` is given, and the mail carrying `link(token)`, in
     /// one transaction, when the account exists; the same answer either way (no account enumeration).
-    public func request(email: String, codeChallenge: String?, clientAddress: String? = nil,
-                        link: @escaping @Sendable (String) -> String) async throws {
+    public func request(
+        email: String, codeChallenge: String?, clientAddress: String? = nil,
+        link: @escaping @Sendable (String) -> String
+    ) async throws {
         let normalised = try Credentials.normaliseEmail(email)
         if let codeChallenge, !Self.isValidChallenge(codeChallenge) {
             throw QuoteVaultError.invalid("code_challenge", "must be 43 to 128 characters of base64url")
         }
         let limits = self.limits
         try await pool.withTransaction { connection in
-            guard let (token, userID) = try PasswordResetToken.issue(
-                email: normalised, clientAddress: clientAddress, limits: limits, connection)
+            guard
+                let (token, userID) = try PasswordResetToken.issue(
+                    email: normalised, clientAddress: clientAddress, limits: limits, connection)
             else { return }
             if let codeChallenge {
-                try connection.query("""
+                try connection.query(
+                    """
                     INSERT INTO recovery_flows (reset_token_hash, user_id, code_challenge)
                     VALUES (\(OpaqueToken.hash(token)), \(userID), \(codeChallenge))
                     """)
@@ -86,18 +92,22 @@ public struct PasswordRecovery: Sendable {
         let normalised = try email.map { try Credentials.normaliseEmail($0) }
         let sessions = self.sessions
         return try await pool.withTransaction { connection in
-            guard let row = try connection.query("""
-                UPDATE password_reset_tokens t SET used_at = now()
-                FROM users u
-                WHERE t.token_hash = \(OpaqueToken.hash(token)) AND t.used_at IS NULL AND t.expires_at > now()
-                  AND u.id = t.user_id AND (\(normalised)::text IS NULL OR u.email = \(normalised))
-                RETURNING t.user_id
-                """).first
+            guard
+                let row = try connection.query(
+                    """
+                    UPDATE password_reset_tokens t SET used_at = now()
+                    FROM users u
+                    WHERE t.token_hash = \(OpaqueToken.hash(token)) AND t.used_at IS NULL AND t.expires_at > now()
+                      AND u.id = t.user_id AND (\(normalised)::text IS NULL OR u.email = \(normalised))
+                    RETURNING t.user_id
+                    """
+                ).first
             else { throw QuoteVaultError.resetTokenInvalid }
             let userID = try row.decode("user_id", as: UUID.self)
             if allowingCode {
                 let code = try OpaqueToken.generate()
-                let flows = try connection.query("""
+                let flows = try connection.query(
+                    """
                     UPDATE recovery_flows SET auth_code_hash = \(OpaqueToken.hash(code)), code_issued_at = now()
                     WHERE reset_token_hash = \(OpaqueToken.hash(token)) AND auth_code_hash IS NULL
                     """)
@@ -114,17 +124,24 @@ public struct PasswordRecovery: Sendable {
         let sessions = self.sessions
         let lifetime = Self.codeLifetime
         return try await pool.withTransaction { connection in
-            guard let flow = try connection.query("""
-                SELECT user_id, code_challenge, code_issued_at > now() - make_interval(secs => \(lifetime)) AS fresh
-                FROM recovery_flows WHERE auth_code_hash = \(OpaqueToken.hash(code)) AND used_at IS NULL FOR UPDATE
-                """).first
+            guard
+                let flow = try connection.query(
+                    """
+                    SELECT user_id, code_challenge, code_issued_at > now() - make_interval(secs => \(lifetime)) AS fresh
+                    FROM recovery_flows WHERE auth_code_hash = \(OpaqueToken.hash(code)) AND used_at IS NULL FOR UPDATE
+                    """
+                ).first
             else { throw RecoveryError.flowStateNotFound }
             guard try flow.decode("fresh", as: Bool.self) else { throw RecoveryError.flowStateExpired }
             let challenge = Base64URL.encode(Digest.sha256(Array(verifier.utf8)))
-            guard ConstantTime.equals(Array(challenge.utf8), Array(try flow.decode("code_challenge", as: String.self).utf8)) else {
+            guard
+                ConstantTime.equals(
+                    Array(challenge.utf8), Array(try flow.decode("code_challenge", as: String.self).utf8))
+            else {
                 throw RecoveryError.badCodeVerifier
             }
-            try connection.query("UPDATE recovery_flows SET used_at = now() WHERE auth_code_hash = \(OpaqueToken.hash(code))")
+            try connection.query(
+                "UPDATE recovery_flows SET used_at = now() WHERE auth_code_hash = \(OpaqueToken.hash(code))")
             return try sessions.open(for: try flow.decode("user_id", as: UUID.self), connection)
         }
     }
@@ -151,7 +168,8 @@ public struct PasswordRecovery: Sendable {
         return try await pool.withTransaction { connection in
             try Reauthentication.spend(nonce, for: user, connection)
             try AccountService.changePassword(of: user.userID, to: hash, connection)
-            try connection.query("""
+            try connection.query(
+                """
                 UPDATE sessions SET revoked_at = now() WHERE user_id = \(user.userID) AND id <> \(user.sessionID) AND revoked_at IS NULL
                 """)
             return try User.load(user.userID, connection)

@@ -10,12 +10,16 @@ enum PasswordResetToken {
     static func issue(
         email normalised: String, clientAddress: String?, limits: RateLimiter, _ connection: PGConnection
     ) throws -> (token: String, userID: UUID)? {
-        _ = try limits.reserve("reset_requested", email: normalised, emailRule: RateLimiter.resetsPerEmail,
-                               address: clientAddress, addressRule: RateLimiter.resetsPerAddress, connection)
-        guard let row = try connection.query("SELECT id FROM users WHERE email = \(normalised)").first else { return nil }
+        _ = try limits.reserve(
+            "reset_requested", email: normalised, emailRule: RateLimiter.resetsPerEmail,
+            address: clientAddress, addressRule: RateLimiter.resetsPerAddress, connection)
+        guard let row = try connection.query("SELECT id FROM users WHERE email = \(normalised)").first else {
+            return nil
+        }
         let userID = try row.decode("id", as: UUID.self)
         let token = try OpaqueToken.generate()
-        try connection.query("""
+        try connection.query(
+            """
             INSERT INTO password_reset_tokens (token_hash, user_id, expires_at)
             VALUES (\(OpaqueToken.hash(token)), \(userID), now() + interval '1 hour')
             """)

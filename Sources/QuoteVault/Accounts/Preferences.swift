@@ -40,9 +40,11 @@ public struct Preferences: Sendable, Equatable {
         case "color_scheme":
             return value.stringValue.map(colorSchemes.contains) == true ? nil : "must be light, dark or null"
         case "accent_color":
-            return value.stringValue.map(accentColors.contains) == true ? nil : "must be one of \(accentColors.joined(separator: ", "))"
+            return value.stringValue.map(accentColors.contains) == true
+                ? nil : "must be one of \(accentColors.joined(separator: ", "))"
         case "font_size":
-            return value.stringValue.map(fontSizes.contains) == true ? nil : "must be one of \(fontSizes.joined(separator: ", "))"
+            return value.stringValue.map(fontSizes.contains) == true
+                ? nil : "must be one of \(fontSizes.joined(separator: ", "))"
         case "notification_enabled":
             return value.boolValue != nil ? nil : "must be true or false"
         default:  // notification_time
@@ -54,7 +56,9 @@ public struct Preferences: Sendable, Equatable {
     /// value sets the field (in the spelling already stored, so a client that wrote camelCase reads its own keys
     /// back), `null` resets it to its default, an absent field stays; other keys are ignored.
     /// - Throws: `QuoteVaultError.validation` naming each invalid field (`preferences.<key>`).
-    public static func merge(_ patch: [String: JSONValue], into stored: [String: JSONValue]) throws -> [String: JSONValue] {
+    public static func merge(_ patch: [String: JSONValue], into stored: [String: JSONValue]) throws -> [String:
+        JSONValue]
+    {
         var result = stored
         var errors: [FieldError] = []
         for key in keys {
@@ -82,7 +86,8 @@ public struct Preferences: Sendable, Equatable {
         for key in keys {
             let camel = camelCaseKeys[key] ?? key
             if document[key] != nil, document[camel] != nil {
-                errors.append(FieldError(field: "preferences.\(camel)", message: "is given twice (\(camel) and \(key))"))
+                errors.append(
+                    FieldError(field: "preferences.\(camel)", message: "is given twice (\(camel) and \(key))"))
             }
             for spelling in [key, camel] {
                 if let value = document[spelling], let message = problem(key, value) {
@@ -91,7 +96,8 @@ public struct Preferences: Sendable, Equatable {
             }
         }
         if let size = try? JSONEncoder().encode(document).count, size > maximumDocumentBytes {
-            errors.append(FieldError(field: "preferences", message: "must be at most \(maximumDocumentBytes) bytes of JSON"))
+            errors.append(
+                FieldError(field: "preferences", message: "must be at most \(maximumDocumentBytes) bytes of JSON"))
         }
         guard errors.isEmpty else { throw QuoteVaultError.validation(errors) }
         return document
@@ -100,7 +106,8 @@ public struct Preferences: Sendable, Equatable {
     /// `HH:mm`, 00:00 to 23:59.
     static func isClockTime(_ text: String) -> Bool {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+        guard parts.count == 2,
+            parts.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
             let hour = Int(parts[0]), let minute = Int(parts[1])
         else { return false }
         return (0..<24).contains(hour) && (0..<60).contains(minute)

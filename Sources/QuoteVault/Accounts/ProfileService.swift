@@ -48,12 +48,14 @@ public struct ProfileService: Sendable {
                     [String: JSONValue].self, from: try row.decode("preferences", as: PGJSON.self).data)
                 let merged = try Preferences.merge(preferences, into: stored)
                 let document = PGJSON(data: try JSONEncoder().encode(merged))
-                try connection.query("""
+                try connection.query(
+                    """
                     UPDATE profiles SET preferences = \(document), updated_at = now() WHERE id = \(userID)
                     """)
             }
             if case .some(let name) = patch.displayName {
-                try connection.query("""
+                try connection.query(
+                    """
                     UPDATE profiles SET display_name = \(name), updated_at = now() WHERE id = \(userID)
                     """)
             }
@@ -67,7 +69,9 @@ public struct ProfileService: Sendable {
         case nil: return .none
         case .null?: return .some(nil)
         case .string(let name)?:
-            do { return .some(try Credentials.validateDisplayName(name)) } catch QuoteVaultError.validation(let e) { errors += e }
+            do { return .some(try Credentials.validateDisplayName(name)) } catch QuoteVaultError.validation(let e) {
+                errors += e
+            }
         default: errors.append(FieldError(field: "display_name", message: "must be a string or null"))
         }
         return .none
@@ -90,20 +94,26 @@ public struct ProfileService: Sendable {
         case .null?: newURL = .some(nil)
         case .string(let url)? where !url.isEmpty && url.count <= Self.maximumAvatarURLLength && !url.contains("\u{0}"):
             newURL = .some(url)
-        default: errors.append(FieldError(field: "avatar_url", message: "must be a string of 1 to \(Self.maximumAvatarURLLength) characters or null"))
+        default:
+            errors.append(
+                FieldError(
+                    field: "avatar_url",
+                    message: "must be a string of 1 to \(Self.maximumAvatarURLLength) characters or null"))
         }
         if case .some(.some(let url)) = newURL, !AvatarURL.isAllowed(url) { errors.append(AvatarURL.refusal) }
         var document: PGJSON?
         switch preferences {
         case nil: document = nil
         case .object(let object)?:
-            do { document = PGJSON(data: try JSONEncoder().encode(try Preferences.validateDocument(object))) }
-            catch QuoteVaultError.validation(let e) { errors += e }
+            do {
+                document = PGJSON(data: try JSONEncoder().encode(try Preferences.validateDocument(object)))
+            } catch QuoteVaultError.validation(let e) { errors += e }
         default: errors.append(FieldError(field: "preferences", message: "must be an object"))
         }
         guard errors.isEmpty else { throw QuoteVaultError.validation(errors) }
         return try await pool.withTransaction { [newName, newURL, document] connection in
-            let changed = try connection.query("""
+            let changed = try connection.query(
+                """
                 UPDATE profiles SET
                     display_name = CASE WHEN \(newName != nil) THEN \(newName ?? nil) ELSE display_name END,
                     avatar_url = CASE WHEN \(newURL != nil) THEN \(newURL ?? nil) ELSE avatar_url END,
@@ -123,10 +133,12 @@ public struct ProfileService: Sendable {
         return try await pool.withTransaction { connection in
             let rows = try connection.query("SELECT user_metadata FROM users WHERE id = \(userID) FOR UPDATE")
             guard let row = rows.first else { throw QuoteVaultError.unauthorized }
-            var merged = (try? JSONDecoder().decode(
-                [String: JSONValue].self, from: try row.decode("user_metadata", as: PGJSON.self).data)) ?? [:]
+            var merged =
+                (try? JSONDecoder().decode(
+                    [String: JSONValue].self, from: try row.decode("user_metadata", as: PGJSON.self).data)) ?? [:]
             merged.merge(changes) { _, new in new }
-            try connection.query("""
+            try connection.query(
+                """
                 UPDATE users SET user_metadata = \(try UserMetadata.encode(merged)), updated_at = now() WHERE id = \(userID)
                 """)
             return try User.load(userID, connection)
@@ -136,21 +148,25 @@ public struct ProfileService: Sendable {
     /// Stores a PNG or JPEG recognised by its first bytes (whatever the declared type says).
     /// - Parameter storageName: the object name in the Supabase `avatars` bucket (nil through `/v1`).
     /// - Parameter cacheMaxAge: the max-age a storage upload asked for (nil: the default).
-    public func setAvatar(_ userID: UUID, bytes: [UInt8], storageName: String? = nil, cacheMaxAge: Int? = nil) async throws -> User {
+    public func setAvatar(_ userID: UUID, bytes: [UInt8], storageName: String? = nil, cacheMaxAge: Int? = nil)
+        async throws -> User
+    {
         guard let contentType = Self.imageType(of: bytes) else {
             throw QuoteVaultError.unsupportedMediaType("The image must be a PNG or JPEG")
         }
         let etag = Digest.sha256Hex(bytes)
         let avatarURL = publicURL + User.avatarPath(userID, etag: etag)
         return try await pool.withTransaction { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 INSERT INTO avatars (user_id, content_type, bytes, etag, storage_name, cache_max_age)
                 VALUES (\(userID), \(contentType), \(bytes), \(etag), \(storageName), \(cacheMaxAge))
                 ON CONFLICT (user_id) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes,
                     etag = excluded.etag, storage_name = excluded.storage_name, cache_max_age = excluded.cache_max_age,
                     updated_at = now()
                 """)
-            try connection.query("""
+            try connection.query(
+                """
                 UPDATE profiles SET avatar_url = \(avatarURL), updated_at = now() WHERE id = \(userID)
                 """)
             return try User.load(userID, connection)
@@ -163,12 +179,14 @@ public struct ProfileService: Sendable {
     /// - Returns: how many profiles changed.
     @discardableResult
     public func rebaseAvatarURLs() async throws -> Int {
-        try await pool.query("""
+        try await pool.query(
+            """
             UPDATE profiles p SET avatar_url = \(publicURL) || own.path
             FROM avatars a, LATERAL (SELECT '/v1/avatars/' || a.user_id::text || '?v=' || a.etag AS path) own
             WHERE a.user_id = p.id AND right(p.avatar_url, length(own.path)) = own.path
               AND p.avatar_url <> \(publicURL) || own.path
-            """).affectedRows
+            """
+        ).affectedRows
     }
 
     public func removeAvatar(_ userID: UUID) async throws -> User {
@@ -182,12 +200,15 @@ public struct ProfileService: Sendable {
 
     /// The avatar of `userID` (public); `notFound` when there is none.
     public func avatar(of userID: UUID) async throws -> Avatar {
-        guard let row = try await pool.read(
-            "SELECT content_type, bytes, etag, storage_name, cache_max_age FROM avatars WHERE user_id = \(userID)").first
+        guard
+            let row = try await pool.read(
+                "SELECT content_type, bytes, etag, storage_name, cache_max_age FROM avatars WHERE user_id = \(userID)"
+            ).first
         else { throw QuoteVaultError.notFound }
         return Avatar(
             contentType: try row.decode("content_type"), bytes: try row.decode("bytes"), etag: try row.decode("etag"),
-            storageName: try row.decode("storage_name", as: String?.self) ?? "avatar", cacheMaxAge: try row.decode("cache_max_age"))
+            storageName: try row.decode("storage_name", as: String?.self) ?? "avatar",
+            cacheMaxAge: try row.decode("cache_max_age"))
     }
 
     /// `image/png` or `image/jpeg` by magic bytes, else nil.

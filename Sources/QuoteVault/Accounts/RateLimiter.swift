@@ -72,15 +72,18 @@ public struct RateLimiter: Sendable {
         if enabled {
             // Email before address, always: two attempts never wait for each other's locks crosswise.
             if let email, let emailRule {
-                try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("auth:\(kind):email:\(email)"), 0))")
+                try connection.query(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(\("auth:\(kind):email:\(email)"), 0))")
                 try remembering("\(kind):email:\(email)") { try check(emailRule, email: email, connection) }
             }
             if let address, let addressRule {
-                try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("auth:\(kind):address:\(address)"), 0))")
+                try connection.query(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(\("auth:\(kind):address:\(address)"), 0))")
                 try remembering("\(kind):address:\(address)") { try check(addressRule, address: address, connection) }
             }
         }
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             INSERT INTO auth_events (kind, email, client_address) VALUES (\(kind), \(email), \(address)) RETURNING id
             """)
         return try rows[rows.startIndex].decode("id", as: Int64.self)
@@ -104,7 +107,8 @@ public struct RateLimiter: Sendable {
 
     /// Records one event (always, so that turning limits on later sees the recent past), and prunes old ones.
     func record(_ kind: String, email: String?, address: String?, _ connection: PGConnection) throws {
-        try connection.query("INSERT INTO auth_events (kind, email, client_address) VALUES (\(kind), \(email), \(address))")
+        try connection.query(
+            "INSERT INTO auth_events (kind, email, client_address) VALUES (\(kind), \(email), \(address))")
     }
 
     /// Deletes events older than any window (called now and then by the maintenance loop).

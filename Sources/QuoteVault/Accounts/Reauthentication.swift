@@ -32,10 +32,12 @@ public struct Reauthentication: Sendable {
         let hash = Self.hash(nonce, user.userID)
         let resend = Self.resendInterval
         try await pool.withTransaction { connection in
-            guard let email = try connection.query("SELECT email FROM users WHERE id = \(user.userID)").first?
-                .decode("email", as: String.self)
+            guard
+                let email = try connection.query("SELECT email FROM users WHERE id = \(user.userID)").first?
+                    .decode("email", as: String.self)
             else { throw QuoteVaultError.unauthorized }
-            let written = try connection.query("""
+            let written = try connection.query(
+                """
                 INSERT INTO reauthentication_nonces AS n (user_id, nonce_hash) VALUES (\(user.userID), \(hash))
                 ON CONFLICT (user_id) DO UPDATE SET nonce_hash = EXCLUDED.nonce_hash, sent_at = now(), failures = 0
                 WHERE n.sent_at <= now() - make_interval(secs => \(resend))
@@ -61,11 +63,14 @@ public struct Reauthentication: Sendable {
         let hash = Self.hash(nonce, user.userID)
         let (lifetime, attempts) = (Self.nonceLifetime, Self.attempts)
         try await pool.withTransaction { connection in
-            guard let row = try connection.query("""
-                SELECT nonce_hash = \(hash) AS matches FROM reauthentication_nonces
-                WHERE user_id = \(user.userID) AND sent_at > now() - make_interval(secs => \(lifetime))
-                  AND failures < \(attempts) FOR UPDATE
-                """).first
+            guard
+                let row = try connection.query(
+                    """
+                    SELECT nonce_hash = \(hash) AS matches FROM reauthentication_nonces
+                    WHERE user_id = \(user.userID) AND sent_at > now() - make_interval(secs => \(lifetime))
+                      AND failures < \(attempts) FOR UPDATE
+                    """
+                ).first
             else { throw ReauthenticationError.notValid }
             guard try row.decode("matches", as: Bool.self) else {
                 try connection.query(
@@ -78,7 +83,8 @@ public struct Reauthentication: Sendable {
     /// Spends the nonce `check` accepted, in the password change's transaction (a second change needs a new one).
     public static func spend(_ nonce: String?, for user: AuthenticatedUser, _ connection: PGConnection) throws {
         guard let nonce else { return }
-        try connection.query("""
+        try connection.query(
+            """
             DELETE FROM reauthentication_nonces
             WHERE user_id = \(user.userID) AND nonce_hash = \(hash(nonce, user.userID))
             """)
@@ -86,9 +92,11 @@ public struct Reauthentication: Sendable {
 
     private func needsNonce(_ user: AuthenticatedUser) async throws -> Bool {
         let age = Self.sessionAge
-        return try await pool.query("""
+        return try await pool.query(
+            """
             SELECT created_at <= now() - make_interval(secs => \(age)) AS old FROM sessions WHERE id = \(user.sessionID)
-            """).first?.decode("old", as: Bool.self) ?? true
+            """
+        ).first?.decode("old", as: Bool.self) ?? true
     }
 
     /// Six decimal digits, as GoTrue mails them (rejection sampling keeps them uniform).

@@ -27,11 +27,14 @@ public struct SessionIssuer: Sendable {
     /// The `iss` claim of access tokens.
     public static let issuer = "quotevault"
     /// Supabase's `app_metadata`: how the user signs in (email and password is the only way here).
-    public static let appMetadata: [String: JSONValue] = ["provider": .string("email"), "providers": .array([.string("email")])]
+    public static let appMetadata: [String: JSONValue] = [
+        "provider": .string("email"), "providers": .array([.string("email")]),
+    ]
 
     /// A new session for `userID`, inside the caller's transaction.
     func open(for userID: UUID, _ connection: PGConnection) throws -> Session {
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             INSERT INTO sessions (user_id, expires_at) VALUES (\(userID), now() + \(refreshTokenTTL) * interval '1 second')
             RETURNING id
             """)
@@ -41,7 +44,8 @@ public struct SessionIssuer: Sendable {
     /// New tokens for an existing session: a fresh (random) refresh token and an access token.
     func issue(sessionID: UUID, userID: UUID, _ connection: PGConnection) throws -> Session {
         let refreshToken = try OpaqueToken.generate()
-        try connection.query("""
+        try connection.query(
+            """
             INSERT INTO refresh_tokens (token_hash, session_id) VALUES (\(OpaqueToken.hash(refreshToken)), \(sessionID))
             """)
         return try session(refreshToken: refreshToken, sessionID: sessionID, userID: userID, connection)
@@ -50,7 +54,8 @@ public struct SessionIssuer: Sendable {
     /// The tokens that replace `parent` on its rotation: its chain's child (stored here) and an access token.
     func rotate(_ parent: String, sessionID: UUID, userID: UUID, _ connection: PGConnection) throws -> Session {
         let refreshToken = chain.child(of: parent)
-        try connection.query("""
+        try connection.query(
+            """
             INSERT INTO refresh_tokens (token_hash, session_id) VALUES (\(OpaqueToken.hash(refreshToken)), \(sessionID))
             """)
         return try session(refreshToken: refreshToken, sessionID: sessionID, userID: userID, connection)
@@ -61,10 +66,13 @@ public struct SessionIssuer: Sendable {
     func liveDescendant(of token: String, sessionID: UUID, _ connection: PGConnection) throws -> String? {
         var candidate = chain.child(of: token)
         for _ in 0..<RefreshTokenChain.maximumWalk {
-            guard let row = try connection.query("""
-                SELECT rotated_at IS NOT NULL AS rotated FROM refresh_tokens
-                WHERE token_hash = \(OpaqueToken.hash(candidate)) AND session_id = \(sessionID)
-                """).first
+            guard
+                let row = try connection.query(
+                    """
+                    SELECT rotated_at IS NOT NULL AS rotated FROM refresh_tokens
+                    WHERE token_hash = \(OpaqueToken.hash(candidate)) AND session_id = \(sessionID)
+                    """
+                ).first
             else { return nil }
             guard try row.decode("rotated", as: Bool.self) else { return candidate }
             candidate = chain.child(of: candidate)

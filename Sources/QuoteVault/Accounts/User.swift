@@ -35,8 +35,11 @@ public struct User: Sendable {
         displayName = try row.decode("display_name")
         avatarURL = try row.decode("avatar_url")
         let stored = try row.decode("preferences", as: PGJSON.self)
-        preferences = Preferences(stored: (try? JSONDecoder().decode([String: JSONValue].self, from: stored.data)) ?? [:])
-        metadata = (try? JSONDecoder().decode([String: JSONValue].self, from: try row.decode("user_metadata", as: PGJSON.self).data)) ?? [:]
+        preferences = Preferences(
+            stored: (try? JSONDecoder().decode([String: JSONValue].self, from: stored.data)) ?? [:])
+        metadata =
+            (try? JSONDecoder().decode(
+                [String: JSONValue].self, from: try row.decode("user_metadata", as: PGJSON.self).data)) ?? [:]
         createdAt = try row.decode("created_at")
         updatedAt = try row.decode("updated_at")
     }

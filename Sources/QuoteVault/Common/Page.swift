@@ -14,18 +14,25 @@ public struct PageRequest: Sendable, Equatable {
     public var offset: Int { ((page ?? 1) - 1) * size }
 
     /// Validates `page` (≥ 1, default 1), `page_size` (1…100, default 20) and `cursor` (not with `page`).
-    public static func parse(page: String?, pageSize: String?, cursor: String?, allowsCursor: Bool = true) throws -> PageRequest {
+    public static func parse(page: String?, pageSize: String?, cursor: String?, allowsCursor: Bool = true) throws
+        -> PageRequest
+    {
         var errors: [FieldError] = []
         var pageNumber: Int? = 1
         var size = defaultSize
         if let page {
-            if let value = Int(page), value >= 1, value <= 1_000_000_000 { pageNumber = value } else {
+            if let value = Int(page), value >= 1, value <= 1_000_000_000 {
+                pageNumber = value
+            } else {
                 errors.append(FieldError(field: "page", message: "must be a whole number from 1 to 1000000000"))
             }
         }
         if let pageSize {
-            if let value = Int(pageSize), (1...maximumSize).contains(value) { size = value } else {
-                errors.append(FieldError(field: "page_size", message: "must be a whole number from 1 to \(maximumSize)"))
+            if let value = Int(pageSize), (1...maximumSize).contains(value) {
+                size = value
+            } else {
+                errors.append(
+                    FieldError(field: "page_size", message: "must be a whole number from 1 to \(maximumSize)"))
             }
         }
         if let cursor {
@@ -62,7 +69,8 @@ public struct Page<Item: Sendable>: Sendable {
     public let totalIsExact: Bool?
 
     public init(
-        items: [Item], page: Int?, pageSize: Int, total: Int, hasMore: Bool, nextCursor: String?, totalIsExact: Bool? = nil
+        items: [Item], page: Int?, pageSize: Int, total: Int, hasMore: Bool, nextCursor: String?,
+        totalIsExact: Bool? = nil
     ) {
         self.items = items
         self.page = page

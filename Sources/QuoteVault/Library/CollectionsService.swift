@@ -51,10 +51,12 @@ public struct CollectionsService: Sendable {
 
     /// Newest first, each with its quote count: one query whatever the number of collections.
     public func list(userID: UUID) async throws -> [QuoteCollection] {
-        try await pool.read("""
+        try await pool.read(
+            """
             SELECT \(unsafeSQL: QuoteCollection.columns) FROM collections c
             WHERE \(RowOwner.collections.owned("c", by: userID)) ORDER BY c.created_at DESC, c.id DESC
-            """).map(QuoteCollection.init(row:))
+            """
+        ).map(QuoteCollection.init(row:))
     }
 
     /// Creates a collection; `id` is the client's own (offline-created) id, else one is made.
@@ -65,13 +67,15 @@ public struct CollectionsService: Sendable {
 
     public static func create(userID: UUID, name: String, id: UUID?) throws -> PGOperation<QuoteCollection> {
         let name = try validateName(name)
-        return .statement("""
+        return .statement(
+            """
             WITH c AS (
                 INSERT INTO collections (id, user_id, name)
                 VALUES (coalesce(\(id)::uuid, gen_random_uuid()), \(userID), \(name))
                 ON CONFLICT (id) DO NOTHING RETURNING *)
             SELECT c.id, c.name, c.created_at, c.updated_at, 0::int8 AS quote_count FROM c
-            """) { run in
+            """
+        ) { run in
             guard let row = try run().first else { throw Failure.conflict("A collection with this id already exists") }
             return try QuoteCollection(row: row)
         }
@@ -83,12 +87,14 @@ public struct CollectionsService: Sendable {
 
     public static func rename(userID: UUID, collectionID: UUID, name: String) throws -> PGOperation<QuoteCollection> {
         let name = try validateName(name)
-        return .statement("""
+        return .statement(
+            """
             WITH c AS (
                 UPDATE collections SET name = \(name), updated_at = now()
                 WHERE id = \(collectionID) AND \(RowOwner.collections.owned("collections", by: userID)) RETURNING *)
             SELECT \(unsafeSQL: QuoteCollection.columns) FROM c
-            """) { run in
+            """
+        ) { run in
             guard let row = try run().first else { throw QuoteVaultError.notFound }
             return try QuoteCollection(row: row)
         }
@@ -100,10 +106,12 @@ public struct CollectionsService: Sendable {
     }
 
     public static func delete(userID: UUID, collectionID: UUID) -> PGOperation<Void> {
-        .statement("""
+        .statement(
+            """
             DELETE FROM collections
             WHERE id = \(collectionID) AND \(RowOwner.collections.owned("collections", by: userID))
-            """) { run in
+            """
+        ) { run in
             guard try run().affectedRows == 1 else { throw QuoteVaultError.notFound }
         }
     }
@@ -112,20 +120,24 @@ public struct CollectionsService: Sendable {
     public func quotes(userID: UUID, collectionID: UUID, page: PageRequest) async throws -> Page<CollectedQuote> {
         try await pool.withConnection { connection in
             try Self.requireOwned(collectionID, by: userID, connection)
-            let rows = try connection.query("""
+            let rows = try connection.query(
+                """
                 SELECT \(unsafeSQL: Quote.columns()), cq.added_at
                 FROM collection_quotes cq JOIN quotes ON quotes.id = cq.quote_id
                 WHERE cq.collection_id = \(collectionID)
                 ORDER BY cq.added_at DESC, cq.quote_id DESC
                 LIMIT \(page.size + 1) OFFSET \(page.offset)
                 """)
-            let total = try connection.query(
-                "SELECT count(*)::int8 AS total FROM collection_quotes WHERE collection_id = \(collectionID)"
-            ).first?.decode("total", as: Int.self) ?? 0
+            let total =
+                try connection.query(
+                    "SELECT count(*)::int8 AS total FROM collection_quotes WHERE collection_id = \(collectionID)"
+                ).first?.decode("total", as: Int.self) ?? 0
             let items = try rows.prefix(page.size).map { row in
                 CollectedQuote(quote: try Quote(row: row), addedAt: try row.decode("added_at"))
             }
-            return Page(items: items, page: page.page, pageSize: page.size, total: total, hasMore: rows.count > page.size, nextCursor: nil)
+            return Page(
+                items: items, page: page.page, pageSize: page.size, total: total, hasMore: rows.count > page.size,
+                nextCursor: nil)
         }
     }
 
@@ -139,12 +151,14 @@ public struct CollectionsService: Sendable {
         .connection { connection in
             do {
                 // Inserting only through the owned collection keeps ownership in the statement itself.
-                let inserted = try connection.query("""
+                let inserted = try connection.query(
+                    """
                     INSERT INTO collection_quotes (collection_id, quote_id)
                     SELECT c.id, \(quoteID) FROM collections c
                     WHERE c.id = \(collectionID) AND \(RowOwner.collections.owned("c", by: userID))
                     ON CONFLICT (collection_id, quote_id) DO NOTHING
-                    """).affectedRows
+                    """
+                ).affectedRows
                 if inserted == 1 { return true }
                 try requireOwned(collectionID, by: userID, connection)
                 return false
@@ -164,14 +178,16 @@ public struct CollectionsService: Sendable {
         .connection { connection in
             try requireOwned(collectionID, by: userID, connection)
             guard let quoteID else { return }
-            try connection.query("""
+            try connection.query(
+                """
                 DELETE FROM collection_quotes WHERE collection_id = \(collectionID) AND quote_id = \(quoteID)
                 """)
         }
     }
 
     private static func requireOwned(_ collectionID: UUID, by userID: UUID, _ connection: PGConnection) throws {
-        let owned = try connection.query("""
+        let owned = try connection.query(
+            """
             SELECT 1 AS owned FROM collections
             WHERE id = \(collectionID) AND \(RowOwner.collections.owned("collections", by: userID))
             """)

@@ -17,30 +17,38 @@ public struct FavoritesService: Sendable {
     /// Newest favorite first.
     public func list(userID: UUID, page: PageRequest) async throws -> Page<Favorite> {
         try await pool.withConnection { connection in
-            let rows = try connection.query("""
+            let rows = try connection.query(
+                """
                 SELECT \(unsafeSQL: Quote.columns()), f.created_at AS favorited_at
                 FROM user_favorites f JOIN quotes ON quotes.id = f.quote_id
                 WHERE \(RowOwner.favorites.owned("f", by: userID))
                 ORDER BY f.created_at DESC, f.quote_id DESC
                 LIMIT \(page.size + 1) OFFSET \(page.offset)
                 """)
-            let total = try connection.query("""
-                SELECT count(*)::int8 AS total FROM user_favorites f WHERE \(RowOwner.favorites.owned("f", by: userID))
-                """)
+            let total =
+                try connection.query(
+                    """
+                    SELECT count(*)::int8 AS total FROM user_favorites f WHERE \(RowOwner.favorites.owned("f", by: userID))
+                    """
+                )
                 .first?.decode("total", as: Int.self) ?? 0
             let items = try rows.prefix(page.size).map { row in
                 Favorite(quote: try Quote(row: row), favoritedAt: try row.decode("favorited_at"))
             }
-            return Page(items: items, page: page.page, pageSize: page.size, total: total, hasMore: rows.count > page.size, nextCursor: nil)
+            return Page(
+                items: items, page: page.page, pageSize: page.size, total: total, hasMore: rows.count > page.size,
+                nextCursor: nil)
         }
     }
 
     /// Every favorite's quote id, newest first: one index-only query whatever the library's size.
     public func ids(userID: UUID) async throws -> [UUID] {
-        try await pool.read("""
+        try await pool.read(
+            """
             SELECT quote_id FROM user_favorites f WHERE \(RowOwner.favorites.owned("f", by: userID))
             ORDER BY created_at DESC, quote_id DESC
-            """).map { try $0.decode("quote_id", as: UUID.self) }
+            """
+        ).map { try $0.decode("quote_id", as: UUID.self) }
     }
 
     /// Makes `quoteID` a favorite. Returns true when it became one, false when it already was.
@@ -50,12 +58,15 @@ public struct FavoritesService: Sendable {
     }
 
     public static func add(userID: UUID, quoteID: UUID) -> PGOperation<Bool> {
-        .statement("""
+        .statement(
+            """
             INSERT INTO user_favorites (user_id, quote_id) VALUES (\(userID), \(quoteID))
             ON CONFLICT (user_id, quote_id) DO NOTHING
-            """) { run in
+            """
+        ) { run in
             do { return try run().affectedRows == 1 } catch let error as PGError
-                where error.sqlState == .foreignKeyViolation { throw QuoteVaultError.notFound }
+                where error.sqlState == .foreignKeyViolation
+            { throw QuoteVaultError.notFound }
         }
     }
 
@@ -65,8 +76,10 @@ public struct FavoritesService: Sendable {
     }
 
     public static func remove(userID: UUID, quoteID: UUID) -> PGOperation<Void> {
-        .statement("""
+        .statement(
+            """
             DELETE FROM user_favorites f WHERE \(RowOwner.favorites.owned("f", by: userID)) AND quote_id = \(quoteID)
-            """) { _ = try $0() }
+            """
+        ) { _ = try $0() }
     }
 }

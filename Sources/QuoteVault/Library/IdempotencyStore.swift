@@ -54,7 +54,8 @@ public struct IdempotencyStore: Sendable {
         let lease = Int(Self.lease.components.seconds)
         // A row pruned between the two statements is claimed on the next round; two rounds always settle it.
         for _ in 0..<3 {
-            let claimed = try await pool.query("""
+            let claimed = try await pool.query(
+                """
                 INSERT INTO idempotency_keys AS k (user_id, key, fingerprint)
                 SELECT \(userID), \(key), \(fingerprint)
                 WHERE \(Self.withinQuota(userID, retention: retention))
@@ -67,20 +68,27 @@ public struct IdempotencyStore: Sendable {
                 RETURNING 1 AS claimed
                 """)
             if !claimed.isEmpty { return .claimed }
-            guard let row = try await pool.query("""
-                SELECT fingerprint, status, content_type, body FROM idempotency_keys WHERE user_id = \(userID) AND key = \(key)
-                """).first else {
+            guard
+                let row = try await pool.query(
+                    """
+                    SELECT fingerprint, status, content_type, body FROM idempotency_keys WHERE user_id = \(userID) AND key = \(key)
+                    """
+                ).first
+            else {
                 // Not claimed and not there: the user holds too many keys (or the row was pruned just now).
                 if try await !pool.query("SELECT \(Self.withinQuota(userID, retention: retention)) AS within")[0]
-                    .decode("within", as: Bool.self) {
+                    .decode("within", as: Bool.self)
+                {
                     throw QuoteVaultError.rateLimited(retryAfterSeconds: 60)
                 }
                 continue
             }
             guard try row.decode("fingerprint", as: [UInt8].self) == fingerprint else { return .mismatch }
             guard let status = try row.decode("status", as: Int?.self) else { return .inProgress }
-            return .replay(StoredResponse(
-                status: status, contentType: try row.decode("content_type"), body: try row.decode("body", as: [UInt8]?.self) ?? []))
+            return .replay(
+                StoredResponse(
+                    status: status, contentType: try row.decode("content_type"),
+                    body: try row.decode("body", as: [UInt8]?.self) ?? []))
         }
         return .inProgress
     }
@@ -97,7 +105,8 @@ public struct IdempotencyStore: Sendable {
 
     /// Stores the first answer of a claimed key.
     public func complete(userID: UUID, key: String, _ response: StoredResponse) async throws {
-        try await pool.query("""
+        try await pool.query(
+            """
             UPDATE idempotency_keys SET status = \(response.status), content_type = \(response.contentType), body = \(response.body)
             WHERE user_id = \(userID) AND key = \(key) AND status IS NULL
             """)
@@ -105,6 +114,7 @@ public struct IdempotencyStore: Sendable {
 
     /// Forgets a claimed key whose request failed in a way worth retrying (a 5xx): the retry runs again.
     public func release(userID: UUID, key: String) async throws {
-        try await pool.query("DELETE FROM idempotency_keys WHERE user_id = \(userID) AND key = \(key) AND status IS NULL")
+        try await pool.query(
+            "DELETE FROM idempotency_keys WHERE user_id = \(userID) AND key = \(key) AND status IS NULL")
     }
 }

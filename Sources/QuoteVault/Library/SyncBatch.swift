@@ -62,29 +62,37 @@ public struct SyncBatch: Sendable {
         let ids = Array(Set(operations.map(\.id)))
         // One batch of a user at a time counts against the quota, so two at once cannot overshoot it.
         try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("quota:sync_operations:\(userID)"), 0))")
-        let claimed = Set(try connection.query("""
-            INSERT INTO sync_operations (user_id, id, status)
-            SELECT \(userID), id, 0 FROM unnest(\(ids)::uuid[]) AS claim (id) ORDER BY id
-            ON CONFLICT (user_id, id) DO NOTHING RETURNING id
-            """).map { try $0.decode("id", as: UUID.self) })
-        if !claimed.isEmpty, try connection.query("""
-            SELECT count(*)::int8 AS kept FROM (
-                SELECT 1 FROM sync_operations WHERE user_id = \(userID) LIMIT \(Self.maximumResultsPerUser + 1)) AS kept
-            """)[0].decode("kept", as: Int.self) > Self.maximumResultsPerUser {
+        let claimed = Set(
+            try connection.query(
+                """
+                INSERT INTO sync_operations (user_id, id, status)
+                SELECT \(userID), id, 0 FROM unnest(\(ids)::uuid[]) AS claim (id) ORDER BY id
+                ON CONFLICT (user_id, id) DO NOTHING RETURNING id
+                """
+            ).map { try $0.decode("id", as: UUID.self) })
+        if !claimed.isEmpty,
+            try connection.query(
+                """
+                SELECT count(*)::int8 AS kept FROM (
+                    SELECT 1 FROM sync_operations WHERE user_id = \(userID) LIMIT \(Self.maximumResultsPerUser + 1)) AS kept
+                """)[0].decode("kept", as: Int.self) > Self.maximumResultsPerUser
+        {
             // Thrown inside the transaction: the claims are rolled back with it.
             throw Failure.quotaExceeded(
                 quota: "sync_results_per_account",
                 message: "an account keeps at most \(Self.maximumResultsPerUser) results of sync operations")
         }
         var results: [UUID: Result] = [:]
-        for row in try connection.query("""
+        for row in try connection.query(
+            """
             SELECT id, status, code, object FROM sync_operations
             WHERE user_id = \(userID) AND id = ANY(\(ids.filter { !claimed.contains($0) })::uuid[])
             """)
         {
             let id = try row.decode("id", as: UUID.self)
-            results[id] = Result(id: id, status: try row.decode("status"), code: try row.decode("code"),
-                                 object: try row.decode("object", as: String?.self).map { Array($0.utf8) })
+            results[id] = Result(
+                id: id, status: try row.decode("status"), code: try row.decode("code"),
+                object: try row.decode("object", as: String?.self).map { Array($0.utf8) })
         }
         var applied: [Result] = []
         for operation in operations where results[operation.id] == nil {
@@ -96,7 +104,8 @@ public struct SyncBatch: Sendable {
             applied.append(result)
         }
         if !applied.isEmpty {
-            try connection.query("""
+            try connection.query(
+                """
                 UPDATE sync_operations s SET status = r.status, code = nullif(r.code, ''), object = nullif(r.object, '')
                 FROM unnest(\(applied.map(\.id))::uuid[], \(applied.map(\.status))::int8[], \(applied.map { $0.code ?? "" })::text[],
                             \(applied.map { $0.object.map { String(decoding: $0, as: UTF8.self) } ?? "" })::text[])

@@ -20,7 +20,6 @@ public struct SyncPage: Sendable {
     public let hasMore: Bool
 }
 
-
 /// Reads a user's change feed (see migrations/0008_offline_sync.sql for why positions are per-user numbers given
 /// out under the user's row lock: a reader never skips a change that commits after it looked).
 public struct SyncFeed: Sendable {
@@ -52,11 +51,15 @@ public struct SyncFeed: Sendable {
         return SyncToken(seq: try row?.decode("last_seq", as: Int64.self) ?? 0, listing: nil)
     }
 
-    private static func page(userID: UUID, since: SyncToken?, limit: Int, _ connection: PGConnection) throws -> SyncPage {
-        let position = try connection.query("SELECT last_seq, pruned_through FROM sync_positions WHERE user_id = \(userID)").first
+    private static func page(userID: UUID, since: SyncToken?, limit: Int, _ connection: PGConnection) throws -> SyncPage
+    {
+        let position = try connection.query(
+            "SELECT last_seq, pruned_through FROM sync_positions WHERE user_id = \(userID)"
+        ).first
         let last = try position?.decode("last_seq", as: Int64.self) ?? 0
         let pruned = try position?.decode("pruned_through", as: Int64.self) ?? 0
-        var token = since ?? SyncToken(seq: last, listing: SyncToken.Listing(phase: .profile, after: nil, afterQuote: nil))
+        var token =
+            since ?? SyncToken(seq: last, listing: SyncToken.Listing(phase: .profile, after: nil, afterQuote: nil))
         // A token from before the pruned history, or past the newest change (a restored database), cannot be
         // continued without possibly skipping something.
         guard token.seq >= pruned, token.seq <= last else { throw Failure.syncTokenExpired }
@@ -94,27 +97,36 @@ public struct SyncFeed: Sendable {
             guard limit > 0 else { return ([], listing) }
             return ([.profile(try User.load(userID, connection))], nil)
         case .collections:
-            let rows = try connection.query("""
+            let rows = try connection.query(
+                """
                 SELECT \(unsafeSQL: QuoteCollection.columns) FROM collections c
                 WHERE c.user_id = \(userID) AND (\(listing.after)::uuid IS NULL OR c.id > \(listing.after))
                 ORDER BY c.id LIMIT \(fetch)
                 """)
             let collections = try rows.prefix(limit).map(QuoteCollection.init(row:))
-            let next = rows.count > limit ? SyncToken.Listing(phase: .collections, after: collections.last?.id, afterQuote: nil) : nil
+            let next =
+                rows.count > limit
+                ? SyncToken.Listing(phase: .collections, after: collections.last?.id, afterQuote: nil) : nil
             return (collections.map { .collection(id: $0.id, collection: $0) }, next)
         case .favorites:
-            let rows = try connection.query("""
+            let rows = try connection.query(
+                """
                 SELECT quote_id, created_at FROM user_favorites
                 WHERE user_id = \(userID) AND (\(listing.after)::uuid IS NULL OR quote_id > \(listing.after))
                 ORDER BY quote_id LIMIT \(fetch)
                 """)
             let favorites = try rows.prefix(limit).map {
-                SyncChange.favorite(quoteID: try $0.decode("quote_id"), favoritedAt: try $0.decode("created_at", as: Date.self))
+                SyncChange.favorite(
+                    quoteID: try $0.decode("quote_id"), favoritedAt: try $0.decode("created_at", as: Date.self))
             }
             let lastID = try rows.prefix(limit).last?.decode("quote_id", as: UUID.self)
-            return (favorites, rows.count > limit ? SyncToken.Listing(phase: .favorites, after: lastID, afterQuote: nil) : nil)
+            return (
+                favorites,
+                rows.count > limit ? SyncToken.Listing(phase: .favorites, after: lastID, afterQuote: nil) : nil
+            )
         case .collectionQuotes:
-            let rows = try connection.query("""
+            let rows = try connection.query(
+                """
                 SELECT cq.collection_id, cq.quote_id, cq.added_at
                 FROM collections c JOIN collection_quotes cq ON cq.collection_id = c.id
                 WHERE c.user_id = \(userID)
@@ -122,12 +134,20 @@ public struct SyncFeed: Sendable {
                 ORDER BY cq.collection_id, cq.quote_id LIMIT \(fetch)
                 """)
             let links = try rows.prefix(limit).map { row in
-                (collectionID: try row.decode("collection_id", as: UUID.self), quoteID: try row.decode("quote_id", as: UUID.self),
-                 addedAt: try row.decode("added_at", as: Date.self))
+                (
+                    collectionID: try row.decode("collection_id", as: UUID.self),
+                    quoteID: try row.decode("quote_id", as: UUID.self),
+                    addedAt: try row.decode("added_at", as: Date.self)
+                )
             }
-            let next = rows.count > limit
-                ? SyncToken.Listing(phase: .collectionQuotes, after: links.last?.collectionID, afterQuote: links.last?.quoteID) : nil
-            return (links.map { .collectionQuote(collectionID: $0.collectionID, quoteID: $0.quoteID, addedAt: $0.addedAt) }, next)
+            let next =
+                rows.count > limit
+                ? SyncToken.Listing(
+                    phase: .collectionQuotes, after: links.last?.collectionID, afterQuote: links.last?.quoteID) : nil
+            return (
+                links.map { .collectionQuote(collectionID: $0.collectionID, quoteID: $0.quoteID, addedAt: $0.addedAt) },
+                next
+            )
         }
     }
 
@@ -138,10 +158,12 @@ public struct SyncFeed: Sendable {
         -> (changes: [SyncChange], lastSeq: Int64?, hasMore: Bool)
     {
         guard limit > 0 else {
-            let more = try connection.query("SELECT 1 AS more FROM sync_changes WHERE user_id = \(userID) AND seq > \(seq) LIMIT 1")
+            let more = try connection.query(
+                "SELECT 1 AS more FROM sync_changes WHERE user_id = \(userID) AND seq > \(seq) LIMIT 1")
             return ([], nil, !more.isEmpty)
         }
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT ch.seq AS change_seq, ch.kind AS change_kind, ch.op AS change_op, ch.object_id AS change_object,
                    ch.quote_id AS change_quote, f.created_at AS favorited_at, cq.added_at AS added_at,
                    \(unsafeSQL: QuoteCollection.columns)
@@ -159,7 +181,8 @@ public struct SyncFeed: Sendable {
         // The last change of each object, in feed order.
         var lastIndex: [String: Int] = [:]
         for (index, row) in page.enumerated() {
-            let key = try "\(row.decode("change_kind", as: String.self))/\(row.decode("change_object", as: UUID.self))/"
+            let key =
+                try "\(row.decode("change_kind", as: String.self))/\(row.decode("change_object", as: UUID.self))/"
                 + "\(row.decode("change_quote", as: UUID?.self)?.uuidString ?? "")"
             lastIndex[key] = index
         }
@@ -180,8 +203,9 @@ public struct SyncFeed: Sendable {
             case "collection_quote":
                 let addedAt = try row.decode("added_at", as: Date?.self)
                 if upsert && addedAt == nil { continue }
-                changes.append(.collectionQuote(
-                    collectionID: object, quoteID: try row.decode("change_quote"), addedAt: upsert ? addedAt : nil))
+                changes.append(
+                    .collectionQuote(
+                        collectionID: object, quoteID: try row.decode("change_quote"), addedAt: upsert ? addedAt : nil))
             default:
                 profile = try profile ?? User.load(userID, connection)
                 changes.append(.profile(profile!))

@@ -20,18 +20,19 @@ public final class SyncMaintenance: Sendable {
 
     /// Starts pruning every `interval`, at most `passes` bounded passes each time (tests call `pruneOnce`).
     public func start(interval: Duration = .seconds(60), passes: Int = 10) {
-        task.set(Task { [self] in
-            // The first pass waits an interval too: nothing is due in a process's first minute that cannot wait.
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                guard !Task.isCancelled else { return }
-                do {
-                    for _ in 0..<passes where try await pruneOnce() > 0 {}
-                } catch {
-                    logger.warning("sync pruning pass failed", metadata: ["error": "\(error)"])
+        task.set(
+            Task { [self] in
+                // The first pass waits an interval too: nothing is due in a process's first minute that cannot wait.
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    guard !Task.isCancelled else { return }
+                    do {
+                        for _ in 0..<passes where try await pruneOnce() > 0 {}
+                    } catch {
+                        logger.warning("sync pruning pass failed", metadata: ["error": "\(error)"])
+                    }
                 }
-            }
-        })
+            })
     }
 
     public func stop() { task.cancel() }
@@ -39,35 +40,44 @@ public final class SyncMaintenance: Sendable {
     /// One bounded pass: returns how many rows it deleted (0 when nothing was due).
     /// - Parameter historyRetention: how old a change must be to go (tests pass a shorter one).
     @discardableResult
-    public func pruneOnce(batchSize: Int = 1000, historyRetention: Duration = SyncFeed.historyRetention) async throws -> Int {
+    public func pruneOnce(batchSize: Int = 1000, historyRetention: Duration = SyncFeed.historyRetention) async throws
+        -> Int
+    {
         let history = Self.seconds(historyRetention)
         let operations = Self.seconds(Self.operationRetention)
         let keys = Self.seconds(Self.idempotencyRetention)
         return try await pool.withTransaction { connection in
             // The pruned changes move each user's `pruned_through` to the newest of them, so that every token
             // before a pruned change answers 410 (older changes of the user left for a later pass change nothing).
-            let changes = try connection.query("""
-                WITH doomed AS (
-                    SELECT user_id, seq FROM sync_changes
-                    WHERE changed_at < now() - make_interval(secs => \(history)) LIMIT \(batchSize)),
-                deleted AS (
-                    DELETE FROM sync_changes s USING doomed d WHERE s.user_id = d.user_id AND s.seq = d.seq
-                    RETURNING s.user_id, s.seq)
-                UPDATE sync_positions p SET pruned_through = greatest(p.pruned_through, m.seq)
-                FROM (SELECT user_id, max(seq) AS seq FROM deleted GROUP BY user_id) m
-                WHERE p.user_id = m.user_id
-                RETURNING (SELECT count(*) FROM deleted)::int8 AS pruned
-                """).first?.decode("pruned", as: Int.self) ?? 0
-            let results = try connection.query("""
+            let changes =
+                try connection.query(
+                    """
+                    WITH doomed AS (
+                        SELECT user_id, seq FROM sync_changes
+                        WHERE changed_at < now() - make_interval(secs => \(history)) LIMIT \(batchSize)),
+                    deleted AS (
+                        DELETE FROM sync_changes s USING doomed d WHERE s.user_id = d.user_id AND s.seq = d.seq
+                        RETURNING s.user_id, s.seq)
+                    UPDATE sync_positions p SET pruned_through = greatest(p.pruned_through, m.seq)
+                    FROM (SELECT user_id, max(seq) AS seq FROM deleted GROUP BY user_id) m
+                    WHERE p.user_id = m.user_id
+                    RETURNING (SELECT count(*) FROM deleted)::int8 AS pruned
+                    """
+                ).first?.decode("pruned", as: Int.self) ?? 0
+            let results = try connection.query(
+                """
                 DELETE FROM sync_operations WHERE (user_id, id) IN (
                     SELECT user_id, id FROM sync_operations
                     WHERE applied_at < now() - make_interval(secs => \(operations)) LIMIT \(batchSize))
-                """).affectedRows
-            let expiredKeys = try connection.query("""
+                """
+            ).affectedRows
+            let expiredKeys = try connection.query(
+                """
                 DELETE FROM idempotency_keys WHERE (user_id, key) IN (
                     SELECT user_id, key FROM idempotency_keys
                     WHERE created_at < now() - make_interval(secs => \(keys)) LIMIT \(batchSize))
-                """).affectedRows
+                """
+            ).affectedRows
             return changes + results + expiredKeys
         }
     }

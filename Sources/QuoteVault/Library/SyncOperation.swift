@@ -57,7 +57,9 @@ public struct SyncOperation: Sendable {
     }
 
     private static func parse(_ item: JSONValue) throws -> SyncOperation {
-        guard case .object(let fields) = item else { throw OperationFieldError(field: "id", message: "must be in an operation object") }
+        guard case .object(let fields) = item else {
+            throw OperationFieldError(field: "id", message: "must be in an operation object")
+        }
         func uuid(_ name: String) throws -> UUID {
             guard let text = fields[name]?.stringValue, let id = UUID(uuidString: text) else {
                 throw OperationFieldError(field: name, message: "must be a UUID")
@@ -72,8 +74,10 @@ public struct SyncOperation: Sendable {
         switch kind {
         case "favorite.add": action = .favoriteAdd(quoteID: try uuid("quote_id"))
         case "favorite.remove": action = .favoriteRemove(quoteID: try uuid("quote_id"))
-        case "collection.create": action = .collectionCreate(collectionID: try uuid("collection_id"), name: fields["name"])
-        case "collection.rename": action = .collectionRename(collectionID: try uuid("collection_id"), name: fields["name"])
+        case "collection.create":
+            action = .collectionCreate(collectionID: try uuid("collection_id"), name: fields["name"])
+        case "collection.rename":
+            action = .collectionRename(collectionID: try uuid("collection_id"), name: fields["name"])
         case "collection.delete": action = .collectionDelete(collectionID: try uuid("collection_id"))
         case "collection.add_quote":
             action = .collectionAddQuote(collectionID: try uuid("collection_id"), quoteID: try uuid("quote_id"))

@@ -49,11 +49,14 @@ public struct SyncToken: Sendable, Equatable {
 
         /// - Throws: `QuoteVaultError.validation` naming `since` when the token is not one this user was given.
         public func decode(_ text: String, userID: UUID) throws -> SyncToken {
-            guard text.utf8.count <= 96, let bytes = Base64URL.decode(text), bytes.count == SyncToken.payloadLength + SyncToken.macLength,
+            guard text.utf8.count <= 96, let bytes = Base64URL.decode(text),
+                bytes.count == SyncToken.payloadLength + SyncToken.macLength,
                 bytes[0] == SyncToken.version
             else { throw Self.malformed }
             let payload = Array(bytes[..<SyncToken.payloadLength])
-            guard ConstantTime.equals(mac(payload, userID: userID), Array(bytes[SyncToken.payloadLength...])) else { throw Self.malformed }
+            guard ConstantTime.equals(mac(payload, userID: userID), Array(bytes[SyncToken.payloadLength...])) else {
+                throw Self.malformed
+            }
             let seq = payload[1..<9].reduce(Int64(0)) { $0 << 8 | Int64($1) }
             guard seq >= 0 else { throw Self.malformed }
             func uuid(at offset: Int) -> UUID? {
@@ -64,7 +67,8 @@ public struct SyncToken: Sendable, Equatable {
             }
             guard payload[9] == 0 else {
                 guard let phase = SyncListingPhase(rawValue: payload[9]) else { throw Self.malformed }
-                return SyncToken(seq: seq, listing: Listing(phase: phase, after: uuid(at: 10), afterQuote: uuid(at: 26)))
+                return SyncToken(
+                    seq: seq, listing: Listing(phase: phase, after: uuid(at: 10), afterQuote: uuid(at: 26)))
             }
             return SyncToken(seq: seq, listing: nil)
         }
@@ -79,5 +83,6 @@ public struct SyncToken: Sendable, Equatable {
 
 /// The order in which a first sync lists the library; each phase is paged by its key.
 public enum SyncListingPhase: UInt8, Sendable, CaseIterable {
-    case profile = 1, collections, favorites, collectionQuotes
+    case profile = 1
+    case collections, favorites, collectionQuotes
 }

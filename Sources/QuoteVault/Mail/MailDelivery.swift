@@ -25,17 +25,18 @@ public final class MailDelivery: Sendable {
 
     /// Starts the background loop (polls every `interval`).
     public func start(interval: Duration = .milliseconds(500)) {
-        task.set(Task { [self] in
-            while !Task.isCancelled {
-                do {
-                    while try await deliverBatch() > 0 {}
-                    try await countBacklog()
-                } catch {
-                    logger.warning("mail delivery pass failed", metadata: ["error": "\(error)"])
+        task.set(
+            Task { [self] in
+                while !Task.isCancelled {
+                    do {
+                        while try await deliverBatch() > 0 {}
+                        try await countBacklog()
+                    } catch {
+                        logger.warning("mail delivery pass failed", metadata: ["error": "\(error)"])
+                    }
+                    try? await Task.sleep(for: interval)
                 }
-                try? await Task.sleep(for: interval)
-            }
-        })
+            })
     }
 
     public func stop() { task.cancel() }
@@ -56,7 +57,8 @@ public final class MailDelivery: Sendable {
         let smtp = self.smtp, from = self.from, logger = self.logger
         return try await pool.withTransaction { connection in
             // SKIP LOCKED: several instances deliver side by side without sending one mail twice.
-            let due = try connection.query("""
+            let due = try connection.query(
+                """
                 SELECT id, recipient, subject, body, attempts FROM mail_outbox
                 WHERE sent_at IS NULL AND next_attempt_at <= now()
                 ORDER BY id LIMIT 10 FOR UPDATE SKIP LOCKED
@@ -68,23 +70,32 @@ public final class MailDelivery: Sendable {
                 let body = try row.decode("body", as: String.self)
                 do {
                     if let smtp {
-                        try smtp.send(to: recipient, message: Self.message(from: from, to: recipient, subject: subject, body: body))
+                        try smtp.send(
+                            to: recipient,
+                            message: Self.message(from: from, to: recipient, subject: subject, body: body))
                     } else {
                         // Development channel: the mail, reset link included, goes to the log by design.
-                        logger.info("mail", metadata: ["to": .string(recipient), "subject": .string(subject), "body": .string(body)])
+                        logger.info(
+                            "mail",
+                            metadata: ["to": .string(recipient), "subject": .string(subject), "body": .string(body)])
                     }
-                    try connection.query("UPDATE mail_outbox SET sent_at = now(), attempts = attempts + 1 WHERE id = \(id)")
+                    try connection.query(
+                        "UPDATE mail_outbox SET sent_at = now(), attempts = attempts + 1 WHERE id = \(id)")
                 } catch {
                     let attempts = try row.decode("attempts", as: Int.self) + 1
                     let backoff = min(300, 1 << min(attempts, 8))
-                    try connection.query("""
+                    try connection.query(
+                        """
                         UPDATE mail_outbox SET attempts = \(attempts), last_error = \(String(describing: error)),
                             next_attempt_at = now() + \(backoff) * interval '1 second'
                         WHERE id = \(id)
                         """)
-                    logger.warning("mail not delivered, will retry", metadata: [
-                        "mail_id": .stringConvertible(id), "attempts": .stringConvertible(attempts), "error": "\(error)",
-                    ])
+                    logger.warning(
+                        "mail not delivered, will retry",
+                        metadata: [
+                            "mail_id": .stringConvertible(id), "attempts": .stringConvertible(attempts),
+                            "error": "\(error)",
+                        ])
                 }
             }
             return due.count
@@ -108,7 +119,9 @@ public final class MailDelivery: Sendable {
             \(body)
             """
         // SMTP wants CRLF, and a line that is a lone "." would end the DATA section early.
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasPrefix(".") ? "." + $0 : String($0) }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+            $0.hasPrefix(".") ? "." + $0 : String($0)
+        }
         return Array((lines.joined(separator: "\r\n") + "\r\n").utf8)
     }
 }

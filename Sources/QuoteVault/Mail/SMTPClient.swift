@@ -39,7 +39,9 @@ struct SMTPClient: Sendable {
 
     /// `Name <a@b>` → `a@b`.
     static func address(of mailbox: String) -> String {
-        guard let open = mailbox.lastIndex(of: "<"), let close = mailbox.lastIndex(of: ">"), open < close else { return mailbox }
+        guard let open = mailbox.lastIndex(of: "<"), let close = mailbox.lastIndex(of: ">"), open < close else {
+            return mailbox
+        }
         return String(mailbox[mailbox.index(after: open)..<close])
     }
 }
@@ -52,7 +54,9 @@ private final class MessageReader {
 }
 
 /// curl's read callback: copies the next chunk into `buffer`; 0 means the end.
-private func readTrampoline(buffer: UnsafeMutablePointer<CChar>?, size: Int, count: Int, context: UnsafeMutableRawPointer?) -> Int {
+private func readTrampoline(
+    buffer: UnsafeMutablePointer<CChar>?, size: Int, count: Int, context: UnsafeMutableRawPointer?
+) -> Int {
     guard let buffer, let context else { return 0 }
     // Unretained: SMTPClient.send keeps the reader alive for the whole transfer.
     let reader = Unmanaged<MessageReader>.fromOpaque(context).takeUnretainedValue()

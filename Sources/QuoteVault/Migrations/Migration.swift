@@ -21,7 +21,8 @@ public struct Migration: Sendable, Equatable {
             let version = String(stem[..<separator])
             if migrations.last?.version == version { throw MigrationError.duplicateVersion(version) }
             let sql = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
-            migrations.append(Migration(version: version, name: String(stem[stem.index(after: separator)...]), sql: sql))
+            migrations.append(
+                Migration(version: version, name: String(stem[stem.index(after: separator)...]), sql: sql))
         }
         return migrations
     }

@@ -23,44 +23,51 @@ public struct Migrator: Sendable {
     public func migrate(using pool: PGPool) async throws -> [String] {
         let migrations = self.migrations
         let logger = self.logger
-        return try await pool.withConnection { connection in try connection.withoutWaitLimit { connection in
-            // Waiting for another instance's migrations, and the migrations themselves, may take longer than the
-            // pool's statement timeout: lifted here (and the pool's watch on waits), put back after.
-            let timeout = try connection.query("SELECT current_setting('statement_timeout') AS value")[0].decode("value", as: String.self)
-            try connection.query("SELECT set_config('statement_timeout', '0', false)")
-            defer { _ = try? connection.query("SELECT set_config('statement_timeout', \(timeout), false)") }
-            try connection.query("SELECT pg_advisory_lock(\(Self.advisoryLockKey))")
-            defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))") }
-            try connection.execute(unsafeSQL: """
-                CREATE TABLE IF NOT EXISTS schema_migrations (
-                    version    text PRIMARY KEY,
-                    name       text NOT NULL,
-                    checksum   text NOT NULL,
-                    applied_at timestamptz NOT NULL DEFAULT now()
-                )
-                """)
-            let applied = try Self.appliedChecksums(connection)
-            var appliedNow: [String] = []
-            for migration in migrations {
-                let checksum = try Self.checksum(of: migration, connection)
-                if let recorded = applied[migration.version] {
-                    guard recorded == checksum else {
-                        throw MigrationError.checksumMismatch(version: migration.version, name: migration.name)
-                    }
-                    continue
-                }
-                try connection.transaction { connection in
-                    try connection.execute(unsafeSQL: migration.sql)
-                    try connection.query("""
-                        INSERT INTO schema_migrations (version, name, checksum)
-                        VALUES (\(migration.version), \(migration.name), \(checksum))
+        return try await pool.withConnection { connection in
+            try connection.withoutWaitLimit { connection in
+                // Waiting for another instance's migrations, and the migrations themselves, may take longer than the
+                // pool's statement timeout: lifted here (and the pool's watch on waits), put back after.
+                let timeout = try connection.query("SELECT current_setting('statement_timeout') AS value")[0].decode(
+                    "value", as: String.self)
+                try connection.query("SELECT set_config('statement_timeout', '0', false)")
+                defer { _ = try? connection.query("SELECT set_config('statement_timeout', \(timeout), false)") }
+                try connection.query("SELECT pg_advisory_lock(\(Self.advisoryLockKey))")
+                defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(Self.advisoryLockKey))") }
+                try connection.execute(
+                    unsafeSQL: """
+                        CREATE TABLE IF NOT EXISTS schema_migrations (
+                            version    text PRIMARY KEY,
+                            name       text NOT NULL,
+                            checksum   text NOT NULL,
+                            applied_at timestamptz NOT NULL DEFAULT now()
+                        )
                         """)
+                let applied = try Self.appliedChecksums(connection)
+                var appliedNow: [String] = []
+                for migration in migrations {
+                    let checksum = try Self.checksum(of: migration, connection)
+                    if let recorded = applied[migration.version] {
+                        guard recorded == checksum else {
+                            throw MigrationError.checksumMismatch(version: migration.version, name: migration.name)
+                        }
+                        continue
+                    }
+                    try connection.transaction { connection in
+                        try connection.execute(unsafeSQL: migration.sql)
+                        try connection.query(
+                            """
+                            INSERT INTO schema_migrations (version, name, checksum)
+                            VALUES (\(migration.version), \(migration.name), \(checksum))
+                            """)
+                    }
+                    logger.info(
+                        "applied migration",
+                        metadata: ["version": .string(migration.version), "name": .string(migration.name)])
+                    appliedNow.append(migration.version)
                 }
-                logger.info("applied migration", metadata: ["version": .string(migration.version), "name": .string(migration.name)])
-                appliedNow.append(migration.version)
+                return appliedNow
             }
-            return appliedNow
-        } }
+        }
     }
 
     /// True when every known migration is recorded with the same content (used by `/ready`).
@@ -84,7 +91,8 @@ public struct Migrator: Sendable {
 
     /// SHA-256 of the file's text, computed by PostgreSQL so no other hashing code is needed here.
     private static func checksum(of migration: Migration, _ connection: PGConnection) throws -> String {
-        let rows = try connection.query("SELECT encode(sha256(convert_to(\(migration.sql), 'UTF8')), 'hex') AS checksum")
+        let rows = try connection.query(
+            "SELECT encode(sha256(convert_to(\(migration.sql), 'UTF8')), 'hex') AS checksum")
         return try rows[rows.startIndex].decode("checksum", as: String.self)
     }
 }

@@ -60,13 +60,16 @@ public struct AccountDirectory: Sendable {
 
     /// The account's live sessions, newest first.
     public func sessions(of id: UUID) async throws -> [Session] {
-        try await pool.query("""
+        try await pool.query(
+            """
             SELECT created_at, refreshed_at, expires_at FROM sessions
             WHERE user_id = \(id) AND revoked_at IS NULL AND expires_at > now()
             ORDER BY created_at DESC LIMIT 100
-            """).map {
-            Session(createdAt: try $0.decode("created_at"), lastUsedAt: try $0.decode("refreshed_at"),
-                    expiresAt: try $0.decode("expires_at"))
+            """
+        ).map {
+            Session(
+                createdAt: try $0.decode("created_at"), lastUsedAt: try $0.decode("refreshed_at"),
+                expiresAt: try $0.decode("expires_at"))
         }
     }
 
@@ -77,12 +80,15 @@ public struct AccountDirectory: Sendable {
         try await pool.withTransaction { connection in
             guard let email = try connection.query("SELECT email FROM users WHERE id = \(id)").first
             else { throw QuoteVaultError.notFound }
-            let revoked = try connection.query("""
+            let revoked = try connection.query(
+                """
                 UPDATE sessions SET revoked_at = now() WHERE user_id = \(id) AND revoked_at IS NULL
-                """).affectedRows
-            try AuditLog.record(actor, action: "account.revoke_sessions", target: id.uuidString.lowercased(),
-                                before: ["email": try email.decode("email")], after: ["revoked": String(revoked)],
-                                connection)
+                """
+            ).affectedRows
+            try AuditLog.record(
+                actor, action: "account.revoke_sessions", target: id.uuidString.lowercased(),
+                before: ["email": try email.decode("email")], after: ["revoked": String(revoked)],
+                connection)
             return revoked
         }
     }
@@ -92,14 +98,16 @@ public struct AccountDirectory: Sendable {
         try await pool.withTransaction { connection in
             guard let email = try connection.query("DELETE FROM users WHERE id = \(id) RETURNING email").first
             else { throw QuoteVaultError.notFound }
-            try AuditLog.record(actor, action: "account.delete", target: id.uuidString.lowercased(),
-                                before: ["email": try email.decode("email")], connection)
+            try AuditLog.record(
+                actor, action: "account.delete", target: id.uuidString.lowercased(),
+                before: ["email": try email.decode("email")], connection)
         }
     }
 
     private static func account(_ row: PGRow) throws -> Account {
-        Account(id: try row.decode("id"), email: try row.decode("email"), signedUpAt: try row.decode("created_at"),
-                lastSignInAt: try row.decode("last_sign_in"), favorites: try row.decode("favorites"),
-                collections: try row.decode("collections"), activeSessions: try row.decode("active_sessions"))
+        Account(
+            id: try row.decode("id"), email: try row.decode("email"), signedUpAt: try row.decode("created_at"),
+            lastSignInAt: try row.decode("last_sign_in"), favorites: try row.decode("favorites"),
+            collections: try row.decode("collections"), activeSessions: try row.decode("active_sessions"))
     }
 }

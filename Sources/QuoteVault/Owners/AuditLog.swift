@@ -16,7 +16,8 @@ public struct AuditLog: Sendable {
     ) throws {
         let beforeJSON = try before.map { try PGJSON(encoding: $0).text }
         let afterJSON = try after.map { try PGJSON(encoding: $0).text }
-        try connection.query("""
+        try connection.query(
+            """
             INSERT INTO console_audit (owner_id, owner_email, action, target, before, after)
             VALUES (\(actor.ownerID), \(actor.email), \(action), \(target), \(beforeJSON)::jsonb, \(afterJSON)::jsonb)
             """)

@@ -35,7 +35,8 @@ public struct ImportDraft: Sendable, Equatable {
 
     public var rejected: Int { total - valid }
 
-    static let columns = "id, file_name, state, total, valid, processed, inserted, duplicates, "
+    static let columns =
+        "id, file_name, state, total, valid, processed, inserted, duplicates, "
         + "state = 'importing' AND updated_at < now() - interval '1 minute' AS stalled"
 
     init(row: PGRow) throws {

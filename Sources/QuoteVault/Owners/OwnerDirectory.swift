@@ -20,12 +20,16 @@ public struct OwnerDirectory: Sendable {
         }
         let token = try OpaqueToken.generate()
         try await pool.withTransaction { connection in
-            let added = try connection.query("""
-                INSERT INTO console_owners (email) VALUES (\(email))
-                ON CONFLICT (lower(email)) DO NOTHING
-                """).affectedRows == 1
+            let added =
+                try connection.query(
+                    """
+                    INSERT INTO console_owners (email) VALUES (\(email))
+                    ON CONFLICT (lower(email)) DO NOTHING
+                    """
+                ).affectedRows == 1
             try AuditLog.record(.commandLine, action: added ? "owner.add" : "owner.new_link", target: email, connection)
-            try connection.query("""
+            try connection.query(
+                """
                 INSERT INTO console_sign_in_tokens (token_hash, owner_id, expires_at)
                 SELECT \(OpaqueToken.hash(token)), id, now() + \(Self.linkLifetimeSeconds) * interval '1 second'
                 FROM console_owners WHERE lower(email) = lower(\(email))
@@ -44,7 +48,8 @@ public struct OwnerDirectory: Sendable {
     public func remove(email raw: String) async throws -> Bool {
         let email = raw.trimmingCharacters(in: .whitespaces)
         return try await pool.withTransaction { connection in
-            let removed = try connection.query("DELETE FROM console_owners WHERE lower(email) = lower(\(email))")
+            let removed =
+                try connection.query("DELETE FROM console_owners WHERE lower(email) = lower(\(email))")
                 .affectedRows > 0
             if removed { try AuditLog.record(.commandLine, action: "owner.remove", target: email, connection) }
             return removed

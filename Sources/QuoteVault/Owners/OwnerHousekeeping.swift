@@ -5,14 +5,16 @@ import PGClient
 /// stay small without a loop of their own); the audit log and finished imports are kept.
 enum OwnerHousekeeping {
     static func prune(_ connection: PGConnection) throws {
-        try connection.query("""
+        try connection.query(
+            """
             DELETE FROM console_sessions
             WHERE expires_at < now() - interval '1 day' OR revoked_at < now() - interval '1 day'
                OR last_seen_at < now() - interval '1 day'
             """)
         try connection.query("DELETE FROM console_sign_in_tokens WHERE expires_at < now() - interval '1 day'")
         try connection.query("DELETE FROM console_sign_in_failures WHERE created_at < now() - interval '2 hours'")
-        try connection.query("""
+        try connection.query(
+            """
             DELETE FROM console_imports WHERE state = 'preview' AND created_at < now() - interval '1 day'
             """)
     }

@@ -13,15 +13,20 @@ public struct OwnerSecondFactor: Sendable {
     /// - Throws: `Failure.conflict` when the owner has one already (it is never replaced from a session alone).
     public func enrol(_ session: OwnerSession, secret: [UInt8], code: String, now: Date = Date()) async throws -> Bool {
         guard secret.count == TOTP.secretByteCount,
-              let step = TOTP(secret: secret).matchingStep(code, at: now) else { return false }
+            let step = TOTP(secret: secret).matchingStep(code, at: now)
+        else { return false }
         try await pool.withTransaction { connection in
-            guard try connection.query("""
-                UPDATE console_owners SET totp_secret = \(secret), totp_last_step = \(step)
-                WHERE id = \(session.ownerID) AND totp_secret IS NULL
-                """).affectedRows == 1
+            guard
+                try connection.query(
+                    """
+                    UPDATE console_owners SET totp_secret = \(secret), totp_last_step = \(step)
+                    WHERE id = \(session.ownerID) AND totp_secret IS NULL
+                    """
+                ).affectedRows == 1
             else { throw Failure.conflict("A second factor is enrolled already; nothing was changed.") }
-            try AuditLog.record(session.actor, action: "owner.second_factor_enrolled", target: session.email,
-                                connection)
+            try AuditLog.record(
+                session.actor, action: "owner.second_factor_enrolled", target: session.email,
+                connection)
         }
         return true
     }
@@ -32,9 +37,11 @@ public struct OwnerSecondFactor: Sendable {
         throws -> Bool
     {
         guard let step = TOTP(secret: secret).matchingStep(code, at: date) else { return false }
-        return try connection.query("""
+        return try connection.query(
+            """
             UPDATE console_owners SET totp_last_step = \(step)
             WHERE id = \(ownerID) AND (totp_last_step IS NULL OR totp_last_step < \(step))
-            """).affectedRows == 1
+            """
+        ).affectedRows == 1
     }
 }

@@ -15,7 +15,8 @@ public struct OwnerSessions: Sendable {
     /// Opens a session for `ownerID` inside the caller's transaction. - Returns: the cookie's token.
     static func open(ownerID: UUID, _ connection: PGConnection) throws -> String {
         let token = try OpaqueToken.generate()
-        try connection.query("""
+        try connection.query(
+            """
             INSERT INTO console_sessions (owner_id, token_hash, expires_at)
             VALUES (\(ownerID), \(OpaqueToken.hash(token)), now() + \(absoluteSeconds) * interval '1 second')
             """)
@@ -25,7 +26,8 @@ public struct OwnerSessions: Sendable {
     /// The live session of `token` (its idle clock restarted), or nil when it is unknown, ended or expired.
     public func resume(_ token: String) async throws -> OwnerSession? {
         guard OpaqueToken.isWellFormed(token) else { return nil }
-        let rows = try await pool.query("""
+        let rows = try await pool.query(
+            """
             UPDATE console_sessions s SET last_seen_at = now()
             FROM console_owners o
             WHERE s.token_hash = \(OpaqueToken.hash(token)) AND o.id = s.owner_id AND s.revoked_at IS NULL

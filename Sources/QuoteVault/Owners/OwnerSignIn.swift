@@ -15,10 +15,12 @@ public struct OwnerSignIn: Sendable {
     /// The owner a link signs in, when it is still good (not used, not expired); nothing is spent.
     public func owner(ofLink token: String) async throws -> Owner? {
         guard OpaqueToken.isWellFormed(token) else { return nil }
-        return try await pool.query("""
+        return try await pool.query(
+            """
             SELECT \(unsafeSQL: Owner.columns) FROM console_sign_in_tokens t JOIN console_owners o ON o.id = t.owner_id
             WHERE t.token_hash = \(OpaqueToken.hash(token)) AND t.used_at IS NULL AND t.expires_at > now()
-            """).first.map(Owner.init(row:))
+            """
+        ).first.map(Owner.init(row:))
     }
 
     private enum Outcome: Sendable {
@@ -40,12 +42,15 @@ public struct OwnerSignIn: Sendable {
             return try throttle.reserve(address: address, owner: owner, connection)
         }
         let outcome = try await pool.withTransaction { [throttle] connection -> Outcome in
-            guard OpaqueToken.isWellFormed(token), let row = try connection.query("""
-                SELECT \(unsafeSQL: Owner.columns), o.totp_secret
-                FROM console_sign_in_tokens t JOIN console_owners o ON o.id = t.owner_id
-                WHERE t.token_hash = \(hash) AND t.used_at IS NULL AND t.expires_at > now()
-                FOR UPDATE OF t
-                """).first
+            guard OpaqueToken.isWellFormed(token),
+                let row = try connection.query(
+                    """
+                    SELECT \(unsafeSQL: Owner.columns), o.totp_secret
+                    FROM console_sign_in_tokens t JOIN console_owners o ON o.id = t.owner_id
+                    WHERE t.token_hash = \(hash) AND t.used_at IS NULL AND t.expires_at > now()
+                    FOR UPDATE OF t
+                    """
+                ).first
             else { return .refused(.invalidLink) }
             let owner = try Owner(row: row)
             if let secret = try row.decode("totp_secret", as: [UInt8]?.self) {
@@ -61,8 +66,9 @@ public struct OwnerSignIn: Sendable {
             try throttle.giveBack(attempts, connection)
             try OwnerHousekeeping.prune(connection)
             let session = try OwnerSessions.open(ownerID: owner.id, connection)
-            try AuditLog.record(AuditActor(ownerID: owner.id, email: owner.email), action: "owner.sign_in",
-                                target: owner.email, connection)
+            try AuditLog.record(
+                AuditActor(ownerID: owner.id, email: owner.email), action: "owner.sign_in",
+                target: owner.email, connection)
             return .signedIn(session: session, owner: owner)
         }
         switch outcome {

@@ -32,7 +32,8 @@ public struct OwnerSignInThrottle: Sendable {
                     throw Failure.rateLimited(retryAfterSeconds: seconds)
                 }
                 try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("console:\(key)"), 0))")
-                let row = try connection.query("""
+                let row = try connection.query(
+                    """
                     SELECT count(*)::int8 AS failures,
                            coalesce(ceil(extract(epoch FROM min(created_at) + \(rule.window) * interval '1 second'
                                                  - now())), 1)::int8 AS retry

@@ -14,14 +14,16 @@ public struct QuoteEditor: Sendable {
         let quote = try Self.validated(record)
         return try await Self.refusingDuplicates {
             try await pool.withTransaction { connection in
-                let row = try connection.query("""
+                let row = try connection.query(
+                    """
                     INSERT INTO quotes (text, author, category)
                     VALUES (\(quote.text), \(quote.author), \(quote.category))
                     RETURNING \(unsafeSQL: Quote.columns())
                     """)[0]
                 let saved = try Quote(row: row)
-                try AuditLog.record(actor, action: "quote.add", target: saved.id.uuidString.lowercased(),
-                                    after: Self.fields(saved), connection)
+                try AuditLog.record(
+                    actor, action: "quote.add", target: saved.id.uuidString.lowercased(),
+                    after: Self.fields(saved), connection)
                 return saved
             }
         }
@@ -33,20 +35,26 @@ public struct QuoteEditor: Sendable {
         let quote = try Self.validated(record)
         return try await Self.refusingDuplicates {
             try await pool.withTransaction { connection in
-                guard let old = try connection.query("""
-                    SELECT \(unsafeSQL: Quote.columns()) FROM quotes WHERE id = \(id) FOR UPDATE
-                    """).first.map(Quote.init(row:))
+                guard
+                    let old = try connection.query(
+                        """
+                        SELECT \(unsafeSQL: Quote.columns()) FROM quotes WHERE id = \(id) FOR UPDATE
+                        """
+                    ).first.map(Quote.init(row:))
                 else { throw Failure.notFound }
-                guard try connection.query("SELECT 1 AS shown FROM quote_of_day WHERE quote_id = \(id) LIMIT 1")
-                    .isEmpty
+                guard
+                    try connection.query("SELECT 1 AS shown FROM quote_of_day WHERE quote_id = \(id) LIMIT 1")
+                        .isEmpty
                 else { throw Failure.conflict(Self.frozen) }
-                let row = try connection.query("""
+                let row = try connection.query(
+                    """
                     UPDATE quotes SET text = \(quote.text), author = \(quote.author), category = \(quote.category)
                     WHERE id = \(id) RETURNING \(unsafeSQL: Quote.columns())
                     """)[0]
                 let saved = try Quote(row: row)
-                try AuditLog.record(actor, action: "quote.edit", target: id.uuidString.lowercased(),
-                                    before: Self.fields(old), after: Self.fields(saved), connection)
+                try AuditLog.record(
+                    actor, action: "quote.edit", target: id.uuidString.lowercased(),
+                    before: Self.fields(old), after: Self.fields(saved), connection)
                 return saved
             }
         }
@@ -57,19 +65,24 @@ public struct QuoteEditor: Sendable {
     public func delete(_ id: UUID, by actor: AuditActor) async throws {
         do {
             try await pool.withTransaction { connection in
-                guard let old = try connection.query("""
-                    DELETE FROM quotes WHERE id = \(id) RETURNING \(unsafeSQL: Quote.columns())
-                    """).first.map(Quote.init(row:))
+                guard
+                    let old = try connection.query(
+                        """
+                        DELETE FROM quotes WHERE id = \(id) RETURNING \(unsafeSQL: Quote.columns())
+                        """
+                    ).first.map(Quote.init(row:))
                 else { throw Failure.notFound }
-                try AuditLog.record(actor, action: "quote.delete", target: id.uuidString.lowercased(),
-                                    before: Self.fields(old), connection)
+                try AuditLog.record(
+                    actor, action: "quote.delete", target: id.uuidString.lowercased(),
+                    before: Self.fields(old), connection)
             }
         } catch let error as PGError where error.sqlState == .foreignKeyViolation {
             throw Failure.conflict(Self.frozen)
         }
     }
 
-    static let frozen = "This quote has been a quote of the day, which stays as it was shown: it cannot be changed "
+    static let frozen =
+        "This quote has been a quote of the day, which stays as it was shown: it cannot be changed "
         + "or deleted. Add a new quote instead."
 
     /// The audit log's view of a quote.

@@ -23,34 +23,42 @@ public struct QuoteImportDrafts: Sendable {
         let json = try PGJSON(encoding: rows).text
         let valid = rows.filter { $0.error == nil }.count
         return try await pool.withTransaction { connection in
-            let id = try connection.query("""
+            let id = try connection.query(
+                """
                 INSERT INTO console_imports (owner_id, file_name, rows, total, valid)
                 VALUES (\(actor.ownerID), \(fileName), \(json)::jsonb, \(rows.count), \(valid)) RETURNING id
                 """)[0].decode("id", as: UUID.self)
-            try AuditLog.record(actor, action: "import.upload", target: id.uuidString.lowercased(), after: [
-                "file": fileName, "rows": String(rows.count), "valid": String(valid),
-            ], connection)
+            try AuditLog.record(
+                actor, action: "import.upload", target: id.uuidString.lowercased(),
+                after: [
+                    "file": fileName, "rows": String(rows.count), "valid": String(valid),
+                ], connection)
             return id
         }
     }
 
     public func draft(_ id: UUID) async throws -> ImportDraft {
-        guard let row = try await pool.query("""
-            SELECT \(unsafeSQL: ImportDraft.columns) FROM console_imports WHERE id = \(id)
-            """).first
+        guard
+            let row = try await pool.query(
+                """
+                SELECT \(unsafeSQL: ImportDraft.columns) FROM console_imports WHERE id = \(id)
+                """
+            ).first
         else { throw Failure.notFound }
         return try ImportDraft(row: row)
     }
 
     /// Rows of the file in order (only the refused ones when `onlyErrors`), `limit` from `offset`.
     public func rows(_ id: UUID, onlyErrors: Bool, offset: Int, limit: Int) async throws -> [ImportDraft.Row] {
-        try await pool.query("""
+        try await pool.query(
+            """
             SELECT (r->>'line')::int4 AS line, r->>'text' AS text, r->>'author' AS author,
                    r->>'category' AS category, r->>'error' AS error
             FROM console_imports, jsonb_array_elements(rows) WITH ORDINALITY AS e (r, position)
             WHERE id = \(id) AND (NOT \(onlyErrors) OR r->>'error' IS NOT NULL)
             ORDER BY position OFFSET \(offset) LIMIT \(limit)
-            """).map { row in
+            """
+        ).map { row in
             ImportDraft.Row(
                 line: try row.decode("line"), text: try row.decode("text"), author: try row.decode("author"),
                 category: try row.decode("category"), error: try row.decode("error"))
@@ -59,18 +67,22 @@ public struct QuoteImportDrafts: Sendable {
 
     /// Marks a previewed draft as importing. - Returns: false when it was confirmed already (or is unknown).
     public func confirm(_ id: UUID) async throws -> Bool {
-        try await pool.query("""
+        try await pool.query(
+            """
             UPDATE console_imports SET state = 'importing', updated_at = now() WHERE id = \(id) AND state = 'preview'
-            """).affectedRows == 1
+            """
+        ).affectedRows == 1
     }
 
     /// Claims a stalled import (see `ImportDraft.isStalled`) to run it on from its last saved batch.
     /// - Returns: false when it is not stalled (still running, or finished).
     public func resume(_ id: UUID) async throws -> Bool {
-        try await pool.query("""
+        try await pool.query(
+            """
             UPDATE console_imports SET updated_at = now()
             WHERE id = \(id) AND state = 'importing' AND updated_at < now() - interval '1 minute'
-            """).affectedRows == 1
+            """
+        ).affectedRows == 1
     }
 
     /// Saves the good rows of a confirmed draft, batch by batch; a batch's quotes, its audit row and the progress
@@ -79,7 +91,8 @@ public struct QuoteImportDrafts: Sendable {
         do {
             while try await pool.withTransaction({ connection in try Self.saveBatch(id, actor, connection) }) {}
         } catch {
-            _ = try? await pool.query("""
+            _ = try? await pool.query(
+                """
                 UPDATE console_imports SET state = 'failed', updated_at = now() WHERE id = \(id)
                 """)
             throw error
@@ -89,13 +102,17 @@ public struct QuoteImportDrafts: Sendable {
     /// Saves the next batch. - Returns: whether rows remain.
     private static func saveBatch(_ id: UUID, _ actor: AuditActor, _ connection: PGConnection) throws -> Bool {
         // Gone when its owner was removed meanwhile (the draft goes with them).
-        guard let found = try connection.query("""
-            SELECT \(unsafeSQL: ImportDraft.columns) FROM console_imports WHERE id = \(id) FOR UPDATE
-            """).first
+        guard
+            let found = try connection.query(
+                """
+                SELECT \(unsafeSQL: ImportDraft.columns) FROM console_imports WHERE id = \(id) FOR UPDATE
+                """
+            ).first
         else { return false }
         let draft = try ImportDraft(row: found)
         guard draft.state == .importing else { return false }
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             WITH batch AS (
                 SELECT r->>'text' AS text, r->>'author' AS author, r->>'category' AS category, position
                 FROM console_imports, jsonb_array_elements(rows) WITH ORDINALITY AS e (r, position)
@@ -111,7 +128,8 @@ public struct QuoteImportDrafts: Sendable {
         let taken = try rows.decode("taken", as: Int.self), inserted = try rows.decode("inserted", as: Int.self)
         let processed = draft.processed + taken
         let finished = processed >= draft.valid
-        try connection.query("""
+        try connection.query(
+            """
             UPDATE console_imports
             SET processed = \(processed), inserted = inserted + \(inserted),
                 duplicates = duplicates + \(taken - inserted),
@@ -119,10 +137,12 @@ public struct QuoteImportDrafts: Sendable {
             WHERE id = \(id)
             """)
         if taken > 0 {
-            try AuditLog.record(actor, action: "quote.import", target: id.uuidString.lowercased(), after: [
-                "file": draft.fileName, "rows": "\(draft.processed + 1)-\(processed) of \(draft.valid) good rows",
-                "inserted": String(inserted), "already_present": String(taken - inserted),
-            ], connection)
+            try AuditLog.record(
+                actor, action: "quote.import", target: id.uuidString.lowercased(),
+                after: [
+                    "file": draft.fileName, "rows": "\(draft.processed + 1)-\(processed) of \(draft.valid) good rows",
+                    "inserted": String(inserted), "already_present": String(taken - inserted),
+                ], connection)
         }
         return !finished
     }
@@ -131,11 +151,13 @@ public struct QuoteImportDrafts: Sendable {
     static func verdict(_ record: QuoteRecord) -> DraftRow {
         switch QuoteImporter.validate(record) {
         case .success(let quote):
-            return DraftRow(line: record.line, text: quote.text, author: quote.author,
-                            category: quote.category.rawValue, error: nil)
+            return DraftRow(
+                line: record.line, text: quote.text, author: quote.author,
+                category: quote.category.rawValue, error: nil)
         case .failure(let rejection):
-            return DraftRow(line: record.line, text: record.text ?? "", author: record.author ?? "",
-                            category: record.category ?? "", error: rejection.reason)
+            return DraftRow(
+                line: record.line, text: record.text ?? "", author: record.author ?? "",
+                category: record.category ?? "", error: rejection.reason)
         }
     }
 

@@ -31,7 +31,8 @@ public struct QuoteOfTheDayPins: Sendable {
         guard let first = PGDate(year: year, month: month, day: 1) else { throw QuoteVaultError.notFound }
         let next = month == 12 ? PGDate(year: year + 1, month: 1, day: 1) : PGDate(year: year, month: month + 1, day: 1)
         guard let next else { throw QuoteVaultError.notFound }
-        let rows = try await pool.query("""
+        let rows = try await pool.query(
+            """
             SELECT d.date, d.pinned, \(unsafeSQL: Quote.columns()) FROM quote_of_day d
             JOIN quotes ON quotes.id = d.quote_id
             WHERE d.date >= \(first) AND d.date < \(next)
@@ -54,13 +55,16 @@ public struct QuoteOfTheDayPins: Sendable {
 
     /// One day: its stored quote, or the one its seed chooses now (as in `month`).
     public func day(_ date: PGDate) async throws -> Day {
-        if let stored = try await pool.query("""
+        if let stored = try await pool.query(
+            """
             SELECT d.pinned, \(unsafeSQL: Quote.columns()) FROM quote_of_day d
             JOIN quotes ON quotes.id = d.quote_id WHERE d.date = \(date)
-            """).first {
+            """
+        ).first {
             return Day(date: date, quote: try Quote(row: stored), pinned: try stored.decode("pinned"))
         }
-        let served = date >= QuoteOfTheDay.firstDate
+        let served =
+            date >= QuoteOfTheDay.firstDate
             && date.dayNumber - PGDate(Date()).dayNumber <= QuoteOfTheDay.maximumDaysAhead
         return Day(date: date, quote: served ? try await quoteOfTheDay.quote(for: date) : nil, pinned: false)
     }
@@ -76,25 +80,33 @@ public struct QuoteOfTheDayPins: Sendable {
             throw QuoteVaultError.invalid("date", "must be at most \(QuoteOfTheDay.maximumDaysAhead) days ahead")
         }
         try await pool.withTransaction { connection in
-            guard let quote = try connection.query("""
-                SELECT \(unsafeSQL: Quote.columns()) FROM quotes WHERE id = \(quoteID)
-                """).first.map(Quote.init(row:))
+            guard
+                let quote = try connection.query(
+                    """
+                    SELECT \(unsafeSQL: Quote.columns()) FROM quotes WHERE id = \(quoteID)
+                    """
+                ).first.map(Quote.init(row:))
             else { throw QuoteVaultError.invalid("quote", "there is no quote with this id") }
             // The lock of the seed's choices: no concurrent choice picks this quote for a nearby day meanwhile.
             try connection.query("SELECT pg_advisory_xact_lock(\(QuoteOfTheDay.choiceLockKey))")
             try Self.refuseRepeat(quoteID, on: date, connection)
-            let before = try connection.query("""
+            let before = try connection.query(
+                """
                 SELECT quote_id, pinned FROM quote_of_day WHERE date = \(date) FOR UPDATE
-                """).first
-            try connection.query("""
+                """
+            ).first
+            try connection.query(
+                """
                 INSERT INTO quote_of_day (date, quote_id, pinned) VALUES (\(date), \(quoteID), true)
                 ON CONFLICT (date) DO UPDATE SET quote_id = EXCLUDED.quote_id, pinned = true, created_at = now()
                 """)
             try AuditLog.record(
                 actor, action: "qotd.pin", target: date.description,
                 before: try before.map { row in
-                    ["quote_id": try row.decode("quote_id", as: UUID.self).uuidString.lowercased(),
-                     "pinned": String(try row.decode("pinned", as: Bool.self))]
+                    [
+                        "quote_id": try row.decode("quote_id", as: UUID.self).uuidString.lowercased(),
+                        "pinned": String(try row.decode("pinned", as: Bool.self)),
+                    ]
                 },
                 after: ["quote_id": quote.id.uuidString.lowercased(), "text": quote.text, "author": quote.author],
                 connection)
@@ -106,9 +118,12 @@ public struct QuoteOfTheDayPins: Sendable {
     public func unpin(_ date: PGDate, by actor: AuditActor, now: Date = Date()) async throws {
         try Self.refuseFrozen(date, now: now)
         try await pool.withTransaction { connection in
-            guard let row = try connection.query("""
-                DELETE FROM quote_of_day WHERE date = \(date) AND pinned RETURNING quote_id
-                """).first
+            guard
+                let row = try connection.query(
+                    """
+                    DELETE FROM quote_of_day WHERE date = \(date) AND pinned RETURNING quote_id
+                    """
+                ).first
             else { throw QuoteVaultError.invalid("date", "this day has no pinned quote") }
             try AuditLog.record(
                 actor, action: "qotd.unpin", target: date.description,
@@ -117,7 +132,8 @@ public struct QuoteOfTheDayPins: Sendable {
     }
 
     private static func refuseRepeat(_ quoteID: UUID, on date: PGDate, _ connection: PGConnection) throws {
-        let row = try connection.query("""
+        let row = try connection.query(
+            """
             SELECT (SELECT count(*) >= 365 FROM quotes) AS large,
                    (SELECT min(d.date) FROM quote_of_day d WHERE d.quote_id = \(quoteID) AND d.date <> \(date)
                     AND d.date BETWEEN \(date)::date - 364 AND \(date)::date + 364) AS other
@@ -125,14 +141,18 @@ public struct QuoteOfTheDayPins: Sendable {
         guard try row.decode("large", as: Bool.self), let other = try row.decode("other", as: PGDate?.self) else {
             return
         }
-        throw QuoteVaultError.invalid("quote", "this quote is the quote of the day on \(other), and no quote is the "
-            + "quote of the day twice within 365 days; pick another")
+        throw QuoteVaultError.invalid(
+            "quote",
+            "this quote is the quote of the day on \(other), and no quote is the "
+                + "quote of the day twice within 365 days; pick another")
     }
 
     private static func refuseFrozen(_ date: PGDate, now: Date) throws {
         guard !QuoteOfTheDay.isFrozen(date, now: now) else {
-            throw QuoteVaultError.invalid("date", "\(date) has already begun somewhere in the world, so its quote "
-                + "of the day is frozen; pick a day after \(QuoteOfTheDay.lastFrozenDate(now: now))")
+            throw QuoteVaultError.invalid(
+                "date",
+                "\(date) has already begun somewhere in the world, so its quote "
+                    + "of the day is frozen; pick a day after \(QuoteOfTheDay.lastFrozenDate(now: now))")
         }
     }
 }

@@ -22,7 +22,8 @@ public struct UsageStatistics: Sendable {
     public func figures(days: Int = 30, now: Date = Date()) async throws -> Figures {
         let today = PGDate(now)
         let first = today.adding(days: -(days - 1))
-        let rows = try await pool.query("""
+        let rows = try await pool.query(
+            """
             SELECT (created_at AT TIME ZONE 'UTC')::date AS day, count(*)::int AS count FROM users
             WHERE created_at >= \(first)::timestamp AT TIME ZONE 'UTC' GROUP BY 1
             """)
@@ -32,15 +33,17 @@ public struct UsageStatistics: Sendable {
             let date = first.adding(days: offset)
             return (date, counts[date] ?? 0)
         }
-        let active = try await pool.query("""
+        let active = try await pool.query(
+            """
             SELECT count(DISTINCT user_id) FILTER (WHERE used_at > now() - interval '7 days')::int AS week,
                    count(DISTINCT user_id)::int AS month
             FROM (SELECT user_id, greatest(created_at, refreshed_at) AS used_at FROM sessions) s
             WHERE used_at > now() - interval '30 days'
             """)[0]
         let size = try await pool.query("SELECT pg_database_size(current_database()) AS bytes")[0]
-        return Figures(signUps: signUps, active7Days: try active.decode("week"),
-                       active30Days: try active.decode("month"),
-                       databaseBytes: try size.decode("bytes"))
+        return Figures(
+            signUps: signUps, active7Days: try active.decode("week"),
+            active30Days: try active.decode("month"),
+            databaseBytes: try size.decode("bytes"))
     }
 }

@@ -38,7 +38,8 @@ public struct QuoteCursor: Sendable, Equatable {
 
         /// - Throws: `QuoteVaultError.validation` naming `cursor` when it is not one of ours.
         public func decode(_ text: String) throws -> QuoteCursor {
-            guard text.utf8.count <= 64, let bytes = Base64URL.decode(text), bytes.count == 1 + 8 + 16 + QuoteCursor.macLength,
+            guard text.utf8.count <= 64, let bytes = Base64URL.decode(text),
+                bytes.count == 1 + 8 + 16 + QuoteCursor.macLength,
                 bytes[0] == QuoteCursor.version
             else { throw Self.malformed }
             let payload = Array(bytes[..<25])

@@ -74,13 +74,15 @@ public enum QuoteFileReader {
         let categoryIndex = header.firstIndex(of: "category")!
         return rows.filter { !($0.fields.count == 1 && $0.fields[0].isEmpty) }.map { row in
             func field(_ index: Int) -> String? { index < row.fields.count ? row.fields[index] : nil }
-            return QuoteRecord(line: row.line, text: field(textIndex), author: field(authorIndex), category: field(categoryIndex))
+            return QuoteRecord(
+                line: row.line, text: field(textIndex), author: field(authorIndex), category: field(categoryIndex))
         }
     }
 
     private static func record(_ object: [String: Any], line: Int) -> QuoteRecord {
-        QuoteRecord(line: line, text: object["text"] as? String, author: object["author"] as? String,
-                    category: object["category"] as? String)
+        QuoteRecord(
+            line: line, text: object["text"] as? String, author: object["author"] as? String,
+            category: object["category"] as? String)
     }
 
     /// The line on which each top-level array element starts.
@@ -90,7 +92,13 @@ public enum QuoteFileReader {
         for byte in text.utf8 {
             if byte == UInt8(ascii: "\n") { line += 1 }
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
                 continue
             }
             switch byte {
@@ -118,7 +126,11 @@ public enum QuoteFileReader {
         while let character = characters.popFirst() {
             if inQuotes {
                 if character == "\"" {
-                    if characters.first == "\"" { field.append("\""); characters.removeFirst() } else { inQuotes = false }
+                    if characters.first == "\"" {
+                        field.append("\""); characters.removeFirst()
+                    } else {
+                        inQuotes = false
+                    }
                 } else {
                     if character == "\n" { line += 1 }
                     field.append(character)

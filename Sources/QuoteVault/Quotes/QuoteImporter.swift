@@ -64,17 +64,26 @@ public struct QuoteImporter: Sendable {
 
     /// Validates and normalises one record: whitespace collapsed and trimmed, text 1…300 characters,
     /// author 1…200, category one of the five (case-insensitive).
-    public static func validate(_ record: QuoteRecord) -> Result<(text: String, author: String, category: QuoteCategory), RejectedRow> {
+    public static func validate(_ record: QuoteRecord) -> Result<
+        (text: String, author: String, category: QuoteCategory), RejectedRow
+    > {
         func reject(_ reason: String) -> Result<(text: String, author: String, category: QuoteCategory), RejectedRow> {
             .failure(RejectedRow(line: record.line, reason: reason))
         }
         let text = normaliseWhitespace(record.text ?? "")
         let author = normaliseWhitespace(record.author ?? "")
         guard !text.isEmpty else { return reject("text is missing or empty") }
-        guard text.count <= maximumTextLength else { return reject("text is longer than \(maximumTextLength) characters") }
+        guard text.count <= maximumTextLength else {
+            return reject("text is longer than \(maximumTextLength) characters")
+        }
         guard !author.isEmpty else { return reject("author is missing or empty") }
-        guard author.count <= maximumAuthorLength else { return reject("author is longer than \(maximumAuthorLength) characters") }
-        guard let category = QuoteCategory(rawValue: (record.category ?? "").trimmingCharacters(in: .whitespaces).lowercased()) else {
+        guard author.count <= maximumAuthorLength else {
+            return reject("author is longer than \(maximumAuthorLength) characters")
+        }
+        guard
+            let category = QuoteCategory(
+                rawValue: (record.category ?? "").trimmingCharacters(in: .whitespaces).lowercased())
+        else {
             return reject("category must be one of \(QuoteCategory.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return .success((text, author, category))
@@ -101,7 +110,8 @@ public struct QuoteImporter: Sendable {
         let key = Self.key(of: valid)
         let total = valid.count
         let done = try await pool.withConnection { connection in
-            try connection.query("""
+            try connection.query(
+                """
                 INSERT INTO quote_imports AS i (key, total) VALUES (\(key), \(total))
                 ON CONFLICT (key) DO UPDATE SET updated_at = now() RETURNING i.done
                 """)[0].decode("done", as: Int.self)
@@ -115,21 +125,25 @@ public struct QuoteImporter: Sendable {
             let batchCount = batch.count
             let copy = Self.copyText(batch, firstPosition: start)
             let inserted = try await pool.withTransaction { connection in
-                try connection.execute(unsafeSQL: """
-                    CREATE TEMPORARY TABLE IF NOT EXISTS quote_import_rows (
-                        position bigint, text text, author text, category text) ON COMMIT DELETE ROWS
-                    """)
+                try connection.execute(
+                    unsafeSQL: """
+                        CREATE TEMPORARY TABLE IF NOT EXISTS quote_import_rows (
+                            position bigint, text text, author text, category text) ON COMMIT DELETE ROWS
+                        """)
                 _ = try connection.copyIn(
                     unsafeSQL: "COPY quote_import_rows (position, text, author, category) FROM STDIN", rows: copy)
                 // Dated from the import's start, a microsecond apart: a file's first quote is the newest.
-                let inserted = try connection.query("""
+                let inserted = try connection.query(
+                    """
                     INSERT INTO quotes (text, author, category, created_at)
                     SELECT r.text, r.author, r.category, i.started_at - r.position * interval '1 microsecond'
                     FROM quote_import_rows r, quote_imports i WHERE i.key = \(key)
                     ORDER BY r.position
                     ON CONFLICT DO NOTHING
-                    """).affectedRows
-                try connection.query("""
+                    """
+                ).affectedRows
+                try connection.query(
+                    """
                     UPDATE quote_imports SET done = done + \(batchCount), updated_at = now() WHERE key = \(key)
                     """)
                 return inserted
@@ -137,8 +151,9 @@ public struct QuoteImporter: Sendable {
             report.inserted += inserted
             report.duplicates += batch.count - inserted
             start += batch.count
-            try progress(ImportProgress(
-                done: start, total: valid.count, doneNow: start - done, elapsed: clock.now - started))
+            try progress(
+                ImportProgress(
+                    done: start, total: valid.count, doneNow: start - done, elapsed: clock.now - started))
         }
         try await pool.withConnection { connection in
             try connection.query("DELETE FROM quote_imports WHERE key = \(key)")

@@ -52,17 +52,20 @@ public final class QuoteOfTheDay: Sendable {
     static let choiceLockKey: Int64 = 0x5156_514F_5444
 
     private static func stored(_ date: PGDate, _ connection: PGConnection) throws -> Quote? {
-        try connection.query("""
+        try connection.query(
+            """
             SELECT \(unsafeSQL: Quote.columns()) FROM quote_of_day d JOIN quotes ON quotes.id = d.quote_id
             WHERE d.date = \(date)
-            """).first.map(Quote.init(row:))
+            """
+        ).first.map(Quote.init(row:))
     }
 
     /// Picks by hashing each candidate's id with a seed derived from the date: the same choice for the same
     /// date and corpus, spread evenly over the corpus.
     private static func choose(_ date: PGDate, _ connection: PGConnection) throws {
         let seed = Digest.sha256Hex(Array("quote-of-the-day:\(date)".utf8))
-        let fresh = try connection.query("""
+        let fresh = try connection.query(
+            """
             INSERT INTO quote_of_day (date, quote_id)
             SELECT \(date), q.id FROM quotes q
             WHERE NOT EXISTS (
@@ -74,7 +77,8 @@ public final class QuoteOfTheDay: Sendable {
             """)
         guard fresh.affectedRows == 0 else { return }
         // Every quote was used within a year (a corpus under 365 quotes): repeat the least recently used.
-        try connection.query("""
+        try connection.query(
+            """
             INSERT INTO quote_of_day (date, quote_id)
             SELECT \(date), q.id FROM quotes q
             ORDER BY (SELECT min(abs(d.date - \(date)::date)) FROM quote_of_day d WHERE d.quote_id = q.id) DESC NULLS FIRST,

@@ -92,7 +92,8 @@ public struct QuoteSearch: Sendable {
     private func fromWords(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest)
         async throws -> (page: Page<Quote>, total: Int, version: Int64)?
     {
-        let rows = try await run("""
+        let rows = try await run(
+            """
             SELECT total, version, id AS quote_id, text AS quote_text, author AS quote_author, \
             category AS quote_category, created_at AS quote_created_at \
             FROM quote_search_words_\(unsafeSQL: field.column)(\(patterns.query), \(patterns.contains), \
@@ -100,30 +101,40 @@ public struct QuoteSearch: Sendable {
             """)
         guard !rows[0].isNull("total") else { return nil }
         let total = try rows[0].decode("total", as: Int.self)
-        return (try pageOfQuotes(rows, page, total: total, exact: true), total, try rows[0].decode("version", as: Int64.self))
+        return (
+            try pageOfQuotes(rows, page, total: total, exact: true), total,
+            try rows[0].decode("version", as: Int64.self)
+        )
     }
 
     /// At most 1,001 matches, ranked in full (`quote_search_ranked_text`/`_author`, migration 0007). `total` is their
     /// number (1,001: more than 1,000, and no rows); `version` is the quotes' version this was read at.
-    private func rankAll(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest) async throws
+    private func rankAll(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest)
+        async throws
         -> (page: Page<Quote>, total: Int, version: Int64)
     {
-        let rows = try await run("""
+        let rows = try await run(
+            """
             SELECT total, version, id AS quote_id, text AS quote_text, author AS quote_author, category AS quote_category, \
             created_at AS quote_created_at FROM quote_search_ranked_\(unsafeSQL: field.column)(\(patterns.contains), \
             \(patterns.wholeWord), \(patterns.wordStart), \(category?.rawValue), \(page.size + 1), \(page.offset))
             """)
         let total = try rows[0].decode("total", as: Int.self)
-        return (try pageOfQuotes(rows, page, total: total, exact: true), total, try rows[0].decode("version", as: Int64.self))
+        return (
+            try pageOfQuotes(rows, page, total: total, exact: true), total,
+            try rows[0].decode("version", as: Int64.self)
+        )
     }
 
     /// A page of a query with more than 1,000 matches, from the tier-by-tier walk (`quote_search_walk_text`/`_author`),
     /// and the quotes' version it was read at.
-    private func walk(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest) async throws
+    private func walk(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest)
+        async throws
         -> (page: Page<Quote>, version: Int64)
     {
         // The query itself too: its tiers are read from the index of words where they are few (migration 0014).
-        let rows = try await run("""
+        let rows = try await run(
+            """
             SELECT version.version, walked.* FROM quotes_version AS version LEFT JOIN LATERAL \
             (SELECT w.id AS quote_id, w.text AS quote_text, w.author AS quote_author, w.category AS quote_category, \
             w.created_at AS quote_created_at, n FROM quote_search_walk_\(unsafeSQL: field.column)(\(patterns.contains), \
@@ -131,7 +142,10 @@ public struct QuoteSearch: Sendable {
             WITH ORDINALITY AS w (id, text, author, category, created_at, tier, n) \
             ORDER BY n OFFSET \(page.offset)) AS walked ON true ORDER BY walked.n
             """)
-        return (try pageOfQuotes(rows, page, total: Self.exactTotalLimit, exact: false), try rows[0].decode("version", as: Int64.self))
+        return (
+            try pageOfQuotes(rows, page, total: Self.exactTotalLimit, exact: false),
+            try rows[0].decode("version", as: Int64.self)
+        )
     }
 
     /// One statement on a connection of its own: a search may take milliseconds, and pipelined with the short

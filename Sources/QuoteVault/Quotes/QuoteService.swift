@@ -16,10 +16,12 @@ public struct QuoteService: Sendable {
     public func list(category: QuoteCategory?, page request: PageRequest) async throws -> Page<Quote> {
         let after = try request.cursor.map(cursors.decode)
         // The total rides along as an init-plan (evaluated once), so a page costs one round trip.
-        var query: PGQuery = "SELECT \(unsafeSQL: Quote.columns()), \(Self.totalQuery(category)) AS total FROM quotes WHERE true"
+        var query: PGQuery =
+            "SELECT \(unsafeSQL: Quote.columns()), \(Self.totalQuery(category)) AS total FROM quotes WHERE true"
         if let category { query.append(" AND quotes.category = \(category.rawValue)") }
         if let after {
-            query.append("""
+            query.append(
+                """
                  AND (quotes.created_at, quotes.id) < \
                 (\(after.createdAt), \(after.id))
                 """)
@@ -29,7 +31,8 @@ public struct QuoteService: Sendable {
             // index-only scan): OFFSET on the page's own scan read every skipped row from the table (page 50 of
             // 20: 980 rows fetched to send 20; pgbench: 189 -> 1,470 tps). Past the end the seek finds no row,
             // and the page none.
-            var seek: PGQuery = " AND (quotes.created_at, quotes.id) <= (SELECT skipped.created_at, skipped.id FROM quotes AS skipped"
+            var seek: PGQuery =
+                " AND (quotes.created_at, quotes.id) <= (SELECT skipped.created_at, skipped.id FROM quotes AS skipped"
             if let category { seek.append(" WHERE skipped.category = \(category.rawValue)") }
             seek.append(" ORDER BY skipped.created_at DESC, skipped.id DESC OFFSET \(request.offset) LIMIT 1)")
             query.append(seek)
@@ -43,14 +46,19 @@ public struct QuoteService: Sendable {
             total = try first.decode("total", as: Int.self)
         } else {
             // A page past the end has no row to carry the total.
-            total = try await pool.read("SELECT \(Self.totalQuery(category)) AS total").first?.decode("total", as: Int.self) ?? 0
+            total =
+                try await pool.read("SELECT \(Self.totalQuery(category)) AS total").first?.decode("total", as: Int.self)
+                ?? 0
         }
         let hasMore = rows.count > request.size
         let pageRows = rows.prefix(request.size)
-        let nextCursor = try hasMore ? pageRows.last.map { row in
-            // To the microsecond (a Date would round it), so the next page starts right after this row.
-            cursors.encode(QuoteCursor(createdAt: try row.decode("quote_created_at"), id: try row.decode("quote_id")))
-        } : nil
+        let nextCursor =
+            try hasMore
+            ? pageRows.last.map { row in
+                // To the microsecond (a Date would round it), so the next page starts right after this row.
+                cursors.encode(
+                    QuoteCursor(createdAt: try row.decode("quote_created_at"), id: try row.decode("quote_id")))
+            } : nil
         return Page(
             items: try pageRows.map(Quote.init(row:)), page: request.page, pageSize: request.size, total: total,
             hasMore: hasMore, nextCursor: nextCursor)

@@ -36,19 +36,24 @@ struct GoTrueError: Error {
     static let noAuthorization = GoTrueError(
         status: 401, code: "no_authorization", message: "This endpoint requires a Bearer token")
     static let badJWT = GoTrueError(
-        status: 403, code: "bad_jwt", message: "invalid JWT: unable to parse or verify signature, token is expired or revoked")
+        status: 403, code: "bad_jwt",
+        message: "invalid JWT: unable to parse or verify signature, token is expired or revoked")
 
     static func from(_ error: RecoveryError) -> GoTrueError {
         switch error {
         case .flowStateNotFound:
-            return GoTrueError(status: 404, code: "flow_state_not_found", message: "invalid flow state, no valid flow state found")
+            return GoTrueError(
+                status: 404, code: "flow_state_not_found", message: "invalid flow state, no valid flow state found")
         case .flowStateExpired:
-            return GoTrueError(status: 403, code: "flow_state_expired", message: "invalid flow state, flow state has expired")
+            return GoTrueError(
+                status: 403, code: "flow_state_expired", message: "invalid flow state, flow state has expired")
         case .badCodeVerifier:
-            return GoTrueError(status: 403, code: "bad_code_verifier",
-                               message: "code challenge does not match previously saved code verifier")
+            return GoTrueError(
+                status: 403, code: "bad_code_verifier",
+                message: "code challenge does not match previously saved code verifier")
         case .samePassword:
-            return GoTrueError(status: 422, code: "same_password", message: "New password should be different from the old password.")
+            return GoTrueError(
+                status: 422, code: "same_password", message: "New password should be different from the old password.")
         }
     }
 
@@ -59,10 +64,12 @@ struct GoTrueError: Error {
         switch failure {
         case .validation(let fields):
             if let password = fields.first(where: { $0.field == "password" }) {
-                return GoTrueError(status: 422, code: "weak_password", message: "Password \(password.message)",
-                                   weakPasswordReasons: ["length"])
+                return GoTrueError(
+                    status: 422, code: "weak_password", message: "Password \(password.message)",
+                    weakPasswordReasons: ["length"])
             }
-            let message = fields.contains(where: { $0.field == "email" })
+            let message =
+                fields.contains(where: { $0.field == "email" })
                 ? "Unable to validate email address: invalid format"
                 : fields.map { "\($0.field) \($0.message)" }.joined(separator: "; ")
             return GoTrueError(status: 400, code: "validation_failed", message: message)
@@ -74,10 +81,12 @@ struct GoTrueError: Error {
         case .invalidCredentials:
             return GoTrueError(status: 400, code: "invalid_credentials", message: "Invalid login credentials")
         case .refreshTokenInvalid:
-            return GoTrueError(status: 400, code: "refresh_token_not_found",
-                               message: "Invalid Refresh Token: Refresh Token Not Found")
+            return GoTrueError(
+                status: 400, code: "refresh_token_not_found",
+                message: "Invalid Refresh Token: Refresh Token Not Found")
         case .refreshTokenReused:
-            return GoTrueError(status: 400, code: "refresh_token_already_used", message: "Invalid Refresh Token: Already Used")
+            return GoTrueError(
+                status: 400, code: "refresh_token_already_used", message: "Invalid Refresh Token: Already Used")
         case .unauthorized: return badJWT
         case .resetTokenInvalid:
             return GoTrueError(status: 403, code: "otp_expired", message: "Token has expired or is invalid")
@@ -100,13 +109,15 @@ struct GoTrueError: Error {
     static func from(_ error: ReauthenticationError) -> GoTrueError {
         switch error {
         case .needed:
-            GoTrueError(status: 400, code: "reauthentication_needed",
-                        message: "Password update requires reauthentication")
+            GoTrueError(
+                status: 400, code: "reauthentication_needed",
+                message: "Password update requires reauthentication")
         case .notValid:
             GoTrueError(status: 422, code: "reauthentication_not_valid", message: "Nonce has expired or is invalid")
         case .tooSoon(let seconds):
-            GoTrueError(status: 429, code: "over_email_send_rate_limit",
-                        message: "For security purposes, you can only request this after \(seconds) seconds.")
+            GoTrueError(
+                status: 429, code: "over_email_send_rate_limit",
+                message: "For security purposes, you can only request this after \(seconds) seconds.")
         }
     }
 }

@@ -33,9 +33,13 @@ struct GoTrueRoutes {
         let password: String?
         let nonce: String?
     }
-    private struct RecoverBody: Decodable { let email: String; let code_challenge: String?; let code_challenge_method: String? }
+    private struct RecoverBody: Decodable {
+        let email: String; let code_challenge: String?; let code_challenge_method: String?
+    }
     private struct PKCEGrant: Decodable { let auth_code: String; let code_verifier: String }
-    private struct VerifyBody: Decodable { let type: String; let token_hash: String?; let token: String?; let email: String? }
+    private struct VerifyBody: Decodable {
+        let type: String; let token_hash: String?; let token: String?; let email: String?
+    }
 
     /// Runs `handler` with the caller; every answer carries GoTrue's API version (failures get it from the dialect).
     private func answering(
@@ -75,8 +79,9 @@ struct GoTrueRoutes {
         switch request.queryValue("grant_type") {
         case "password":
             let body = try request.decodeJSON(PasswordGrant.self)
-            return Self.session(try await context.accounts.logIn(
-                email: body.email, password: body.password, clientAddress: request.clientAddress))
+            return Self.session(
+                try await context.accounts.logIn(
+                    email: body.email, password: body.password, clientAddress: request.clientAddress))
         case "refresh_token":
             let body = try request.decodeJSON(RefreshGrant.self)
             return Self.session(try await context.accounts.refresh(refreshToken: body.refresh_token))
@@ -84,8 +89,9 @@ struct GoTrueRoutes {
             let body = try request.decodeJSON(PKCEGrant.self)
             return Self.session(try await context.recovery.exchange(code: body.auth_code, verifier: body.code_verifier))
         default:
-            throw GoTrueError(status: 400, code: "unsupported_grant_type",
-                              message: "grant_type must be password, refresh_token or pkce")
+            throw GoTrueError(
+                status: 400, code: "unsupported_grant_type",
+                message: "grant_type must be password, refresh_token or pkce")
         }
     }
 
@@ -161,11 +167,13 @@ struct GoTrueRoutes {
                 case .code(let code):
                     location = target + (target.contains("?") ? "&" : "?") + "code=" + code
                 case .session(let session):
-                    location = target + "#access_token=\(session.accessToken)&expires_at=\(session.expiresAt)"
+                    location =
+                        target + "#access_token=\(session.accessToken)&expires_at=\(session.expiresAt)"
                         + "&expires_in=\(session.expiresIn)&refresh_token=\(session.refreshToken)&token_type=bearer&type=recovery"
                 }
             } catch QuoteVaultError.resetTokenInvalid {
-                location = target + "#error=access_denied&error_code=otp_expired"
+                location =
+                    target + "#error=access_denied&error_code=otp_expired"
                     + "&error_description=Email+link+is+invalid+or+has+expired"
             }
             return Response(status: 303, headers: ["Location": location, "Cache-Control": "no-store"], body: [])
@@ -184,7 +192,9 @@ struct GoTrueRoutes {
         } else if let email = body.email, let token = body.token {
             result = try await context.recovery.follow(token: token, email: email, allowingCode: false)
         } else {
-            throw GoTrueError(status: 400, code: "validation_failed", message: "Verify requires a token_hash, or an email and a token")
+            throw GoTrueError(
+                status: 400, code: "validation_failed", message: "Verify requires a token_hash, or an email and a token"
+            )
         }
         guard case .session(let session) = result else { throw QuoteVaultError.resetTokenInvalid }
         return Self.session(session)

@@ -13,7 +13,7 @@ public struct RedirectAllowList: Sendable {
     /// `requested` when allowed, else the site URL.
     public func target(_ requested: String?) -> String {
         guard let requested, requested.utf8.count <= 2048, !requested.contains(where: { $0.isNewline || $0 == "\0" }),
-              prefixes.contains(where: { allows(requested, prefix: $0) })
+            prefixes.contains(where: { allows(requested, prefix: $0) })
         else { return siteURL }
         return requested
     }

@@ -25,18 +25,23 @@ struct RestError: Error {
     }
 
     static func unknownColumn(_ column: String, table: String) -> RestError {
-        RestError(status: 400, code: "PGRST204", message: "Could not find the '\(column)' column of '\(table)' in the schema cache")
+        RestError(
+            status: 400, code: "PGRST204",
+            message: "Could not find the '\(column)' column of '\(table)' in the schema cache")
     }
 
     static func unknownTable(_ table: String) -> RestError {
-        RestError(status: 404, code: "PGRST205", message: "Could not find the table 'public.\(table)' in the schema cache")
+        RestError(
+            status: 404, code: "PGRST205", message: "Could not find the table 'public.\(table)' in the schema cache")
     }
 
     /// A row rule refused a write: 401 for the anonymous role, 403 for a user (as PostgREST answers 42501).
     static func rowRule(_ table: String, anonymous: Bool, insert: Bool) -> RestError {
         RestError(
             status: anonymous ? 401 : 403, code: "42501",
-            message: insert ? "new row violates row-level security policy for table \"\(table)\"" : "permission denied for table \(table)")
+            message: insert
+                ? "new row violates row-level security policy for table \"\(table)\""
+                : "permission denied for table \(table)")
     }
 
     /// A write that would change a quote once shown as a quote of the day (kept as it was shown).
@@ -75,8 +80,9 @@ struct RestError: Error {
             ]
             error = RestError(status: 503, code: codes[outage] ?? "PGRST000", message: outage.message)
         case .quotaExceeded(let quota, let message):
-            return RestError(status: 403, code: "QV001", message: message, details: quota,
-                             hint: "Delete some rows first (README, Per-account quotas)")
+            return RestError(
+                status: 403, code: "QV001", message: message, details: quota,
+                hint: "Delete some rows first (README, Per-account quotas)")
         case .badRequest("invalid_json", _):
             return RestError(status: 400, code: "PGRST102", message: "Empty or invalid json")
         case .validation(let fields):
@@ -88,12 +94,14 @@ struct RestError: Error {
         case .unsupportedMediaType(let detail): return RestError(status: 415, code: "PGRST107", message: detail)
         case .rejectedByDatabase(let rejection):
             let status = rejection.sqlState == "42501" && anonymous ? 401 : rejection.status
-            return RestError(status: status, code: rejection.sqlState, message: rejection.message,
-                             details: rejection.detail, hint: rejection.hint)
+            return RestError(
+                status: status, code: rejection.sqlState, message: rejection.message,
+                details: rejection.detail, hint: rejection.hint)
         case .internal: return RestError(status: 500, code: "PGRST000", message: "Unexpected failure")
         default:
-            error = RestError(status: failure.status, code: "PGRST\(failure.status == 400 ? 100 : failure.status)",
-                              message: ProblemJSON.problem(failure).detail ?? "")
+            error = RestError(
+                status: failure.status, code: "PGRST\(failure.status == 400 ? 100 : failure.status)",
+                message: ProblemJSON.problem(failure).detail ?? "")
         }
         if let seconds = failure.retryAfterSeconds { error.retryAfterSeconds = seconds }
         return error

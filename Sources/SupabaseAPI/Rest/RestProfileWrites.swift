@@ -15,8 +15,9 @@ extension RestRoutes {
     ) async throws -> Response {
         // A caller has exactly one profile row; two rows would both land on it.
         guard rows.count == 1, let row = rows.first else {
-            throw RestError(status: 400, code: "21000", message: "ON CONFLICT DO UPDATE command cannot affect row a second time",
-                            hint: "A user has one profile: write it with one object")
+            throw RestError(
+                status: 400, code: "21000", message: "ON CONFLICT DO UPDATE command cannot affect row a second time",
+                hint: "A user has one profile: write it with one object")
         }
         if let id = row["id"], id.stringValue?.lowercased() != user.userID.canonicalText {
             throw RestError.rowRule("profiles", anonymous: false, insert: true)
@@ -24,7 +25,8 @@ extension RestRoutes {
         if resolution != nil { _ = try conflictTarget(query.onConflict, of: try sql.table("profiles")) }
         // The key decides, in the database (a profile missing, which sign-up never leaves, is created here).
         let created = try await context.pool.withTransaction { connection in
-            let insert: PGQuery = resolution == nil
+            let insert: PGQuery =
+                resolution == nil
                 ? "INSERT INTO profiles (id) VALUES (\(user.userID))"
                 : "INSERT INTO profiles (id) VALUES (\(user.userID)) ON CONFLICT (id) DO NOTHING"
             return try connection.query(insert).affectedRows == 1
@@ -36,11 +38,14 @@ extension RestRoutes {
             return Self.json("[]", status: 201, contentRange: "*/*")
         }
         _ = try await context.profiles.replaceColumns(
-            user.userID, displayName: row["display_name"], avatarURL: row["avatar_url"], preferences: row["preferences"])
+            user.userID, displayName: row["display_name"], avatarURL: row["avatar_url"], preferences: row["preferences"]
+        )
         var own = query
         own.conditions = [.compare(column: "id", op: .eq, value: .text(user.userID.uuidString), negated: false)]
         let read = try sql.read(own, from: try sql.table("profiles"))
-        let body = try await context.pool.withConnection { try $0.query(read).first?.decode("body", as: String.self) ?? "[]" }
+        let body = try await context.pool.withConnection {
+            try $0.query(read).first?.decode("body", as: String.self) ?? "[]"
+        }
         guard Self.preferences(request)["return"] == "representation" else { return Response(status: status) }
         if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject(body, rows: 1), status: status) }
         return Self.json(body, status: status, contentRange: "*/*")
@@ -55,20 +60,24 @@ extension RestRoutes {
         var probe = query
         probe.select = [.column(name: "id", alias: nil)]
         let probeSQL = try sql.read(probe, from: table)
-        let visible = try await context.pool.withConnection { try $0.query(probeSQL).first?.decode("rows", as: Int.self) ?? 0 }
+        let visible = try await context.pool.withConnection {
+            try $0.query(probeSQL).first?.decode("rows", as: Int.self) ?? 0
+        }
         if visible > 0 {
             if let id = changes["id"], id.stringValue?.lowercased() != user.userID.canonicalText {
                 throw RestError.rowRule("profiles", anonymous: false, insert: false)
             }
             _ = try await context.profiles.replaceColumns(
-                user.userID, displayName: changes["display_name"], avatarURL: changes["avatar_url"], preferences: changes["preferences"])
+                user.userID, displayName: changes["display_name"], avatarURL: changes["avatar_url"],
+                preferences: changes["preferences"])
         }
         let read = try sql.read(query, from: table)
         let (body, rows) = try await context.pool.withConnection { connection in
             let row = try connection.query(read)[0]
             return (try row.decode("body", as: String.self), try row.decode("rows", as: Int.self))
         }
-        return try respondChanged(request, body: visible > 0 ? body : "[]", rows: visible > 0 ? rows : 0,
-                                  range: rows > 0 && visible > 0 ? "0-\(rows - 1)/*" : "*/*")
+        return try respondChanged(
+            request, body: visible > 0 ? body : "[]", rows: visible > 0 ? rows : 0,
+            range: rows > 0 && visible > 0 ? "0-\(rows - 1)/*" : "*/*")
     }
 }

@@ -61,7 +61,8 @@ struct RestQuery {
             case "select":
                 query.select = try parseSelect(value, depth: 0)
                 guard countItems(query.select) <= maximumSelectItems else {
-                    throw RestError.pastBound("select lists at most \(maximumSelectItems) items (columns and embeds at any depth)")
+                    throw RestError.pastBound(
+                        "select lists at most \(maximumSelectItems) items (columns and embeds at any depth)")
                 }
             case "order": query.order = try parseOrder(value)
             case "limit": query.limit = try parseCount(value, name: "limit")
@@ -69,14 +70,16 @@ struct RestQuery {
             case "on_conflict":
                 let columns = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 guard !columns.isEmpty, columns.allSatisfy({ !$0.isEmpty }) else {
-                    throw RestError(status: 400, code: "42601", message: "on_conflict must name the columns of a unique key")
+                    throw RestError(
+                        status: 400, code: "42601", message: "on_conflict must name the columns of a unique key")
                 }
                 query.onConflict = columns
             case "columns": break  // the body's keys are what is inserted
             case "or", "and", "not.or", "not.and":
                 let negated = name.hasPrefix("not.")
                 let members = try parseGroup(value, depth: 0)
-                query.conditions.append(name.hasSuffix("or") ? .any(members, negated: negated) : .all(members, negated: negated))
+                query.conditions.append(
+                    name.hasSuffix("or") ? .any(members, negated: negated) : .all(members, negated: negated))
             default:
                 query.conditions.append(try parseFilter(column: name, value))
             }
@@ -111,7 +114,8 @@ struct RestQuery {
             if let open = part.firstIndex(of: "(") {
                 guard part.hasSuffix(")") else { throw RestError.parse("unbalanced parentheses in select: \(part)") }
                 head = String(part[..<open])
-                inner = try parseSelect(String(part[part.index(after: open)..<part.index(before: part.endIndex)]), depth: depth + 1)
+                inner = try parseSelect(
+                    String(part[part.index(after: open)..<part.index(before: part.endIndex)]), depth: depth + 1)
             }
             var alias: String?
             if let colon = head.firstIndex(of: ":"), !head[colon...].hasPrefix("::") {
@@ -133,10 +137,13 @@ struct RestQuery {
 
     /// Aliases and names are plain identifiers; anything else is refused before it could reach SQL.
     static func checkIdentifier(_ name: String) throws {
-        let valid = !name.isEmpty && name.utf8.count <= 63 && name.utf8.allSatisfy {
-            ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z"))
-                || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "_")
-        } && !(name.utf8.first.map { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } ?? false)
+        let valid =
+            !name.isEmpty && name.utf8.count <= 63
+            && name.utf8.allSatisfy {
+                ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z"))
+                    || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z"))
+                    || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "_")
+            } && !(name.utf8.first.map { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } ?? false)
         guard valid else { throw RestError.parse("not a valid name: \(name)") }
     }
 
@@ -187,10 +194,14 @@ struct RestQuery {
         let raw = String(rest[rest.index(after: dot)...])
         switch op {
         case .fts, .plfts, .phfts, .wfts:
-            return .compare(column: column, op: op, value: .textSearch(configuration: configuration, query: try bounded(unquote(raw))),
-                            negated: negated)
+            return .compare(
+                column: column, op: op,
+                value: .textSearch(configuration: configuration, query: try bounded(unquote(raw))),
+                negated: negated)
         default:
-            guard configuration == nil else { throw RestError.parse("only full-text operators take a configuration: \(column)=\(text)") }
+            guard configuration == nil else {
+                throw RestError.parse("only full-text operators take a configuration: \(column)=\(text)")
+            }
             return .compare(column: column, op: op, value: try parseValue(raw, op: op), negated: negated)
         }
     }
@@ -200,7 +211,9 @@ struct RestQuery {
         case .in:
             guard raw.hasPrefix("("), raw.hasSuffix(")") else { throw RestError.parse("in expects (a,b,...): \(raw)") }
             let items = try splitTopLevel(String(raw.dropFirst().dropLast()), keepEmpty: true).map(unquote)
-            guard items.count <= maximumListItems else { throw RestError.pastBound("in lists at most \(maximumListItems) values") }
+            guard items.count <= maximumListItems else {
+                throw RestError.pastBound("in lists at most \(maximumListItems) values")
+            }
             return .list(items)
         case .is:
             guard ["null", "true", "false", "unknown"].contains(raw.lowercased()) else {
@@ -218,7 +231,8 @@ struct RestQuery {
     /// A pattern within `maximumPatternLength` characters (a long pattern costs every row it is matched against).
     static func bounded(_ pattern: String) throws -> String {
         guard pattern.count <= maximumPatternLength else {
-            throw RestError.pastBound("a like, ilike or full-text pattern is at most \(maximumPatternLength) characters")
+            throw RestError.pastBound(
+                "a like, ilike or full-text pattern is at most \(maximumPatternLength) characters")
         }
         return pattern
     }
@@ -228,12 +242,16 @@ struct RestQuery {
         guard depth < maximumDepth else { throw RestError.pastBound("logic nests too deeply") }
         guard text.hasPrefix("("), text.hasSuffix(")") else { throw RestError.parse("expected (…) in \(text)") }
         return try splitTopLevel(String(text.dropFirst().dropLast())).map { member in
-            for (prefix, any, negated) in [("or(", true, false), ("and(", false, false), ("not.or(", true, true), ("not.and(", false, true)]
+            for (prefix, any, negated) in [
+                ("or(", true, false), ("and(", false, false), ("not.or(", true, true), ("not.and(", false, true),
+            ]
             where member.hasPrefix(prefix) {
                 let inner = try parseGroup(String(member.dropFirst(prefix.count - 1)), depth: depth + 1)
                 return any ? .any(inner, negated: negated) : .all(inner, negated: negated)
             }
-            guard let dot = member.firstIndex(of: ".") else { throw RestError.parse("expected column.operator.value: \(member)") }
+            guard let dot = member.firstIndex(of: ".") else {
+                throw RestError.parse("expected column.operator.value: \(member)")
+            }
             return try parseFilter(column: String(member[..<dot]), String(member[member.index(after: dot)...]))
         }
     }

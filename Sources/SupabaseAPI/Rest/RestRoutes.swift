@@ -12,14 +12,18 @@ struct RestRoutes {
     var routes: [Route] {
         let policy = SupabasePolicies.postgREST.authenticated(by: SupabasePolicies(context).caller)
         return [
-            Route(.get, "/rest/v1/{table}", policy,
-                  cost: .upgraded(.cheapRead, expensiveWhen: RestCost.hasPatternFilter), handler: answering(read)),
-            Route(.post, "/rest/v1/{table}", policy,
-                  cost: .upgraded(.write, expensiveWhen: RestCost.isBulkOrPatterned), handler: answering(insert)),
-            Route(.patch, "/rest/v1/{table}", policy,
-                  cost: .upgraded(.write, expensiveWhen: RestCost.hasPatternFilter), handler: answering(update)),
-            Route(.delete, "/rest/v1/{table}", policy,
-                  cost: .upgraded(.write, expensiveWhen: RestCost.hasPatternFilter), handler: answering(delete)),
+            Route(
+                .get, "/rest/v1/{table}", policy,
+                cost: .upgraded(.cheapRead, expensiveWhen: RestCost.hasPatternFilter), handler: answering(read)),
+            Route(
+                .post, "/rest/v1/{table}", policy,
+                cost: .upgraded(.write, expensiveWhen: RestCost.isBulkOrPatterned), handler: answering(insert)),
+            Route(
+                .patch, "/rest/v1/{table}", policy,
+                cost: .upgraded(.write, expensiveWhen: RestCost.hasPatternFilter), handler: answering(update)),
+            Route(
+                .delete, "/rest/v1/{table}", policy,
+                cost: .upgraded(.write, expensiveWhen: RestCost.hasPatternFilter), handler: answering(delete)),
             Route(.post, "/rest/v1/rpc/{function}", policy, cost: .cheapRead, handler: answering(rpc)),
         ]
     }
@@ -31,8 +35,9 @@ struct RestRoutes {
         .supabase { request, caller in
             for header in ["Accept-Profile", "Content-Profile"] {
                 if let profile = request.headers[header], profile != "public" {
-                    throw RestError(status: 406, code: "PGRST106", message: "Invalid schema: \(profile)",
-                                    hint: "Only the following schemas are exposed: public")
+                    throw RestError(
+                        status: 406, code: "PGRST106", message: "Invalid schema: \(profile)",
+                        hint: "Only the following schemas are exposed: public")
                 }
             }
             return try await handler(request, caller)
@@ -69,8 +74,9 @@ struct RestRoutes {
     }
 
     static func notSingular(_ rows: Int) -> RestError {
-        RestError(status: 406, code: "PGRST116", message: "Cannot coerce the result to a single JSON object",
-                  details: "The result contains \(rows) rows")
+        RestError(
+            status: 406, code: "PGRST116", message: "Cannot coerce the result to a single JSON object",
+            details: "The result contains \(rows) rows")
     }
 
     /// Inside a write's transaction: a client that asked for one object gets 406 and nothing is changed when the
@@ -86,7 +92,9 @@ struct RestRoutes {
         case .object(let object): return [object]
         case .array(let items):
             return try items.map {
-                guard case .object(let object) = $0 else { throw RestError(status: 400, code: "PGRST102", message: "All object keys must match") }
+                guard case .object(let object) = $0 else {
+                    throw RestError(status: 400, code: "PGRST102", message: "All object keys must match")
+                }
                 return object
             }
         default: throw RestError(status: 400, code: "PGRST102", message: "Empty or invalid json")
@@ -115,12 +123,16 @@ struct RestRoutes {
         }
         let offset = query.offset ?? 0
         if let total, offset > 0, offset >= total {
-            var response = RestError(status: 416, code: "PGRST103", message: "Requested range not satisfiable",
-                                     details: "An offset of \(offset) was requested, but there are only \(total) rows.").response
+            var response = RestError(
+                status: 416, code: "PGRST103", message: "Requested range not satisfiable",
+                details: "An offset of \(offset) was requested, but there are only \(total) rows."
+            ).response
             response.headers.set("Content-Range", "*/\(total)")
             return response
         }
-        let range = rows > 0 ? "\(offset)-\(offset + rows - 1)/\(total.map(String.init) ?? "*")" : "*/\(total.map(String.init) ?? "*")"
+        let range =
+            rows > 0
+            ? "\(offset)-\(offset + rows - 1)/\(total.map(String.init) ?? "*")" : "*/\(total.map(String.init) ?? "*")"
         if Self.wantsSingleObject(request) {
             return Self.json(try Self.singleObject(body, rows: rows), status: 200)
         }
@@ -133,8 +145,11 @@ struct RestRoutes {
     /// `get_quote_of_the_day()`: today's (UTC) quote by the same rules as `/v1/qotd`, as a quotes row.
     @Sendable func rpc(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         guard request.pathParameter("function") == "get_quote_of_the_day" else {
-            throw RestError(status: 404, code: "PGRST202",
-                            message: "Could not find the function public.\(request.pathParameter("function")) without parameters in the schema cache")
+            throw RestError(
+                status: 404, code: "PGRST202",
+                message:
+                    "Could not find the function public.\(request.pathParameter("function")) without parameters in the schema cache"
+            )
         }
         let quote = try await context.quoteOfTheDay.quote(for: PGDate(Date()))
         // The quotes row as PostgREST renders it (row_to_json), the same shape as a `/rest/v1/quotes` read.

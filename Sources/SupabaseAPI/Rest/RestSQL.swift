@@ -30,7 +30,9 @@ struct RestSQL {
     // MARK: select lists and embedding
 
     /// `alias.col AS "name", (embedded subquery) AS "name", …` for the select items of `table`.
-    func projection(_ items: [RestQuery.SelectItem], of table: RestSchema.Table, alias: String, depth: Int) throws -> PGQuery {
+    func projection(_ items: [RestQuery.SelectItem], of table: RestSchema.Table, alias: String, depth: Int) throws
+        -> PGQuery
+    {
         var parts: [PGQuery] = []
         for item in items {
             switch item {
@@ -43,13 +45,16 @@ struct RestSQL {
                 let (target, relation) = try embedding(name, from: table)
                 let child = "t\(depth + 1)"
                 // The related rows the caller may see.
-                var related = PGQuery(unsafeSQL: " FROM \(quoted(target.name)) \(child) WHERE "
-                    + "\(child).\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local)) AND ")
+                var related = PGQuery(
+                    unsafeSQL: " FROM \(quoted(target.name)) \(child) WHERE "
+                        + "\(child).\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local)) AND ")
                 related.append(rule(target, alias: child))
                 if let countLabel = Self.countAggregate(inner, of: target) {
                     // `collection_quotes(count)`: counted in the database.
                     let count = "json_build_object('\(countLabel)', count(*))"
-                    var part = PGQuery(unsafeSQL: "(SELECT " + (relation.cardinality == .toMany ? "json_build_array(\(count))" : count))
+                    var part = PGQuery(
+                        unsafeSQL: "(SELECT " + (relation.cardinality == .toMany ? "json_build_array(\(count))" : count)
+                    )
                     part.append(related)
                     part.append(PGQuery(unsafeSQL: ") AS \(quoted(label ?? target.name))"))
                     parts.append(part)
@@ -75,14 +80,19 @@ struct RestSQL {
     /// The key of a `count` aggregate when an embed selects only `count` (or `alias:count`) from a table that has
     /// no such column; nil otherwise. Labels are identifiers (checked by the parser).
     private static func countAggregate(_ items: [RestQuery.SelectItem], of table: RestSchema.Table) -> String? {
-        guard items.count == 1, case .column(let name, let alias) = items[0], name == "count", table.column("count") == nil else { return nil }
+        guard items.count == 1, case .column(let name, let alias) = items[0], name == "count",
+            table.column("count") == nil
+        else { return nil }
         return alias ?? "count"
     }
 
-    private func embedding(_ name: String, from table: RestSchema.Table) throws -> (RestSchema.Table, RestSchema.Relation) {
+    private func embedding(_ name: String, from table: RestSchema.Table) throws -> (
+        RestSchema.Table, RestSchema.Relation
+    ) {
         guard let relation = table.relation(to: name), let target = RestSchema.tables[name] else {
-            throw RestError(status: 400, code: "PGRST200",
-                            message: "Could not find a relationship between '\(table.name)' and '\(name)' in the schema cache")
+            throw RestError(
+                status: 400, code: "PGRST200",
+                message: "Could not find a relationship between '\(table.name)' and '\(name)' in the schema cache")
         }
         return (target, relation)
     }
@@ -92,7 +102,10 @@ struct RestSQL {
         try items.compactMap { item in
             guard case .embed(let name, _, true, _) = item else { return nil }
             let (target, relation) = try embedding(name, from: table)
-            var exists = PGQuery(unsafeSQL: "EXISTS (SELECT 1 FROM \(quoted(target.name)) i WHERE i.\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local)) AND ")
+            var exists = PGQuery(
+                unsafeSQL:
+                    "EXISTS (SELECT 1 FROM \(quoted(target.name)) i WHERE i.\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local)) AND "
+            )
             exists.append(rule(target, alias: "i"))
             exists.append(PGQuery(unsafeSQL: ")"))
             return exists
@@ -108,7 +121,10 @@ struct RestSQL {
             if case .all = condition { isAll = true } else { isAll = false }
             guard !members.isEmpty else { return PGQuery(unsafeSQL: isAll != negated ? "TRUE" : "FALSE") }
             var group = PGQuery(unsafeSQL: negated ? "NOT (" : "(")
-            group.append(joined(try members.map { try self.condition($0, of: table, alias: alias) }, separator: isAll ? " AND " : " OR "))
+            group.append(
+                joined(
+                    try members.map { try self.condition($0, of: table, alias: alias) },
+                    separator: isAll ? " AND " : " OR "))
             group.append(PGQuery(unsafeSQL: ")"))
             return group
         case .compare(let name, let op, let value, let negated):
@@ -118,10 +134,12 @@ struct RestSQL {
             switch (op, value) {
             case (.is, .text(let keyword)):
                 if keyword != "null", column.type != "boolean" {
-                    throw RestError(status: 400, code: "42804",
-                                    message: "argument of IS \(keyword.uppercased()) must be type boolean, not type \(column.type)")
+                    throw RestError(
+                        status: 400, code: "42804",
+                        message: "argument of IS \(keyword.uppercased()) must be type boolean, not type \(column.type)")
                 }
-                let literal = ["null": "NULL", "true": "TRUE", "false": "FALSE", "unknown": "UNKNOWN"][keyword] ?? "NULL"
+                let literal =
+                    ["null": "NULL", "true": "TRUE", "false": "FALSE", "unknown": "UNKNOWN"][keyword] ?? "NULL"
                 test = PGQuery(unsafeSQL: "\(target) IS \(literal)")
             case (.in, .list(let items)):
                 guard !items.isEmpty else { test = "FALSE"; break }
@@ -129,12 +147,14 @@ struct RestSQL {
                 test.append(joined(items.map { bound($0, as: column.type) }, separator: ", "))
                 test.append(PGQuery(unsafeSQL: ")"))
             case (.fts, .textSearch(let configuration, let text)), (.plfts, .textSearch(let configuration, let text)),
-                 (.phfts, .textSearch(let configuration, let text)), (.wfts, .textSearch(let configuration, let text)):
-                test = try fullTextMatch(target, column: column.name, of: table, op: op, configuration: configuration, query: text)
+                (.phfts, .textSearch(let configuration, let text)), (.wfts, .textSearch(let configuration, let text)):
+                test = try fullTextMatch(
+                    target, column: column.name, of: table, op: op, configuration: configuration, query: text)
             case (.like, .text(let pattern)), (.ilike, .text(let pattern)):
                 test = PGQuery(unsafeSQL: "\(target)::text \(op == .like ? "LIKE" : "ILIKE") ") + "\(pattern)"
             case (_, .text(let text)):
-                let sqlOperator = [RestQuery.Operator.eq: "=", .neq: "<>", .gt: ">", .gte: ">=", .lt: "<", .lte: "<="][op] ?? "="
+                let sqlOperator =
+                    [RestQuery.Operator.eq: "=", .neq: "<>", .gt: ">", .gte: ">=", .lt: "<", .lte: "<="][op] ?? "="
                 test = PGQuery(unsafeSQL: "\(target) \(sqlOperator) ") + bound(text, as: column.type)
             default:
                 throw RestError.parse("\(op.rawValue) does not take this value")
@@ -151,20 +171,26 @@ struct RestSQL {
 
     /// `to_tsvector('cfg', col) @@ <parser>('cfg', $n)`, written exactly as the indexes of migration 0006 are.
     private func fullTextMatch(
-        _ target: String, column: String, of table: RestSchema.Table, op: RestQuery.Operator, configuration: String?, query: String
+        _ target: String, column: String, of table: RestSchema.Table, op: RestQuery.Operator, configuration: String?,
+        query: String
     ) throws -> PGQuery {
         guard RestSchema.fullTextColumns[table.name]?.contains(column) == true else {
-            throw RestError(status: 400, code: "PGRST100",
-                            message: "failed to parse the request: full-text search applies to quotes.text and quotes.author only")
+            throw RestError(
+                status: 400, code: "PGRST100",
+                message: "failed to parse the request: full-text search applies to quotes.text and quotes.author only")
         }
         let configuration = configuration ?? RestSchema.defaultFullTextConfiguration
         guard RestSchema.fullTextConfigurations.contains(configuration) else {
-            throw RestError(status: 400, code: "PGRST100",
-                            message: "failed to parse the request: the text search configuration must be english or simple")
+            throw RestError(
+                status: 400, code: "PGRST100",
+                message: "failed to parse the request: the text search configuration must be english or simple")
         }
-        let parser = [RestQuery.Operator.fts: "to_tsquery", .plfts: "plainto_tsquery", .phfts: "phraseto_tsquery"][op] ?? "websearch_to_tsquery"
+        let parser =
+            [RestQuery.Operator.fts: "to_tsquery", .plfts: "plainto_tsquery", .phfts: "phraseto_tsquery"][op]
+            ?? "websearch_to_tsquery"
         let regconfig = "'\(configuration)'::regconfig"
-        return PGQuery(unsafeSQL: "to_tsvector(\(regconfig), \(target)) @@ \(parser)(\(regconfig), ") + "\(query)" + PGQuery(unsafeSQL: ")")
+        return PGQuery(unsafeSQL: "to_tsvector(\(regconfig), \(target)) @@ \(parser)(\(regconfig), ") + "\(query)"
+            + PGQuery(unsafeSQL: ")")
     }
 
     /// `$n::type`: PostgreSQL parses the client's text as the column's type (bad input fails as 22P02).
@@ -199,12 +225,14 @@ struct RestSQL {
 
     /// One round trip: the page as a JSON array and its row count.
     func read(_ query: RestQuery, from table: RestSchema.Table) throws -> PGQuery {
-        var sql = PGQuery(unsafeSQL: "SELECT coalesce(json_agg(r), '[]'::json)::text AS body, count(*)::int8 AS rows FROM (SELECT ")
+        var sql = PGQuery(
+            unsafeSQL: "SELECT coalesce(json_agg(r), '[]'::json)::text AS body, count(*)::int8 AS rows FROM (SELECT ")
         sql.append(try projection(query.select, of: table, alias: "t0", depth: 0))
         sql.append(PGQuery(unsafeSQL: " FROM \(quoted(table.name)) t0"))
         sql.append(try whereClause(query, of: table, alias: "t0"))
         sql.append(try orderClause(query, of: table, alias: "t0"))
-        sql.append(" LIMIT \(min(query.limit ?? RestQuery.maximumRows, RestQuery.maximumRows)) OFFSET \(query.offset ?? 0)")
+        sql.append(
+            " LIMIT \(min(query.limit ?? RestQuery.maximumRows, RestQuery.maximumRows)) OFFSET \(query.offset ?? 0)")
         sql.append(PGQuery(unsafeSQL: ") r"))
         return sql
     }
@@ -219,9 +247,11 @@ struct RestSQL {
     /// HEAD: how many rows the page would hold, counted without building them.
     func pageCount(_ query: RestQuery, from table: RestSchema.Table) throws -> PGQuery {
         _ = try projection(query.select, of: table, alias: "t0", depth: 0)  // the select is checked as for GET
-        var sql = PGQuery(unsafeSQL: "SELECT ''::text AS body, count(*)::int8 AS rows FROM (SELECT 1 FROM \(quoted(table.name)) t0")
+        var sql = PGQuery(
+            unsafeSQL: "SELECT ''::text AS body, count(*)::int8 AS rows FROM (SELECT 1 FROM \(quoted(table.name)) t0")
         sql.append(try whereClause(query, of: table, alias: "t0"))
-        sql.append(" LIMIT \(min(query.limit ?? RestQuery.maximumRows, RestQuery.maximumRows)) OFFSET \(query.offset ?? 0)")
+        sql.append(
+            " LIMIT \(min(query.limit ?? RestQuery.maximumRows, RestQuery.maximumRows)) OFFSET \(query.offset ?? 0)")
         sql.append(PGQuery(unsafeSQL: ") r"))
         return sql
     }
@@ -231,8 +261,10 @@ struct RestSQL {
     func changed(_ statement: PGQuery, select: [RestQuery.SelectItem], table: RestSchema.Table) throws -> PGQuery {
         var sql = PGQuery(unsafeSQL: "WITH changed AS (")
         sql.append(statement)
-        sql.append(PGQuery(unsafeSQL: ") SELECT coalesce(json_agg(r), '[]'::json)::text AS body, count(*)::int8 AS rows, "
-            + "(SELECT count(*) FROM changed WHERE qv_inserted)::int8 AS inserted FROM (SELECT "))
+        sql.append(
+            PGQuery(
+                unsafeSQL: ") SELECT coalesce(json_agg(r), '[]'::json)::text AS body, count(*)::int8 AS rows, "
+                    + "(SELECT count(*) FROM changed WHERE qv_inserted)::int8 AS inserted FROM (SELECT "))
         sql.append(try projection(select, of: table, alias: "t0", depth: 0))
         sql.append(PGQuery(unsafeSQL: " FROM changed t0) r"))
         return sql

@@ -65,72 +65,84 @@ struct RestSchema {
     static let fullTextConfigurations: Set<String> = ["english", "simple"]
     static let defaultFullTextConfiguration = "english"
 
-    static let tables: [String: Table] = Dictionary(uniqueKeysWithValues: [
-        Table(
-            name: "quotes",
-            columns: [
-                Column(name: "id", type: "uuid", writable: false), Column(name: "text", type: "text", writable: false),
-                Column(name: "author", type: "text", writable: false), Column(name: "category", type: "text", writable: false),
-                Column(name: "created_at", type: "timestamptz", writable: false),
-            ],
-            primaryKey: ["id"], relations: [], touchesUpdatedAt: false),
-        Table(
-            name: "quote_of_day",
-            columns: [
-                Column(name: "date", type: "date", writable: false), Column(name: "quote_id", type: "uuid", writable: false),
-                Column(name: "created_at", type: "timestamptz", writable: false),
-            ],
-            primaryKey: ["date"],
-            relations: [Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne)],
-            touchesUpdatedAt: false,
-            serviceRoleWrites: .insertOnly(hint: "a date's quote is kept once chosen; pin dates that have none")),
-        Table(
-            name: "profiles",
-            columns: [
-                Column(name: "id", type: "uuid", writable: true), Column(name: "display_name", type: "text", writable: true),
-                Column(name: "avatar_url", type: "text", writable: true),
-                Column(name: "preferences", type: "jsonb", writable: true),
-                Column(name: "created_at", type: "timestamptz", writable: false),
-                Column(name: "updated_at", type: "timestamptz", writable: false),
-            ],
-            primaryKey: ["id"], relations: [], touchesUpdatedAt: true, owner: .profiles, deletable: false,
-            serviceRoleWrites: .none(hint: "profiles are written by their owners"), writer: .profileService),
-        Table(
-            name: "user_favorites",
-            columns: [
-                Column(name: "user_id", type: "uuid", writable: true), Column(name: "quote_id", type: "uuid", writable: true),
-                Column(name: "created_at", type: "timestamptz", writable: false),
-            ],
-            primaryKey: ["user_id", "quote_id"],
-            relations: [Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne)],
-            touchesUpdatedAt: false, owner: .favorites),
-        Table(
-            name: "collections",
-            columns: [
-                Column(name: "id", type: "uuid", writable: true), Column(name: "user_id", type: "uuid", writable: true),
-                Column(name: "name", type: "text", writable: true, normalize: { value in
-                    guard let name = value.stringValue else {
-                        throw QuoteVaultError.invalid("name", "must be a string")
-                    }
-                    return .string(try CollectionsService.validateName(name))
-                }),
-                Column(name: "created_at", type: "timestamptz", writable: false),
-                Column(name: "updated_at", type: "timestamptz", writable: false),
-            ],
-            primaryKey: ["id"],
-            relations: [Relation(table: "collection_quotes", local: "id", foreign: "collection_id", cardinality: .toMany)],
-            touchesUpdatedAt: true, owner: .collections),
-        Table(
-            name: "collection_quotes",
-            columns: [
-                Column(name: "collection_id", type: "uuid", writable: true), Column(name: "quote_id", type: "uuid", writable: true),
-                Column(name: "added_at", type: "timestamptz", writable: false),
-            ],
-            primaryKey: ["collection_id", "quote_id"],
-            relations: [
-                Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne),
-                Relation(table: "collections", local: "collection_id", foreign: "id", cardinality: .toOne),
-            ],
-            touchesUpdatedAt: false, owner: .collectionQuotes),
-    ].map { ($0.name, $0) })
+    static let tables: [String: Table] = Dictionary(
+        uniqueKeysWithValues: [
+            Table(
+                name: "quotes",
+                columns: [
+                    Column(name: "id", type: "uuid", writable: false),
+                    Column(name: "text", type: "text", writable: false),
+                    Column(name: "author", type: "text", writable: false),
+                    Column(name: "category", type: "text", writable: false),
+                    Column(name: "created_at", type: "timestamptz", writable: false),
+                ],
+                primaryKey: ["id"], relations: [], touchesUpdatedAt: false),
+            Table(
+                name: "quote_of_day",
+                columns: [
+                    Column(name: "date", type: "date", writable: false),
+                    Column(name: "quote_id", type: "uuid", writable: false),
+                    Column(name: "created_at", type: "timestamptz", writable: false),
+                ],
+                primaryKey: ["date"],
+                relations: [Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne)],
+                touchesUpdatedAt: false,
+                serviceRoleWrites: .insertOnly(hint: "a date's quote is kept once chosen; pin dates that have none")),
+            Table(
+                name: "profiles",
+                columns: [
+                    Column(name: "id", type: "uuid", writable: true),
+                    Column(name: "display_name", type: "text", writable: true),
+                    Column(name: "avatar_url", type: "text", writable: true),
+                    Column(name: "preferences", type: "jsonb", writable: true),
+                    Column(name: "created_at", type: "timestamptz", writable: false),
+                    Column(name: "updated_at", type: "timestamptz", writable: false),
+                ],
+                primaryKey: ["id"], relations: [], touchesUpdatedAt: true, owner: .profiles, deletable: false,
+                serviceRoleWrites: .none(hint: "profiles are written by their owners"), writer: .profileService),
+            Table(
+                name: "user_favorites",
+                columns: [
+                    Column(name: "user_id", type: "uuid", writable: true),
+                    Column(name: "quote_id", type: "uuid", writable: true),
+                    Column(name: "created_at", type: "timestamptz", writable: false),
+                ],
+                primaryKey: ["user_id", "quote_id"],
+                relations: [Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne)],
+                touchesUpdatedAt: false, owner: .favorites),
+            Table(
+                name: "collections",
+                columns: [
+                    Column(name: "id", type: "uuid", writable: true),
+                    Column(name: "user_id", type: "uuid", writable: true),
+                    Column(
+                        name: "name", type: "text", writable: true,
+                        normalize: { value in
+                            guard let name = value.stringValue else {
+                                throw QuoteVaultError.invalid("name", "must be a string")
+                            }
+                            return .string(try CollectionsService.validateName(name))
+                        }),
+                    Column(name: "created_at", type: "timestamptz", writable: false),
+                    Column(name: "updated_at", type: "timestamptz", writable: false),
+                ],
+                primaryKey: ["id"],
+                relations: [
+                    Relation(table: "collection_quotes", local: "id", foreign: "collection_id", cardinality: .toMany)
+                ],
+                touchesUpdatedAt: true, owner: .collections),
+            Table(
+                name: "collection_quotes",
+                columns: [
+                    Column(name: "collection_id", type: "uuid", writable: true),
+                    Column(name: "quote_id", type: "uuid", writable: true),
+                    Column(name: "added_at", type: "timestamptz", writable: false),
+                ],
+                primaryKey: ["collection_id", "quote_id"],
+                relations: [
+                    Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne),
+                    Relation(table: "collections", local: "collection_id", foreign: "id", cardinality: .toOne),
+                ],
+                touchesUpdatedAt: false, owner: .collectionQuotes),
+        ].map { ($0.name, $0) })
 }

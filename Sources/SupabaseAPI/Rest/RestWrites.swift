@@ -70,8 +70,9 @@ extension RestRoutes {
         let query = try RestQuery.parse(request.query)
         var rows = try Self.bodyRows(request)
         guard rows.count <= Self.maximumRowsPerWrite else {
-            throw RestError(status: 413, code: "54000", message: "A write takes at most \(Self.maximumRowsPerWrite) rows",
-                            details: "The request has \(rows.count) rows")
+            throw RestError(
+                status: 413, code: "54000", message: "A write takes at most \(Self.maximumRowsPerWrite) rows",
+                details: "The request has \(rows.count) rows")
         }
         guard !rows.isEmpty else { return Self.json("[]", status: 201, contentRange: "*/*") }
         try checkWritable(Set(rows.flatMap(\.keys)), table: table, caller: caller, insert: true)
@@ -91,8 +92,11 @@ extension RestRoutes {
         if columns.isEmpty { columns = table.columns.filter(\.writable).map(\.name) }
         let list = columns.map { "\"\($0)\"" }.joined(separator: ", ")
         let rowsJSON = try Self.encode(rows)
-        let incoming = PGQuery(unsafeSQL: "json_populate_recordset(NULL::\"\(table.name)\", ") + "\(rowsJSON)" + PGQuery(unsafeSQL: "::json)")
-        var statement: PGQuery = "INSERT INTO \(unsafeSQL: "\"\(table.name)\"") AS t0 (\(unsafeSQL: list)) SELECT \(unsafeSQL: list) FROM "
+        let incoming =
+            PGQuery(unsafeSQL: "json_populate_recordset(NULL::\"\(table.name)\", ") + "\(rowsJSON)"
+            + PGQuery(unsafeSQL: "::json)")
+        var statement: PGQuery =
+            "INSERT INTO \(unsafeSQL: "\"\(table.name)\"") AS t0 (\(unsafeSQL: list)) SELECT \(unsafeSQL: list) FROM "
         statement.append(incoming)
         // Upserts: the conflict target must be a unique key, and a conflicting row is only ever updated when the
         // caller's row rule allows it (the guard is in the statement itself, so no race can slip past it).
@@ -112,8 +116,10 @@ extension RestRoutes {
             }
             var check = PGQuery(unsafeSQL: "SELECT count(*)::int8 AS foreign_rows FROM ")
             check.append(incoming)
-            check.append(PGQuery(unsafeSQL: " i WHERE EXISTS (SELECT 1 FROM \"\(table.name)\" t0 WHERE "
-                + target.map { "t0.\"\($0)\" = i.\"\($0)\"" }.joined(separator: " AND ") + " AND NOT ("))
+            check.append(
+                PGQuery(
+                    unsafeSQL: " i WHERE EXISTS (SELECT 1 FROM \"\(table.name)\" t0 WHERE "
+                        + target.map { "t0.\"\($0)\" = i.\"\($0)\"" }.joined(separator: " AND ") + " AND NOT ("))
             check.append(sql.rule(table, alias: "t0"))
             check.append(PGQuery(unsafeSQL: "))"))
             foreignConflicts = check
@@ -127,23 +133,34 @@ extension RestRoutes {
             return PGQuery(unsafeSQL: "SELECT count(*)::int8 AS foreign_rows FROM ") + incoming
                 + PGQuery(unsafeSQL: " i WHERE NOT ") + owner.owned("i", by: user.userID)
         }()
-        let result = try await Self.keepingShownQuotes { try await context.pool.withTransaction { connection in
-            if let ownershipCheck, try connection.query(ownershipCheck).first?.decode("foreign_rows", as: Int.self) ?? 0 > 0 {
-                throw RestError.rowRule(table.name, anonymous: false, insert: true)
+        let result = try await Self.keepingShownQuotes {
+            try await context.pool.withTransaction { connection in
+                if let ownershipCheck,
+                    try connection.query(ownershipCheck).first?.decode("foreign_rows", as: Int.self) ?? 0 > 0
+                {
+                    throw RestError.rowRule(table.name, anonymous: false, insert: true)
+                }
+                let row = try connection.query(wrapped).first
+                // After the write (which waited for any concurrent writer of the same keys): a conflicting row the
+                // caller may not change refuses the whole request, and the transaction rolls back.
+                if let conflictCheck,
+                    try connection.query(conflictCheck).first?.decode("foreign_rows", as: Int.self) ?? 0 > 0
+                {
+                    throw RestError.rowRule(table.name, anonymous: false, insert: false)
+                }
+                let rows = try row?.decode("rows", as: Int.self) ?? 0
+                try Self.checkSingular(request, rows: rows)
+                return (
+                    try row?.decode("body", as: String.self) ?? "[]", rows,
+                    try row?.decode("inserted", as: Int.self) ?? 0
+                )
             }
-            let row = try connection.query(wrapped).first
-            // After the write (which waited for any concurrent writer of the same keys): a conflicting row the
-            // caller may not change refuses the whole request, and the transaction rolls back.
-            if let conflictCheck, try connection.query(conflictCheck).first?.decode("foreign_rows", as: Int.self) ?? 0 > 0 {
-                throw RestError.rowRule(table.name, anonymous: false, insert: false)
-            }
-            let rows = try row?.decode("rows", as: Int.self) ?? 0
-            try Self.checkSingular(request, rows: rows)
-            return (try row?.decode("body", as: String.self) ?? "[]", rows, try row?.decode("inserted", as: Int.self) ?? 0)
-        } }
+        }
         let status = resolution == .mergeDuplicates && result.2 == 0 ? 200 : 201
         guard preferences["return"] == "representation" else { return Response(status: status) }
-        if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject(result.0, rows: result.1), status: status) }
+        if Self.wantsSingleObject(request) {
+            return Self.json(try Self.singleObject(result.0, rows: result.1), status: status)
+        }
         return Self.json(result.0, status: status, contentRange: "*/*")
     }
 
@@ -160,9 +177,12 @@ extension RestRoutes {
         guard let names else { return table.primaryKey }
         for name in names { _ = try RestSQL(caller: .anonymous).column(name, of: table) }
         guard Set(names) == Set(table.primaryKey), names.count == table.primaryKey.count else {
-            throw RestError(status: 400, code: "42P10",
-                            message: "there is no unique or exclusion constraint matching the ON CONFLICT specification",
-                            hint: "on_conflict must name exactly the columns of \(table.name)'s key: \(table.primaryKey.joined(separator: ","))")
+            throw RestError(
+                status: 400, code: "42P10",
+                message: "there is no unique or exclusion constraint matching the ON CONFLICT specification",
+                hint:
+                    "on_conflict must name exactly the columns of \(table.name)'s key: \(table.primaryKey.joined(separator: ","))"
+            )
         }
         return names
     }
@@ -184,26 +204,30 @@ extension RestRoutes {
         changes = try prepare([changes], table: table, caller: caller, insert: false)[0]
         var assignments = changes.keys.sorted().map { "\"\($0)\" = src.\"\($0)\"" }
         if table.touchesUpdatedAt { assignments.append("updated_at = now()") }
-        var statement: PGQuery = "UPDATE \(unsafeSQL: "\"\(table.name)\"") t0 SET \(unsafeSQL: assignments.joined(separator: ", ")) FROM json_populate_record(NULL::\(unsafeSQL: "\"\(table.name)\""), \(try Self.encode([changes]))::json -> 0) src"
+        var statement: PGQuery =
+            "UPDATE \(unsafeSQL: "\"\(table.name)\"") t0 SET \(unsafeSQL: assignments.joined(separator: ", ")) FROM json_populate_record(NULL::\(unsafeSQL: "\"\(table.name)\""), \(try Self.encode([changes]))::json -> 0) src"
         statement.append(try sql.whereClause(query, of: table, alias: "t0"))
         statement.append(" RETURNING t0.*, FALSE AS qv_inserted")
         let wrapped = try sql.changed(statement, select: query.select, table: table)
         // A row may not be moved under an owner that is not the caller (the policy's WITH CHECK).
         let movedCheck: PGQuery? = {
             guard case .through(let column, _, _)? = table.owner, let owner = table.owner, let target = changes[column],
-                  let user = caller.user else { return nil }
+                let user = caller.user
+            else { return nil }
             return PGQuery(unsafeSQL: "SELECT count(*)::int8 AS owned FROM (SELECT ") + "\(target.stringValue ?? "")"
                 + PGQuery(unsafeSQL: "::uuid AS \"\(column)\") i WHERE ") + owner.owned("i", by: user.userID)
         }()
-        let (body, rows) = try await Self.keepingShownQuotes { try await context.pool.withTransaction { connection in
-            if let movedCheck, try connection.query(movedCheck).first?.decode("owned", as: Int.self) ?? 0 == 0 {
-                throw RestError.rowRule(table.name, anonymous: false, insert: true)
+        let (body, rows) = try await Self.keepingShownQuotes {
+            try await context.pool.withTransaction { connection in
+                if let movedCheck, try connection.query(movedCheck).first?.decode("owned", as: Int.self) ?? 0 == 0 {
+                    throw RestError.rowRule(table.name, anonymous: false, insert: true)
+                }
+                let row = try connection.query(wrapped)[0]
+                let rows = try row.decode("rows", as: Int.self)
+                try Self.checkSingular(request, rows: rows)
+                return (try row.decode("body", as: String.self), rows)
             }
-            let row = try connection.query(wrapped)[0]
-            let rows = try row.decode("rows", as: Int.self)
-            try Self.checkSingular(request, rows: rows)
-            return (try row.decode("body", as: String.self), rows)
-        } }
+        }
         return try respondChanged(request, body: body, rows: rows, range: rows > 0 ? "0-\(rows - 1)/*" : "*/*")
     }
 

@@ -17,8 +17,9 @@ struct StorageError: Error {
         statusCode: "403", error: "Unauthorized", message: "new row violates row-level security policy")
 
     static func invalidKey(_ path: String) -> StorageError {
-        StorageError(statusCode: "400", error: "InvalidKey",
-                     message: "Invalid key: an object name is 1-200 characters without control characters or '/'")
+        StorageError(
+            statusCode: "400", error: "InvalidKey",
+            message: "Invalid key: an object name is 1-200 characters without control characters or '/'")
     }
 
     var response: Response {
@@ -42,8 +43,9 @@ struct StorageError: Error {
             return StorageError(statusCode: "415", error: "invalid_mime_type", message: detail)
         case .notFound: return notFound
         case .payloadTooLarge:
-            return StorageError(statusCode: "413", error: "Payload too large",
-                                message: "The object exceeded the maximum allowed size", httpStatus: 413)
+            return StorageError(
+                statusCode: "413", error: "Payload too large",
+                message: "The object exceeded the maximum allowed size", httpStatus: 413)
         case .forbidden(let message):
             return StorageError(statusCode: "403", error: "Unauthorized", message: message, httpStatus: 403)
         case .rejectedByDatabase(let rejection) where rejection.status == 400:
@@ -55,8 +57,9 @@ struct StorageError: Error {
         case .internal:
             return StorageError(statusCode: "500", error: "internal", message: "Internal Server Error", httpStatus: 500)
         default:
-            error = StorageError(statusCode: String(failure.status), error: failure.code,
-                                 message: ProblemJSON.problem(failure).detail ?? "")
+            error = StorageError(
+                statusCode: String(failure.status), error: failure.code,
+                message: ProblemJSON.problem(failure).detail ?? "")
         }
         if failure.status >= 429 { error.httpStatus = failure.status }
         error.retryAfterSeconds = failure.retryAfterSeconds
@@ -70,8 +73,10 @@ struct StorageDialect: ErrorDialect {
         switch thrown {
         case let error as StorageError: error.response
         case let refusal as SupabaseCaller.Refusal:
-            StorageError(statusCode: refusal == .missingKey ? "401" : "403", error: "Unauthorized",
-                         message: refusal == .expiredToken ? "jwt expired" : "Invalid JWT").response
+            StorageError(
+                statusCode: refusal == .missingKey ? "401" : "403", error: "Unauthorized",
+                message: refusal == .expiredToken ? "jwt expired" : "Invalid JWT"
+            ).response
         default: StorageError.from(failure).response
         }
     }

@@ -18,10 +18,12 @@ struct StorageRoutes {
         return [
             Route(.post, "/storage/v1/object/{bucket}/{path...}", uploads, cost: .write, handler: answering(upload)),
             Route(.put, "/storage/v1/object/{bucket}/{path...}", uploads, cost: .write, handler: answering(update)),
-            Route(.get, "/storage/v1/object/{bucket}/{path...}", caller,
-                  cost: .cheapRead, handler: answering(download)),
-            Route(.get, "/storage/v1/object/public/{bucket}/{path...}", SupabasePolicies.storage,
-                  cost: .cheapRead, handler: answering(publicDownload)),
+            Route(
+                .get, "/storage/v1/object/{bucket}/{path...}", caller,
+                cost: .cheapRead, handler: answering(download)),
+            Route(
+                .get, "/storage/v1/object/public/{bucket}/{path...}", SupabasePolicies.storage,
+                cost: .cheapRead, handler: answering(publicDownload)),
             Route(.delete, "/storage/v1/object/{bucket}", caller, cost: .write, handler: answering(remove)),
         ]
     }
@@ -42,7 +44,9 @@ struct StorageRoutes {
     /// `<user id>/<name>`: the owner and the object name, or nil for any other shape.
     private static func objectPath(_ path: String) -> (owner: UUID, name: String)? {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
-        guard segments.count == 2, let owner = UUID(uuidString: String(segments[0])), isValidName(segments[1]) else { return nil }
+        guard segments.count == 2, let owner = UUID(uuidString: String(segments[0])), isValidName(segments[1]) else {
+            return nil
+        }
         return (owner, String(segments[1]))
     }
 
@@ -55,9 +59,12 @@ struct StorageRoutes {
 
     /// The caller's own object path, or the storage API's refusal: a malformed name (400 `InvalidKey`), a path
     /// outside the caller's folder (row-level security).
-    private static func ownPath(_ request: Request, _ caller: SupabaseCaller) throws -> (user: AuthenticatedUser, name: String) {
+    private static func ownPath(_ request: Request, _ caller: SupabaseCaller) throws -> (
+        user: AuthenticatedUser, name: String
+    ) {
         let path = request.pathParameter("path")
-        let folder = path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let folder =
+            path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
         guard let user = caller.user, UUID(canonicalText: folder) == user.userID else { throw StorageError.forbidden }
         guard let (owner, name) = objectPath(path), owner == user.userID else { throw StorageError.invalidKey(path) }
         return (user, name)
@@ -68,12 +75,15 @@ struct StorageRoutes {
     private static func upload(_ request: Request) throws -> (bytes: [UInt8], cacheMaxAge: Int?) {
         // A request's own Cache-Control may be about the request (`no-cache` from a proxy): used only when it is a max-age.
         let header = request.headers["Cache-Control"].flatMap { try? parseMaxAge($0) }
-        guard let contentType = request.headers["Content-Type"], contentType.lowercased().hasPrefix("multipart/form-data") else {
+        guard let contentType = request.headers["Content-Type"],
+            contentType.lowercased().hasPrefix("multipart/form-data")
+        else {
             return (request.body, header)
         }
         let form = try MultipartForm(body: request.body, contentType: contentType)
-        guard let file = form.parts.first(where: { $0.filename != nil })
-            ?? form.parts.first(where: { $0.name != "cacheControl" && $0.name != "metadata" })
+        guard
+            let file = form.parts.first(where: { $0.filename != nil })
+                ?? form.parts.first(where: { $0.name != "cacheControl" && $0.name != "metadata" })
         else { throw StorageError(statusCode: "400", error: "invalid_request", message: "No file in the form") }
         let part = try form.parts.first { $0.name == "cacheControl" && $0.filename == nil }
             .map { try parseMaxAge(String(decoding: $0.body, as: UTF8.self)) }
@@ -87,9 +97,12 @@ struct StorageRoutes {
     private static func parseMaxAge(_ text: String) throws -> Int {
         var value = Substring(text.trimmingCharacters(in: .whitespaces))
         if value.lowercased().hasPrefix("max-age=") { value = value.dropFirst("max-age=".count) }
-        guard value.count <= 9, value.allSatisfy(\.isASCII), let seconds = Int(value), (0...maximumMaxAge).contains(seconds) else {
-            throw StorageError(statusCode: "400", error: "invalid_request",
-                               message: "cacheControl must be a number of seconds from 0 to \(maximumMaxAge)")
+        guard value.count <= 9, value.allSatisfy(\.isASCII), let seconds = Int(value),
+            (0...maximumMaxAge).contains(seconds)
+        else {
+            throw StorageError(
+                statusCode: "400", error: "invalid_request",
+                message: "cacheControl must be a number of seconds from 0 to \(maximumMaxAge)")
         }
         return seconds
     }
@@ -118,7 +131,8 @@ struct StorageRoutes {
         let upsert = request.headers["x-upsert"]?.lowercased() == "true"
         if !upsert, try await existingName(of: user.userID) != nil { throw StorageError.duplicate }
         let upload = try Self.upload(request)
-        _ = try await context.profiles.setAvatar(user.userID, bytes: upload.bytes, storageName: name, cacheMaxAge: upload.cacheMaxAge)
+        _ = try await context.profiles.setAvatar(
+            user.userID, bytes: upload.bytes, storageName: name, cacheMaxAge: upload.cacheMaxAge)
         return Self.stored(request.pathParameter("path"))
     }
 
@@ -127,7 +141,8 @@ struct StorageRoutes {
         let (user, name) = try Self.ownPath(request, caller)
         guard try await existingName(of: user.userID) == name else { throw StorageError.notFound }
         let upload = try Self.upload(request)
-        _ = try await context.profiles.setAvatar(user.userID, bytes: upload.bytes, storageName: name, cacheMaxAge: upload.cacheMaxAge)
+        _ = try await context.profiles.setAvatar(
+            user.userID, bytes: upload.bytes, storageName: name, cacheMaxAge: upload.cacheMaxAge)
         return Self.stored(request.pathParameter("path"))
     }
 
@@ -143,12 +158,19 @@ struct StorageRoutes {
     private func object(at path: String, download: String?) async throws -> Response {
         guard let (owner, name) = Self.objectPath(path) else { throw StorageError.notFound }
         let avatar: Avatar
-        do { avatar = try await context.profiles.avatar(of: owner) } catch QuoteVaultError.notFound { throw StorageError.notFound }
+        do { avatar = try await context.profiles.avatar(of: owner) } catch QuoteVaultError.notFound {
+            throw StorageError.notFound
+        }
         guard avatar.storageName == name else { throw StorageError.notFound }
-        var headers: HTTPHeaders = ["Content-Type": avatar.contentType, "ETag": "\"\(avatar.etag)\"", "Cache-Control": "max-age=\(avatar.cacheMaxAge ?? 3600)"]
+        var headers: HTTPHeaders = [
+            "Content-Type": avatar.contentType, "ETag": "\"\(avatar.etag)\"",
+            "Cache-Control": "max-age=\(avatar.cacheMaxAge ?? 3600)",
+        ]
         headers.markAsUserContent()
         if let download {
-            let filename = (download.isEmpty ? name : download).filter { $0.isLetter || $0.isNumber || ".-_".contains($0) }
+            let filename = (download.isEmpty ? name : download).filter {
+                $0.isLetter || $0.isNumber || ".-_".contains($0)
+            }
             headers.set("Content-Disposition", "attachment; filename=\"\(filename.isEmpty ? "avatar" : filename)\"")
         }
         return Response(status: 200, headers: headers, body: avatar.bytes)
@@ -167,7 +189,9 @@ struct StorageRoutes {
         var removed: [String] = []
         if let current = try await existingName(of: user.userID) {
             let path = "\(user.userID.canonicalText)/\(current)"
-            if body.prefixes.contains(where: { Self.objectPath($0).map { $0.owner == user.userID && $0.name == current } ?? false }) {
+            if body.prefixes.contains(where: {
+                Self.objectPath($0).map { $0.owner == user.userID && $0.name == current } ?? false
+            }) {
                 _ = try await context.profiles.removeAvatar(user.userID)
                 removed.append(path)
             }
