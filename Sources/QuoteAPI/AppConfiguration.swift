@@ -1,6 +1,5 @@
 import AuthJWT
 import Foundation
-import SupabaseAPI
 
 /// Everything the running API needs, resolved from flags and environment by the `quote-server` command.
 public struct AppConfiguration: Sendable {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import QuoteAPI
-import SupabaseAPI
+import AuthJWT
 
 /// Prints the anon key Supabase clients must be configured with (publishable, like Supabase's own anon key):
 /// `SUPABASE_ANON_KEY` when set, else the key derived from the JWT key. Starts no database.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import QuoteAPI
-import SupabaseAPI
+import AuthJWT
 
 /// Prints the SECRET service role key (Supabase's `service_role`) for the app's owners' tools: row rules do not
 /// apply to it on `/rest/v1`. `SUPABASE_SERVICE_ROLE_KEY` when set, else the key derived from the JWT key.

@@ -1,6 +1,6 @@
 import Foundation
 import QuoteAPI
-import SupabaseAPI
+import AuthJWT
 import TestSupport
 import XCTest
 

@@ -1,5 +1,3 @@
-import AuthJWT
-
 /// The default anon key: a publishable key in the `sb_publishable_…` form Supabase uses, derived from the
 /// JWT key so that every instance sharing that key also agrees on the anon key without another setting.
 public enum SupabaseAnonKey {

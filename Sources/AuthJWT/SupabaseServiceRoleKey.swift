@@ -1,5 +1,3 @@
-import AuthJWT
-
 /// The default service role key: `sb_secret_…`, an HMAC of the JWT key under its own label, so it is as secret
 /// as that key (the anon key's label gives a different, unrelated value) and every instance agrees on it.
 public enum SupabaseServiceRoleKey {
