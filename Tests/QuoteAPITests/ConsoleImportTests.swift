@@ -128,6 +128,27 @@ final class ConsoleImportTests: XCTestCase {
         XCTAssertEqual(drafts, 0)
     }
 
+    func testAFileOfTheMostRowsIsPreviewedAndOneMoreIsRefused() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let cookie = try await app.consoleOwner()
+        func csv(rows: Int) -> String {
+            "text,author,category\n" + (0..<rows).map { "Row \($0),A,love\n" }.joined()
+        }
+        let atTheLimit = try upload(
+            app, cookie: cookie, name: "most.csv", contents: csv(rows: QuoteImportDrafts.maximumRows))
+        XCTAssertEqual(atTheLimit.status, 303, "at the limit: previewed")
+        let past = try upload(
+            app, cookie: cookie, name: "more.csv", contents: csv(rows: QuoteImportDrafts.maximumRows + 1))
+        XCTAssertEqual(past.status, 422)
+        XCTAssertTrue(past.text.contains("at most \(QuoteImportDrafts.maximumRows) at once"), past.text)
+        let drafts = try await app.withConnection { connection in
+            try connection.query("SELECT count(*)::int8 AS n FROM console_imports")[0].decode("n", as: Int.self)
+        }
+        XCTAssertEqual(drafts, 1, "only the file at the limit became a draft")
+        XCTAssertEqual(try app.client.get("/v1/quotes").jsonObject()["total"] as? Int, 0, "nothing saved")
+    }
+
     func testAnUploadWithoutASessionIsRefusedBeforeItsBodyIsRead() async throws {
         let app = try await TestApp.start()
         defer { Task { await app.stop() } }
