@@ -46,7 +46,6 @@ public struct HTTPError: Error, Sendable, Equatable {
             status: 405, code: "method_not_allowed", title: "Method not allowed",
             detail: "Allowed: \(allow)", headers: ["Allow": allow])
     }
-    public static func payloadTooLarge(limit: Int) -> HTTPError { ProblemJSON.problem(.payloadTooLarge(limit: limit)) }
     public static func unsupportedMediaType(_ detail: String = "Expected application/json") -> HTTPError {
         ProblemJSON.problem(.unsupportedMediaType(detail))
     }

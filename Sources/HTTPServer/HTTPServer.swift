@@ -264,12 +264,10 @@ public final class HTTPServer: @unchecked Sendable {
         case .notFound, .methodNotAllowed:
             return bodyComplete(state, connection: connection)
         case .found(let route, _):
-            let head = headRequest(state, route: route, connection: connection)
             if declared > state.bodyLimit {
-                let refusal = render(
-                    Failure.payloadTooLarge(limit: state.bodyLimit), request: head, dialect: route.policy.dialect)
-                return refuseLater(refusal, for: state, on: connection)
+                return refuseLater(tooLarge(state, route: route, connection: connection), for: state, on: connection)
             }
+            let head = headRequest(state, route: route, connection: connection)
             let credentials: Verified
             do {
                 credentials = try route.policy.authentication.verify(head)
@@ -317,12 +315,23 @@ public final class HTTPServer: @unchecked Sendable {
             routePattern: route.pattern, requestID: state.requestID, clientAddress: clientAddress(of: connection))
     }
 
+    /// The `413` for a body over the route's limit, in the route's dialect.
+    private func tooLarge(_ state: RequestContext, route: Route, connection: ConnectionHandle) -> Response {
+        let head = headRequest(state, route: route, connection: connection)
+        return render(Failure.payloadTooLarge(limit: state.bodyLimit), request: head, dialect: route.policy.dialect)
+    }
+
     /// Appends a body chunk; false closes the connection.
-    func receive(_ chunk: UnsafeRawBufferPointer, for state: RequestContext) -> Bool {
+    func receive(_ chunk: UnsafeRawBufferPointer, for state: RequestContext, connection: ConnectionHandle) -> Bool {
         if state.responded { return true }
         if state.earlyResponse != nil || state.body.count + chunk.count > state.bodyLimit {
             if state.earlyResponse == nil {
-                state.earlyResponse = HTTPError.payloadTooLarge(limit: state.bodyLimit).response
+                // Only a routed request reads a body (others are answered from their headers).
+                if case .found(let route, _) = state.lookup {
+                    state.earlyResponse = tooLarge(state, route: route, connection: connection)
+                } else {
+                    state.earlyResponse = ProblemJSON.problem(.payloadTooLarge(limit: state.bodyLimit)).response
+                }
                 state.body = []
             }
             // A chunked body with no declared length: drain a bounded amount so the 413 can be read, then give up.

@@ -213,7 +213,7 @@ private func accessHandlerTrampoline(
     let state = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
     if uploadDataSize.pointee > 0 {
         let chunk = UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee)
-        let keepGoing = server.receive(chunk, for: state)
+        let keepGoing = server.receive(chunk, for: state, connection: handle)
         uploadDataSize.pointee = 0
         return keepGoing ? .YES : .NO
     }
