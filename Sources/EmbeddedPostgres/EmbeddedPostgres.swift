@@ -140,8 +140,10 @@ public final class EmbeddedPostgres: Sendable {
             }
         }
         throw EmbeddedPostgresError(
-            "PostgreSQL server binaries (initdb, pg_ctl) not found in /usr/lib/postgresql/*/bin, PATH or pg_config --bindir; install the postgresql package"
-        )
+            """
+            PostgreSQL server binaries (initdb, pg_ctl) not found in /usr/lib/postgresql/*/bin, PATH or \
+            pg_config --bindir; install the postgresql package
+            """)
     }
 
     // MARK: Steps
@@ -176,7 +178,10 @@ public final class EmbeddedPostgres: Sendable {
             throw EmbeddedPostgresError(
                 "user '\(runAs.name)' (which runs PostgreSQL because this process is root) cannot reach \(path)"
                     + (firstBlocked.map {
-                        ": \($0.path) is not traversable; use a directory like /var/lib/quotevault or run chmod o+x \($0.path)"
+                        """
+                        : \($0.path) is not traversable; use a directory like /var/lib/quotevault or run \
+                        chmod o+x \($0.path)
+                        """
                     } ?? ""))
         }
     }
@@ -439,8 +444,10 @@ struct Tools {
         guard geteuid() == 0 else { return nil }
         guard let entry = getpwnam("postgres") else {
             throw EmbeddedPostgresError(
-                "running as root, and PostgreSQL refuses to; there is no 'postgres' user to run it as. Create one (useradd --system --user-group postgres) or run as an unprivileged user"
-            )
+                """
+                running as root, and PostgreSQL refuses to; there is no 'postgres' user to run it as. Create one \
+                (useradd --system --user-group postgres) or run as an unprivileged user
+                """)
         }
         return RunAs(name: "postgres", uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
     }

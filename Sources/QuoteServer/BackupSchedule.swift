@@ -20,8 +20,10 @@ struct BackupSchedule: Equatable {
                 let seconds = Self.seconds(parts[1]), (60...31_622_400).contains(seconds)
             else {
                 throw ValidationError(
-                    "BACKUP_SCHEDULE must be off or entries like full=1d,incr=1h (full, diff, incr; 1m to 366d), got \(text)"
-                )
+                    """
+                    BACKUP_SCHEDULE must be off or entries like full=1d,incr=1h (full, diff, incr; 1m to 366d), \
+                    got \(text)
+                    """)
             }
             intervals[type] = .seconds(seconds)
         }

@@ -44,14 +44,16 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "Seconds between checks of each replica (env REPLICA_CHECK_INTERVAL, default 1).")
     var replicaCheckInterval: Double?
     @Option(
-        help:
-            "Seconds /ready answers 503 after SIGTERM before the listener closes (env SHUTDOWN_DRAIN_SECONDS, default 0)."
-    )
+        help: """
+            Seconds /ready answers 503 after SIGTERM before the listener closes \
+            (env SHUTDOWN_DRAIN_SECONDS, default 0).
+            """)
     var shutdownDrainSeconds: Double?
     @Option(
-        help:
-            "on, or off to run statements unnamed for PgBouncer's transaction pooling (env DB_PREPARED_STATEMENTS, default on)."
-    )
+        help: """
+            on, or off to run statements unnamed for PgBouncer's transaction pooling \
+            (env DB_PREPARED_STATEMENTS, default on).
+            """)
     var dbPreparedStatements: String?
     @Option(help: "trace, debug, info, notice, warning, error, critical (env LOG_LEVEL, default info).")
     var logLevel: String?
@@ -80,9 +82,10 @@ struct ServerOptions: ParsableArguments {
             """)
     var supabasePublicURL: String?
     @Option(
-        help:
-            "Comma-separated prefixes a recovery redirect_to may start with (env SUPABASE_REDIRECT_ALLOW_LIST, default quotevault://)."
-    )
+        help: """
+            Comma-separated prefixes a recovery redirect_to may start with \
+            (env SUPABASE_REDIRECT_ALLOW_LIST, default quotevault://).
+            """)
     var supabaseRedirectAllowList: String?
     @Option(help: "Open connections from one IP address (env HTTP_CONNECTIONS_PER_ADDRESS, default 128).")
     var httpConnectionsPerAddress: Int?
@@ -93,38 +96,44 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "Seconds for a request's whole body to arrive (env HTTP_BODY_TIMEOUT, default 30).")
     var httpBodyTimeout: Int?
     @Option(
-        help:
-            "New connections per second from one IP address, bursts of twice that; 0: no limit (env HTTP_NEW_CONNECTIONS_PER_ADDRESS, default 500)."
-    )
+        help: """
+            New connections per second from one IP address, bursts of twice that; 0: no limit \
+            (env HTTP_NEW_CONNECTIONS_PER_ADDRESS, default 500).
+            """)
     var httpNewConnectionsPerAddress: Int?
     @Option(help: "Bytes of request bodies buffered at once (env HTTP_BODY_BUDGET, default 67108864).")
     var httpBodyBudget: Int?
     @Option(
-        help:
-            "Milliseconds a 429, or a 413 decided from the headers, waits before it is sent; 0: at once (env HTTP_REFUSAL_DELAY, default 1000)."
-    )
+        help: """
+            Milliseconds a 429, or a 413 decided from the headers, waits before it is sent; 0: at once \
+            (env HTTP_REFUSAL_DELAY, default 1000).
+            """)
     var httpRefusalDelay: Int?
     @Option(
-        help:
-            "Milliseconds a database statement may run before it is cancelled; 0: no limit (env STATEMENT_TIMEOUT, default 5000)."
-    )
+        help: """
+            Milliseconds a database statement may run before it is cancelled; 0: no limit \
+            (env STATEMENT_TIMEOUT, default 5000).
+            """)
     var statementTimeout: Int?
     @Option(
-        help:
-            "Bytes each cache of public answers (offset pages, search pages) may hold; 0: off (env ANSWER_CACHE_BYTES, default 4194304)."
-    )
+        help: """
+            Bytes each cache of public answers (offset pages, search pages) may hold; 0: off \
+            (env ANSWER_CACHE_BYTES, default 4194304).
+            """)
     var answerCacheBytes: Int?
     @Option(
-        help:
-            "Seconds a rotated refresh token still refreshes (parallel refreshes; env REFRESH_TOKEN_REUSE_INTERVAL, default 10)."
-    )
+        help: """
+            Seconds a rotated refresh token still refreshes \
+            (parallel refreshes; env REFRESH_TOKEN_REUSE_INTERVAL, default 10).
+            """)
     var refreshTokenReuseInterval: Int?
     @Option(help: "Scheduling niceness of the password-hashing threads, 0-19 (env HASHING_NICENESS, default 10).")
     var hashingNiceness: Int?
     @Option(
-        help:
-            "Comma-separated IP addresses of load balancers whose X-Forwarded-For names the client (env TRUSTED_PROXIES; default none)."
-    )
+        help: """
+            Comma-separated IP addresses of load balancers whose X-Forwarded-For names the client \
+            (env TRUSTED_PROXIES; default none).
+            """)
     var trustedProxies: String?
     @Option(help: "on, or off to serve no owners' console at /console (env CONSOLE, default on).")
     var console: String?
