@@ -154,8 +154,6 @@ final class ConnectionGuard: Sendable {
         }
     }
 
-    var connectionCount: Int { state.withLock { $0.connections } }
-
     // MARK: request phases
 
     /// Headers are in: the body (if any) must be complete within the body timeout of now.

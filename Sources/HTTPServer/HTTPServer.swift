@@ -206,8 +206,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.daemon = nil
     }
 
-    /// Open connections, and bytes of request bodies buffered now (for metrics and tests).
-    public var openConnections: Int { connectionGuard.connectionCount }
+    /// Bytes of request bodies buffered now (for metrics and tests).
     public var bufferedBodyBytes: Int { connectionGuard.bufferedBodyBytes }
 
     /// Requests whose handlers are running.

@@ -90,9 +90,6 @@ public final class PGConnection {
     /// Marks the connection unusable, so the pool replaces it instead of handing it to the next job.
     func abandon() { isAbandoned = true }
 
-    /// The server's version as an integer, e.g. 150004 for 15.4.
-    public var serverVersion: Int { Int(PQserverVersion(handle)) }
-
     /// Runs one statement with its parameters (PQexecParams) and returns all rows as text.
     @discardableResult
     public func query(_ query: PGQuery) throws(PGError) -> PGRows {

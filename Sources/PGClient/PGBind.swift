@@ -15,7 +15,6 @@ public struct PGType: RawRepresentable, Hashable, Sendable {
     public static let json = PGType(rawValue: 114)
     public static let float4 = PGType(rawValue: 700)
     public static let float8 = PGType(rawValue: 701)
-    public static let textArray = PGType(rawValue: 1009)
     public static let int2Array = PGType(rawValue: 1005)
     public static let int4Array = PGType(rawValue: 1007)
     public static let int8Array = PGType(rawValue: 1016)

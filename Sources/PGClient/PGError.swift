@@ -38,9 +38,7 @@ public struct PGError: Error, Sendable, CustomStringConvertible, CustomDebugStri
         public static let foreignKeyViolation: SQLState = "23503"
         public static let checkViolation: SQLState = "23514"
         public static let notNullViolation: SQLState = "23502"
-        public static let exclusionViolation: SQLState = "23P01"
         public static let serializationFailure: SQLState = "40001"
-        public static let deadlockDetected: SQLState = "40P01"
         public static let adminShutdown: SQLState = "57P01"
         public static let crashShutdown: SQLState = "57P02"
         public static let cannotConnectNow: SQLState = "57P03"
@@ -48,20 +46,8 @@ public struct PGError: Error, Sendable, CustomStringConvertible, CustomDebugStri
         public static let queryCanceled: SQLState = "57014"
         public static let undefinedTable: SQLState = "42P01"
         public static let undefinedColumn: SQLState = "42703"
-        public static let duplicateTable: SQLState = "42P07"
-        public static let duplicateDatabase: SQLState = "42P04"
-        public static let invalidTextRepresentation: SQLState = "22P02"
-        public static let stringDataRightTruncation: SQLState = "22001"
-        public static let numericValueOutOfRange: SQLState = "22003"
         public static let syntaxError: SQLState = "42601"
-        public static let insufficientPrivilege: SQLState = "42501"
-        public static let lockNotAvailable: SQLState = "55P03"
         public static let readOnlySQLTransaction: SQLState = "25006"
-
-        /// Alias kept for the style guide's short name.
-        public static let notNull: SQLState = notNullViolation
-        /// Alias kept for the style guide's short name.
-        public static let deadlock: SQLState = deadlockDetected
     }
 
     public var kind: Kind
@@ -125,11 +111,6 @@ public struct PGError: Error, Sendable, CustomStringConvertible, CustomDebugStri
 
     /// The database is temporarily unavailable to this process (`outage`): a server should answer 503, not 500.
     public var isServiceUnavailable: Bool { outage != nil }
-
-    /// A transaction lost a race (serialization failure or deadlock); rerunning it may succeed.
-    public var isRetryableTransactionFailure: Bool {
-        sqlState == .serializationFailure || sqlState == .deadlockDetected
-    }
 
     public var description: String {
         var text = "PGError(\(kind)"

@@ -30,9 +30,6 @@ public struct PGRow: Sendable {
     let columns: PGColumns
     let values: [String?]
 
-    /// The result's column names, in order.
-    public var columnNames: [String] { columns.names }
-
     /// Decodes the named column. NULL decodes as `nil` for optionals and throws otherwise;
     /// an unknown column or unparseable value throws a `PGError` naming the column.
     public func decode<T: PGDecodable>(_ column: String, as type: T.Type = T.self) throws(PGError) -> T {
