@@ -12,8 +12,7 @@ enum AppConfigurationBuilder {
         var configuration = AppConfiguration(
             databaseURL: database.url, jwtSecret: try database.jwtSecret(options), migrationsDirectory: migrations)
         configuration.host = options.value(options.host, "HOST") ?? "127.0.0.1"
-        configuration.port = try options.intValue(options.port, "PORT", default: 8080)
-        guard (0...65535).contains(configuration.port) else { throw ValidationError("PORT must be 0...65535") }
+        configuration.port = try options.intValue(options.port, "PORT", default: 8080, within: 0...65535)
         configuration.accessTokenTTL = try options.intValue(options.accessTokenTTL, "ACCESS_TOKEN_TTL", default: 900)
         configuration.refreshTokenTTL = try options.intValue(
             options.refreshTokenTTL, "REFRESH_TOKEN_TTL", default: 2_592_000)
@@ -22,23 +21,15 @@ enum AppConfigurationBuilder {
         }
         configuration.smtpURL = options.value(options.smtpURL, "SMTP_URL")
         if let from = options.value(options.mailFrom, "MAIL_FROM") { configuration.mailFrom = from }
-        switch (options.value(options.rateLimits, "RATE_LIMITS") ?? "on").lowercased() {
-        case "on": configuration.rateLimitsEnabled = true
-        case "off": configuration.rateLimitsEnabled = false
-        default: throw ValidationError("RATE_LIMITS must be on or off")
-        }
+        configuration.rateLimitsEnabled = try options.switchValue(options.rateLimits, "RATE_LIMITS")
         configuration.databasePoolSize = try options.intValue(
-            options.dbPoolSize, "DB_POOL_SIZE", default: 2 * ProcessInfo.processInfo.activeProcessorCount)
-        guard configuration.databasePoolSize >= 1 else { throw ValidationError("DB_POOL_SIZE must be at least 1") }
+            options.dbPoolSize, "DB_POOL_SIZE", default: 2 * ProcessInfo.processInfo.activeProcessorCount,
+            within: 1 ... .max)
         configuration.databasePublicPoolSize = try options.intValue(
-            options.dbPublicPoolSize, "DB_PUBLIC_POOL_SIZE", default: configuration.databasePublicPoolSize)
-        guard configuration.databasePublicPoolSize >= 1 else {
-            throw ValidationError("DB_PUBLIC_POOL_SIZE must be at least 1")
-        }
-        let acquireTimeout = try options.intValue(options.dbAcquireTimeout, "DB_ACQUIRE_TIMEOUT", default: 5000)
-        guard (1...60_000).contains(acquireTimeout) else {
-            throw ValidationError("DB_ACQUIRE_TIMEOUT must be 1...60000")
-        }
+            options.dbPublicPoolSize, "DB_PUBLIC_POOL_SIZE", default: configuration.databasePublicPoolSize,
+            within: 1 ... .max)
+        let acquireTimeout = try options.intValue(
+            options.dbAcquireTimeout, "DB_ACQUIRE_TIMEOUT", default: 5000, within: 1...60_000)
         configuration.databaseAcquireTimeout = .milliseconds(acquireTimeout)
         if let readURLs = options.value(options.databaseReadURL, "DATABASE_READ_URL") {
             // ';' because a libpq URI may itself list several hosts with ','.
@@ -53,11 +44,8 @@ enum AppConfigurationBuilder {
             options.replicaCheckInterval, "REPLICA_CHECK_INTERVAL", default: 1, within: 0.05...3_600)
         configuration.shutdownDrain = try options.secondsValue(
             options.shutdownDrainSeconds, "SHUTDOWN_DRAIN_SECONDS", default: 0, within: 0...60)
-        switch (options.value(options.dbPreparedStatements, "DB_PREPARED_STATEMENTS") ?? "on").lowercased() {
-        case "on": configuration.databasePreparedStatements = true
-        case "off": configuration.databasePreparedStatements = false
-        default: throw ValidationError("DB_PREPARED_STATEMENTS must be on or off")
-        }
+        configuration.databasePreparedStatements = try options.switchValue(
+            options.dbPreparedStatements, "DB_PREPARED_STATEMENTS")
         let scrypt = ScryptParameters(
             logN: try options.intValue(options.scryptLogN, "SCRYPT_LN", default: ScryptParameters.default.logN),
             r: try options.intValue(options.scryptR, "SCRYPT_R", default: ScryptParameters.default.r),
@@ -70,10 +58,8 @@ enum AppConfigurationBuilder {
             configuration.passwordResetURL = link
         }
         configuration.logFormat = try options.resolvedLogFormat()
-        configuration.eventThreads = try options.intValue(options.httpThreads, "HTTP_THREADS", default: 2)
-        guard (1...64).contains(configuration.eventThreads) else {
-            throw ValidationError("HTTP_THREADS must be 1...64")
-        }
+        configuration.eventThreads = try options.intValue(
+            options.httpThreads, "HTTP_THREADS", default: 2, within: 1...64)
         configuration.httpConnectionsPerAddress = try options.intValue(
             options.httpConnectionsPerAddress, "HTTP_CONNECTIONS_PER_ADDRESS",
             default: configuration.httpConnectionsPerAddress)
@@ -87,36 +73,23 @@ enum AppConfigurationBuilder {
             options.httpBodyTimeout, "HTTP_BODY_TIMEOUT", default: configuration.httpBodyTimeout)
         configuration.httpNewConnectionsPerAddress = try options.intValue(
             options.httpNewConnectionsPerAddress, "HTTP_NEW_CONNECTIONS_PER_ADDRESS",
-            default: configuration.httpNewConnectionsPerAddress)
-        guard configuration.httpNewConnectionsPerAddress >= 0 else {
-            throw ValidationError("HTTP_NEW_CONNECTIONS_PER_ADDRESS must not be negative")
-        }
+            default: configuration.httpNewConnectionsPerAddress, within: 0 ... .max)
         configuration.httpBodyBudget = try options.intValue(
             options.httpBodyBudget, "HTTP_BODY_BUDGET", default: configuration.httpBodyBudget)
         configuration.httpRefusalDelay = try options.intValue(
-            options.httpRefusalDelay, "HTTP_REFUSAL_DELAY", default: configuration.httpRefusalDelay)
-        guard (0...10_000).contains(configuration.httpRefusalDelay) else {
-            throw ValidationError("HTTP_REFUSAL_DELAY must be 0...10000")
-        }
+            options.httpRefusalDelay, "HTTP_REFUSAL_DELAY", default: configuration.httpRefusalDelay, within: 0...10_000)
         guard configuration.httpConnectionsPerAddress >= 1, (configuration.httpMaxConnections ?? 1) >= 1,
             configuration.httpHeaderTimeout >= 1, configuration.httpBodyTimeout >= 1, configuration.httpBodyBudget >= 1
         else { throw ValidationError("HTTP_* limits must be positive") }
         configuration.metricsToken = options.value(options.metricsToken, "METRICS_TOKEN")
-        switch (options.value(options.console, "CONSOLE") ?? "on").lowercased() {
-        case "on": configuration.consoleEnabled = true
-        case "off": configuration.consoleEnabled = false
-        default: throw ValidationError("CONSOLE must be on or off")
-        }
+        configuration.consoleEnabled = try options.switchValue(options.console, "CONSOLE")
         configuration.trustedProxies = (options.value(options.trustedProxies, "TRUSTED_PROXIES") ?? "")
             .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         if let bad = configuration.trustedProxies.first(where: { !TrustedProxies.isAddress($0) }) {
             throw ValidationError("TRUSTED_PROXIES must list IP addresses; \(bad) is not one")
         }
         configuration.hashingNiceness = try options.intValue(
-            options.hashingNiceness, "HASHING_NICENESS", default: configuration.hashingNiceness)
-        guard (0...19).contains(configuration.hashingNiceness) else {
-            throw ValidationError("HASHING_NICENESS must be 0...19")
-        }
+            options.hashingNiceness, "HASHING_NICENESS", default: configuration.hashingNiceness, within: 0...19)
         configuration.statementTimeoutMilliseconds = try options.intValue(
             options.statementTimeout, "STATEMENT_TIMEOUT", default: configuration.statementTimeoutMilliseconds)
         configuration.refreshTokenReuseInterval = try options.intValue(
@@ -125,11 +98,9 @@ enum AppConfigurationBuilder {
         guard configuration.statementTimeoutMilliseconds >= 0, configuration.refreshTokenReuseInterval >= 0 else {
             throw ValidationError("STATEMENT_TIMEOUT and REFRESH_TOKEN_REUSE_INTERVAL must not be negative")
         }
-        if let text = options.value(nil, "EXPENSIVE_CONCURRENCY") {
-            guard let number = Int(text), number >= 1 else {
-                throw ValidationError("EXPENSIVE_CONCURRENCY must be >= 1")
-            }
-            configuration.expensiveConcurrency = number
+        if options.value(nil, "EXPENSIVE_CONCURRENCY") != nil {
+            configuration.expensiveConcurrency = try options.intValue(
+                nil, "EXPENSIVE_CONCURRENCY", default: 1, within: 1 ... .max)
         }
         configuration.expensiveStatementTimeoutMilliseconds = try options.intValue(
             nil, "EXPENSIVE_STATEMENT_TIMEOUT", default: configuration.expensiveStatementTimeoutMilliseconds)
@@ -142,10 +113,8 @@ enum AppConfigurationBuilder {
             throw ValidationError("EXPENSIVE_STATEMENT_TIMEOUT, HTTP_BODY_MIN_RATE must be >= 0, HTTP_BODY_GRACE >= 1")
         }
         configuration.answerCacheBytes = try options.intValue(
-            options.answerCacheBytes, "ANSWER_CACHE_BYTES", default: configuration.answerCacheBytes)
-        guard (0...(1 << 30)).contains(configuration.answerCacheBytes) else {
-            throw ValidationError("ANSWER_CACHE_BYTES must be 0...1073741824")
-        }
+            options.answerCacheBytes, "ANSWER_CACHE_BYTES", default: configuration.answerCacheBytes,
+            within: 0...(1 << 30))
         if let anonKey = options.value(options.supabaseAnonKey, "SUPABASE_ANON_KEY") {
             guard !anonKey.isEmpty else { throw ValidationError("SUPABASE_ANON_KEY must not be empty") }
             configuration.supabaseAnonKey = anonKey

@@ -160,11 +160,34 @@ struct ServerOptions: ParsableArguments {
         return value
     }
 
-    func intValue(_ flag: Int?, _ variable: String, default fallback: Int) throws -> Int {
-        if let flag { return flag }
-        guard let text = value(nil, variable) else { return fallback }
-        guard let number = Int(text) else { throw ValidationError("\(variable) must be a whole number, got \(text)") }
+    func intValue(
+        _ flag: Int?, _ variable: String, default fallback: Int, within range: ClosedRange<Int> = .min ... .max
+    ) throws -> Int {
+        var number = fallback
+        if let flag {
+            number = flag
+        } else if let text = value(nil, variable) {
+            guard let parsed = Int(text) else {
+                throw ValidationError("\(variable) must be a whole number, got \(text)")
+            }
+            number = parsed
+        }
+        guard range.contains(number) else {
+            let bounds =
+                range.upperBound == .max ? "at least \(range.lowerBound)" : "\(range.lowerBound)...\(range.upperBound)"
+            throw ValidationError("\(variable) must be \(bounds)")
+        }
         return number
+    }
+
+    /// `on` or `off` (any case), from the flag or the environment; `fallback` when neither is set.
+    func switchValue(_ flag: String?, _ variable: String, default fallback: Bool = true) throws -> Bool {
+        guard let text = value(flag, variable) else { return fallback }
+        switch text.lowercased() {
+        case "on": return true
+        case "off": return false
+        default: throw ValidationError("\(variable) must be on or off")
+        }
     }
 
     func secondsValue(_ flag: Double?, _ variable: String, default fallback: Double, within range: ClosedRange<Double>)
