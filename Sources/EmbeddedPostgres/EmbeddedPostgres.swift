@@ -192,13 +192,7 @@ public final class EmbeddedPostgres: Sendable {
         // initdb reads the password from a file: a private one, readable by whoever runs initdb, deleted after.
         let passwordFile = FileManager.default.temporaryDirectory.appendingPathComponent(
             "embedded-postgres-\(UUID().uuidString).pw")
-        guard
-            FileManager.default.createFile(
-                atPath: passwordFile.path, contents: Data((password + "\n").utf8),
-                attributes: [.posixPermissions: 0o600])
-        else {
-            throw EmbeddedPostgresError("cannot write a temporary file at \(passwordFile.path)")
-        }
+        try Self.writePrivately(password, to: passwordFile)
         defer { try? FileManager.default.removeItem(at: passwordFile) }
         if let runAs = tools.runner.runAs, chown(passwordFile.path, runAs.uid, runAs.gid) != 0 {
             throw EmbeddedPostgresError("cannot chown \(passwordFile.path) to \(runAs.name)")
@@ -360,15 +354,17 @@ public final class EmbeddedPostgres: Sendable {
     /// The password, kept with the data, readable by this process's user only (and, when that is root, by the
     /// user running PostgreSQL, which owns the data anyway: a file backup then includes it).
     private func writeSecret(_ password: String, _ tools: Tools) throws {
-        guard
-            FileManager.default.createFile(
-                atPath: secretFile.path, contents: Data((password + "\n").utf8),
-                attributes: [.posixPermissions: 0o600])
-        else {
-            throw EmbeddedPostgresError("cannot write \(secretFile.path)")
-        }
+        try Self.writePrivately(password, to: secretFile)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secretFile.path)
         try handSecretOver(tools)
+    }
+
+    /// Writes `password` and a newline to a new file only its owner may read.
+    private static func writePrivately(_ password: String, to file: URL) throws {
+        guard
+            FileManager.default.createFile(
+                atPath: file.path, contents: Data((password + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        else { throw EmbeddedPostgresError("cannot write \(file.path)") }
     }
 
     private func handSecretOver(_ tools: Tools) throws {

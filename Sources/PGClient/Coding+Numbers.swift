@@ -1,40 +1,20 @@
 // Integers and floating point numbers in PostgreSQL's text format.
 
-extension Int: PGEncodable, PGDecodable {
-    public static var pgType: PGType { .int8 }
+/// PostgreSQL's integer types (int2, int4, int8) as the Swift integers of their width.
+public protocol PGInteger: FixedWidthInteger, PGEncodable, PGDecodable {}
+
+extension PGInteger {
     public func pgEncode() -> PGBind.Value { .text(String(self)) }
     public init(pgText text: String) throws(PGError) {
-        guard let value = Int(text) else { throw .decodingFailure(Int.self, text) }
+        guard let value = Self(text) else { throw .decodingFailure(Self.self, text) }
         self = value
     }
 }
 
-extension Int64: PGEncodable, PGDecodable {
-    public static var pgType: PGType { .int8 }
-    public func pgEncode() -> PGBind.Value { .text(String(self)) }
-    public init(pgText text: String) throws(PGError) {
-        guard let value = Int64(text) else { throw .decodingFailure(Int64.self, text) }
-        self = value
-    }
-}
-
-extension Int32: PGEncodable, PGDecodable {
-    public static var pgType: PGType { .int4 }
-    public func pgEncode() -> PGBind.Value { .text(String(self)) }
-    public init(pgText text: String) throws(PGError) {
-        guard let value = Int32(text) else { throw .decodingFailure(Int32.self, text) }
-        self = value
-    }
-}
-
-extension Int16: PGEncodable, PGDecodable {
-    public static var pgType: PGType { .int2 }
-    public func pgEncode() -> PGBind.Value { .text(String(self)) }
-    public init(pgText text: String) throws(PGError) {
-        guard let value = Int16(text) else { throw .decodingFailure(Int16.self, text) }
-        self = value
-    }
-}
+extension Int: PGInteger { public static var pgType: PGType { .int8 } }
+extension Int64: PGInteger { public static var pgType: PGType { .int8 } }
+extension Int32: PGInteger { public static var pgType: PGType { .int4 } }
+extension Int16: PGInteger { public static var pgType: PGType { .int2 } }
 
 extension Double: PGEncodable, PGDecodable {
     public static var pgType: PGType { .float8 }

@@ -163,20 +163,32 @@ struct ServerOptions: ParsableArguments {
     func intValue(
         _ flag: Int?, _ variable: String, default fallback: Int, within range: ClosedRange<Int> = .min ... .max
     ) throws -> Int {
-        var number = fallback
-        if let flag {
-            number = flag
-        } else if let text = value(nil, variable) {
-            guard let parsed = Int(text) else {
-                throw ValidationError("\(variable) must be a whole number, got \(text)")
-            }
-            number = parsed
-        }
+        let number = try parsed(flag, variable, default: fallback, kind: "a whole number")
         guard range.contains(number) else {
             let bounds =
                 range.upperBound == .max ? "at least \(range.lowerBound)" : "\(range.lowerBound)...\(range.upperBound)"
             throw ValidationError("\(variable) must be \(bounds)")
         }
+        return number
+    }
+
+    func secondsValue(_ flag: Double?, _ variable: String, default fallback: Double, within range: ClosedRange<Double>)
+        throws -> Duration
+    {
+        let seconds = try parsed(flag, variable, default: fallback, kind: "a number of seconds")
+        guard range.contains(seconds) else {
+            throw ValidationError("\(variable) must be \(range.lowerBound)...\(range.upperBound) seconds")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    /// The flag, else the variable read as `kind` (e.g. "a whole number"), else `fallback`.
+    private func parsed<Number: LosslessStringConvertible>(
+        _ flag: Number?, _ variable: String, default fallback: Number, kind: String
+    ) throws -> Number {
+        if let flag { return flag }
+        guard let text = value(nil, variable) else { return fallback }
+        guard let number = Number(text) else { throw ValidationError("\(variable) must be \(kind), got \(text)") }
         return number
     }
 
@@ -188,26 +200,6 @@ struct ServerOptions: ParsableArguments {
         case "off": return false
         default: throw ValidationError("\(variable) must be on or off")
         }
-    }
-
-    func secondsValue(_ flag: Double?, _ variable: String, default fallback: Double, within range: ClosedRange<Double>)
-        throws -> Duration
-    {
-        let seconds: Double
-        if let flag {
-            seconds = flag
-        } else if let text = value(nil, variable) {
-            guard let number = Double(text) else {
-                throw ValidationError("\(variable) must be a number of seconds, got \(text)")
-            }
-            seconds = number
-        } else {
-            seconds = fallback
-        }
-        guard range.contains(seconds) else {
-            throw ValidationError("\(variable) must be \(range.lowerBound)...\(range.upperBound) seconds")
-        }
-        return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
     var resolvedDataDirectory: URL {
