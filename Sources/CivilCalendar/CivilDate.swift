@@ -24,4 +24,10 @@ public enum CivilDate {
         let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
+
+    /// Quotient and remainder rounded toward negative infinity, so times before 1970 land on the right day.
+    public static func floorDivision(_ value: Int, _ divisor: Int) -> (quotient: Int, remainder: Int) {
+        let remainder = (value % divisor + divisor) % divisor
+        return ((value - remainder) / divisor, remainder)
+    }
 }

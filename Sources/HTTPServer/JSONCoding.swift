@@ -119,8 +119,8 @@ public enum Timestamp {
         let wholeSeconds = stored.rounded(.down)
         let microseconds = Int(((stored - wholeSeconds) * 1_000_000).rounded())
         let totalMilliseconds = (Int(wholeSeconds) + 978_307_200) * 1000 + microseconds / 1000
-        let (totalSeconds, milliseconds) = floorDivision(totalMilliseconds, 1000)
-        let (days, secondOfDay) = floorDivision(totalSeconds, 86_400)
+        let (totalSeconds, milliseconds) = CivilDate.floorDivision(totalMilliseconds, 1000)
+        let (days, secondOfDay) = CivilDate.floorDivision(totalSeconds, 86_400)
         let (year, month, day) = CivilDate.date(daysSince1970: days)
         func put(_ value: Int, at offset: Int, digits: Int, then separator: Unicode.Scalar) {
             var value = value.magnitude  // a year before 1 AD prints its digits rather than trapping
@@ -137,12 +137,6 @@ public enum Timestamp {
         put(secondOfDay / 60 % 60, at: 14, digits: 2, then: ":")
         put(secondOfDay % 60, at: 17, digits: 2, then: ".")
         put(milliseconds, at: 20, digits: 3, then: "Z")
-    }
-
-    /// Quotient and remainder rounded toward negative infinity, so times before 1970 land on the right day.
-    private static func floorDivision(_ value: Int, _ divisor: Int) -> (quotient: Int, remainder: Int) {
-        let remainder = (value % divisor + divisor) % divisor
-        return ((value - remainder) / divisor, remainder)
     }
 }
 

@@ -8,9 +8,7 @@ extension Date: PGEncodable, PGDecodable {
     public static var pgType: PGType { .timestamptz }
 
     public func pgEncode() -> PGBind.Value {
-        let millis = Int64((timeIntervalSince1970 * 1000).rounded())
-        let days = Int(millis.floorDiv(86_400_000))
-        let msOfDay = Int(millis - Int64(days) * 86_400_000)
+        let (days, msOfDay) = CivilDate.floorDivision(Int((timeIntervalSince1970 * 1000).rounded()), 86_400_000)
         let (year, month, day) = CivilDate.date(daysSince1970: days)
         return .text(
             String(
@@ -27,13 +25,6 @@ extension Date: PGEncodable, PGDecodable {
             guard let timestamp = try? PGTimestamp(pgText: text) else { throw .decodingFailure(Date.self, text) }
             self = timestamp.date
         }
-    }
-}
-
-extension Int64 {
-    fileprivate func floorDiv(_ divisor: Int64) -> Int64 {
-        let quotient = self / divisor
-        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
     }
 }
 
