@@ -224,7 +224,11 @@ public final class HTTPServer: @unchecked Sendable {
         let requestID =
             connection.header("X-Request-Id").flatMap { RequestID.isAcceptable($0) ? $0 : nil } ?? RequestID.generate()
         let limit: Int
-        if case .found(let route, _) = lookup { limit = route.maxBodySize } else { limit = Route.defaultMaxBodySize }
+        if case .found(let route, _) = lookup {
+            limit = route.policy.bodyLimit
+        } else {
+            limit = Route.defaultMaxBodySize
+        }
         return RequestContext(method: method, path: path, requestID: requestID, lookup: lookup, bodyLimit: limit)
     }
 

@@ -29,7 +29,6 @@ public struct Route: Sendable {
     public private(set) var handler: Handler
     /// What the pipeline checks and applies before the handler (see `RoutePolicy`).
     public let policy: RoutePolicy
-    public var maxBodySize: Int { policy.bodyLimit }
     /// What serving it costs (see `CostClass`); admission caps requests by it.
     public let cost: RouteCost
 

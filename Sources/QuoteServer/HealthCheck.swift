@@ -23,8 +23,7 @@ struct HealthCheck: ParsableCommand {
     func run() throws {
         let configuredHost = options.value(options.host, "HOST") ?? "127.0.0.1"
         let host = configuredHost == "0.0.0.0" ? "127.0.0.1" : configuredHost
-        let port = try options.intValue(options.port, "PORT", default: 8080)
-        guard (1...65535).contains(port) else { throw ValidationError("PORT must be 1...65535 to be checked") }
+        let port = try options.intValue(options.port, "PORT", default: 8080, within: 1...65535)
         switch HealthProbe(host: host, port: UInt16(port), timeout: timeout).statusLine() {
         case .success(let line) where line.split(separator: " ").dropFirst().first == "200":
             return
