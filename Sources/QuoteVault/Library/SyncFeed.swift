@@ -47,14 +47,18 @@ public struct SyncFeed: Sendable {
 
     /// The feed's current end for the user: a token after every change committed so far.
     public func position(userID: UUID) async throws -> SyncToken {
-        let row = try await pool.read("SELECT last_seq FROM sync_positions WHERE user_id = \(userID)").first
+        let row = try await pool.read(
+            "SELECT last_seq FROM sync_positions p WHERE \(RowOwner.syncPositions.owned("p", by: userID))"
+        ).first
         return SyncToken(seq: try row?.decode("last_seq", as: Int64.self) ?? 0, listing: nil)
     }
 
     private static func page(userID: UUID, since: SyncToken?, limit: Int, _ connection: PGConnection) throws -> SyncPage
     {
         let position = try connection.query(
-            "SELECT last_seq, pruned_through FROM sync_positions WHERE user_id = \(userID)"
+            """
+            SELECT last_seq, pruned_through FROM sync_positions p WHERE \(RowOwner.syncPositions.owned("p", by: userID))
+            """
         ).first
         let last = try position?.decode("last_seq", as: Int64.self) ?? 0
         let pruned = try position?.decode("pruned_through", as: Int64.self) ?? 0
@@ -100,7 +104,7 @@ public struct SyncFeed: Sendable {
             let rows = try connection.query(
                 """
                 SELECT \(unsafeSQL: QuoteCollection.columns) FROM collections c
-                WHERE c.user_id = \(userID) AND (\(listing.after)::uuid IS NULL OR c.id > \(listing.after))
+                WHERE \(RowOwner.collections.owned("c", by: userID)) AND (\(listing.after)::uuid IS NULL OR c.id > \(listing.after))
                 ORDER BY c.id LIMIT \(fetch)
                 """)
             let collections = try rows.prefix(limit).map(QuoteCollection.init(row:))
@@ -111,8 +115,8 @@ public struct SyncFeed: Sendable {
         case .favorites:
             let rows = try connection.query(
                 """
-                SELECT quote_id, created_at FROM user_favorites
-                WHERE user_id = \(userID) AND (\(listing.after)::uuid IS NULL OR quote_id > \(listing.after))
+                SELECT quote_id, created_at FROM user_favorites f
+                WHERE \(RowOwner.favorites.owned("f", by: userID)) AND (\(listing.after)::uuid IS NULL OR quote_id > \(listing.after))
                 ORDER BY quote_id LIMIT \(fetch)
                 """)
             let favorites = try rows.prefix(limit).map {
@@ -129,8 +133,9 @@ public struct SyncFeed: Sendable {
                 """
                 SELECT cq.collection_id, cq.quote_id, cq.added_at
                 FROM collections c JOIN collection_quotes cq ON cq.collection_id = c.id
-                WHERE c.user_id = \(userID)
-                  AND (\(listing.after)::uuid IS NULL OR (cq.collection_id, cq.quote_id) > (\(listing.after), \(listing.afterQuote)))
+                WHERE \(RowOwner.collections.owned("c", by: userID))
+                  AND (\(listing.after)::uuid IS NULL
+                       OR (cq.collection_id, cq.quote_id) > (\(listing.after), \(listing.afterQuote)))
                 ORDER BY cq.collection_id, cq.quote_id LIMIT \(fetch)
                 """)
             let links = try rows.prefix(limit).map { row in
@@ -159,7 +164,10 @@ public struct SyncFeed: Sendable {
     {
         guard limit > 0 else {
             let more = try connection.query(
-                "SELECT 1 AS more FROM sync_changes WHERE user_id = \(userID) AND seq > \(seq) LIMIT 1")
+                """
+                SELECT 1 AS more FROM sync_changes ch
+                WHERE \(RowOwner.syncChanges.owned("ch", by: userID)) AND ch.seq > \(seq) LIMIT 1
+                """)
             return ([], nil, !more.isEmpty)
         }
         let rows = try connection.query(
@@ -169,12 +177,12 @@ public struct SyncFeed: Sendable {
                    \(unsafeSQL: QuoteCollection.columns)
             FROM sync_changes ch
             LEFT JOIN user_favorites f ON ch.kind = 'favorite' AND ch.op = 'upsert'
-                AND f.user_id = ch.user_id AND f.quote_id = ch.object_id
+                AND \(RowOwner.favorites.owned("f", by: userID)) AND f.quote_id = ch.object_id
             LEFT JOIN collections c ON ch.kind = 'collection' AND ch.op = 'upsert'
-                AND c.id = ch.object_id AND c.user_id = ch.user_id
+                AND c.id = ch.object_id AND \(RowOwner.collections.owned("c", by: userID))
             LEFT JOIN collection_quotes cq ON ch.kind = 'collection_quote' AND ch.op = 'upsert'
                 AND cq.collection_id = ch.object_id AND cq.quote_id = ch.quote_id
-            WHERE ch.user_id = \(userID) AND ch.seq > \(seq)
+            WHERE \(RowOwner.syncChanges.owned("ch", by: userID)) AND ch.seq > \(seq)
             ORDER BY ch.seq LIMIT \(limit + 1)
             """)
         let page = rows.prefix(limit)
