@@ -123,7 +123,8 @@ public struct AccountService: Sendable {
                 let row = try connection.query(
                     """
                     SELECT t.session_id, t.rotated_at IS NOT NULL AS rotated, s.user_id,
-                           t.rotated_at > now() - \(sessions.refreshTokenReuseInterval) * interval '1 second' AS recently_rotated,
+                           t.rotated_at > now() - \(sessions.refreshTokenReuseInterval) * interval '1 second'
+                               AS recently_rotated,
                            s.revoked_at IS NULL AND s.expires_at > now() AS live
                     FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
                     WHERE t.token_hash = \(tokenHash)

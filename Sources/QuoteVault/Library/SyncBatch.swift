@@ -87,7 +87,8 @@ public struct SyncBatch: Sendable {
         for row in try connection.query(
             """
             SELECT id, status, code, object FROM sync_operations s
-            WHERE \(RowOwner.syncOperations.owned("s", by: userID)) AND id = ANY(\(ids.filter { !claimed.contains($0) })::uuid[])
+            WHERE \(RowOwner.syncOperations.owned("s", by: userID))
+              AND id = ANY(\(ids.filter { !claimed.contains($0) })::uuid[])
             """)
         {
             let id = try row.decode("id", as: UUID.self)

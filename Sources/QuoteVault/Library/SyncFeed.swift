@@ -104,7 +104,8 @@ public struct SyncFeed: Sendable {
             let rows = try connection.query(
                 """
                 SELECT \(unsafeSQL: QuoteCollection.columns) FROM collections c
-                WHERE \(RowOwner.collections.owned("c", by: userID)) AND (\(listing.after)::uuid IS NULL OR c.id > \(listing.after))
+                WHERE \(RowOwner.collections.owned("c", by: userID))
+                  AND (\(listing.after)::uuid IS NULL OR c.id > \(listing.after))
                 ORDER BY c.id LIMIT \(fetch)
                 """)
             let collections = try rows.prefix(limit).map(QuoteCollection.init(row:))
@@ -116,7 +117,8 @@ public struct SyncFeed: Sendable {
             let rows = try connection.query(
                 """
                 SELECT quote_id, created_at FROM user_favorites f
-                WHERE \(RowOwner.favorites.owned("f", by: userID)) AND (\(listing.after)::uuid IS NULL OR quote_id > \(listing.after))
+                WHERE \(RowOwner.favorites.owned("f", by: userID))
+                  AND (\(listing.after)::uuid IS NULL OR quote_id > \(listing.after))
                 ORDER BY quote_id LIMIT \(fetch)
                 """)
             let favorites = try rows.prefix(limit).map {
