@@ -93,8 +93,7 @@ extension OpenAPIDocument {
                   "properties": {"password": {"type": "string"}}}}}},
                 "responses": {"204": {"description": "Deleted"},
                   "401": {"description": "unauthorized, or invalid_credentials for a wrong password",
-                    "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-                  "429": {"$ref": "#/components/responses/TooManyRequests"}}}},
+                    "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}}}},
             "/v1/me/export": {
               "get": {"operationId": "exportMe", "tags": ["Me"], "security": [{"bearer": []}],
                 "summary": "Everything the caller keeps here in one JSON document: account, profile, preferences, \#
