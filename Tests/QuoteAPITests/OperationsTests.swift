@@ -75,8 +75,9 @@ final class OperationsTests: XCTestCase {
         }
     }
 
-    /// `Idempotency-Key` is documented on exactly the operations whose route's policy honours it.
-    func testIdempotencyKeyIsDocumentedWhereRoutesHonourIt() async throws {
+    /// `Idempotency-Key` and the bearer token are documented on exactly the operations whose route's policy
+    /// honours the key or asks for a user's token.
+    func testRoutePoliciesAreDocumented() async throws {
         let app = try await startTestApp()
         let document = try app.client.get("/openapi.json").jsonObject()
         let paths = try XCTUnwrap(document["paths"] as? [String: [String: Any]])
@@ -88,6 +89,9 @@ final class OperationsTests: XCTestCase {
             let parameters = operation["parameters"] as? [[String: Any]] ?? []
             let takesKey = parameters.contains { $0["$ref"] as? String == "#/components/parameters/IdempotencyKey" }
             XCTAssertEqual(takesKey, route.policy.idempotent, "\(route.method) \(route.pattern)")
+            XCTAssertEqual(
+                operation["security"] != nil, route.policy.authentication.name == "user_token",
+                "\(route.method) \(route.pattern)")
             documented += takesKey ? 1 : 0
         }
         XCTAssertGreaterThan(documented, 10, "the /v1 writes take Idempotency-Key")

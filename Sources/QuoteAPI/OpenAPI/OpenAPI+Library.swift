@@ -4,7 +4,6 @@ extension OpenAPIDocument {
         {
           "paths": {
             "/v1/favorites": {"get": {"operationId": "listFavorites", "tags": ["Favorites"],
-              "security": [{"bearer": []}],
               "summary": "The caller's favorites, newest favorite first",
               "parameters": [{"$ref": "#/components/parameters/Page"}, {"$ref": "#/components/parameters/PageSize"}],
               "responses": {
@@ -17,14 +16,13 @@ extension OpenAPIDocument {
                       "format": "date-time"}}}}}}]}}}},
                 "422": {"$ref": "#/components/responses/ValidationFailed"}}}},
             "/v1/favorites/ids": {"get": {"operationId": "favoriteIds", "tags": ["Favorites"],
-              "security": [{"bearer": []}],
               "summary": "Every favorite's quote id, for a quick local isFavorite",
               "responses": {
                 "200": {"description": "All favorite quote ids",
                   "content": {"application/json": {"schema": {"type": "object", "required": ["ids"],
                   "properties": {"ids": {"type": "array", "items": {"type": "string", "format": "uuid"}}}}}}}}}},
             "/v1/favorites/{quote_id}": {
-              "put": {"operationId": "addFavorite", "tags": ["Favorites"], "security": [{"bearer": []}],
+              "put": {"operationId": "addFavorite", "tags": ["Favorites"],
                 "summary": "Make a quote a favorite (idempotent)",
                 "parameters": [{"$ref": "#/components/parameters/QuoteIdPath"}],
                 "responses": {
@@ -33,20 +31,20 @@ extension OpenAPIDocument {
                   "200": {"description": "It already was a favorite",
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/FavoriteRef"}}}},
                   "404": {"$ref": "#/components/responses/NotFound"}}},
-              "delete": {"operationId": "removeFavorite", "tags": ["Favorites"], "security": [{"bearer": []}],
+              "delete": {"operationId": "removeFavorite", "tags": ["Favorites"],
                 "summary": "Remove a favorite (204 also when it was not one)",
                 "parameters": [{"$ref": "#/components/parameters/QuoteIdPath"}],
                 "responses": {
                   "204": {"description": "Not a favorite (any more)"}}}},
             "/v1/collections": {
-              "get": {"operationId": "listCollections", "tags": ["Collections"], "security": [{"bearer": []}],
+              "get": {"operationId": "listCollections", "tags": ["Collections"],
                 "summary": "The caller's collections, newest first",
                 "responses": {
                   "200": {"description": "All collections",
                     "content": {"application/json": {"schema": {"type": "object", "required": ["items"],
                     "properties": {"items": {"type": "array",
                       "items": {"$ref": "#/components/schemas/Collection"}}}}}}}}},
-              "post": {"operationId": "createCollection", "tags": ["Collections"], "security": [{"bearer": []}],
+              "post": {"operationId": "createCollection", "tags": ["Collections"],
                 "summary": "Create a collection (name trimmed, 1-100 characters; duplicates allowed; optional \#
         client-generated id)",
                 "requestBody": {"required": true,
@@ -56,7 +54,7 @@ extension OpenAPIDocument {
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Collection"}}}},
                   "403": {"$ref": "#/components/responses/QuotaExceeded"}}}},
             "/v1/collections/{id}": {
-              "patch": {"operationId": "renameCollection", "tags": ["Collections"], "security": [{"bearer": []}],
+              "patch": {"operationId": "renameCollection", "tags": ["Collections"],
                 "summary": "Rename a collection",
                 "parameters": [{"$ref": "#/components/parameters/CollectionIdPath"}],
                 "requestBody": {"required": true,
@@ -65,14 +63,13 @@ extension OpenAPIDocument {
                   "200": {"description": "Renamed",
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Collection"}}}},
                   "404": {"$ref": "#/components/responses/NotFound"}}},
-              "delete": {"operationId": "deleteCollection", "tags": ["Collections"], "security": [{"bearer": []}],
+              "delete": {"operationId": "deleteCollection", "tags": ["Collections"],
                 "summary": "Delete a collection and its quote associations (the quotes stay)",
                 "parameters": [{"$ref": "#/components/parameters/CollectionIdPath"}],
                 "responses": {
                   "204": {"description": "Deleted"},
                   "404": {"$ref": "#/components/responses/NotFound"}}}},
             "/v1/collections/{id}/quotes": {"get": {"operationId": "listCollectionQuotes", "tags": ["Collections"],
-              "security": [{"bearer": []}],
               "summary": "The collection's quotes, newest addition first",
               "parameters": [{"$ref": "#/components/parameters/CollectionIdPath"},
                 {"$ref": "#/components/parameters/Page"},
@@ -88,7 +85,7 @@ extension OpenAPIDocument {
                 "404": {"$ref": "#/components/responses/NotFound"},
                 "422": {"$ref": "#/components/responses/ValidationFailed"}}}},
             "/v1/collections/{id}/quotes/{quote_id}": {
-              "put": {"operationId": "addCollectionQuote", "tags": ["Collections"], "security": [{"bearer": []}],
+              "put": {"operationId": "addCollectionQuote", "tags": ["Collections"],
                 "summary": "Add a quote to a collection (idempotent)",
                 "parameters": [{"$ref": "#/components/parameters/CollectionIdPath"},
                   {"$ref": "#/components/parameters/QuoteIdPath"}],
@@ -99,7 +96,7 @@ extension OpenAPIDocument {
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CollectionQuoteRef"}}}},
                   "403": {"$ref": "#/components/responses/QuotaExceeded"},
                   "404": {"$ref": "#/components/responses/NotFound"}}},
-              "delete": {"operationId": "removeCollectionQuote", "tags": ["Collections"], "security": [{"bearer": []}],
+              "delete": {"operationId": "removeCollectionQuote", "tags": ["Collections"],
                 "summary": "Remove a quote from a collection (204 also when it was not there)",
                 "parameters": [{"$ref": "#/components/parameters/CollectionIdPath"},
                   {"$ref": "#/components/parameters/QuoteIdPath"}],

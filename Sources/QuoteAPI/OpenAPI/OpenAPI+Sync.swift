@@ -2,12 +2,12 @@ import HTTPServer
 
 extension OpenAPIDocument {
     /// Offline sync: the change feed, queued operations, and the Idempotency-Key every /v1 write accepts
-    /// (added to those operations by `withIdempotencyKeys`).
+    /// (added to those operations by `withRoutePolicies`).
     static let syncFragment = #"""
         {
           "paths": {
             "/v1/sync": {
-              "get": {"operationId": "syncChanges", "tags": ["Sync"], "security": [{"bearer": []}],
+              "get": {"operationId": "syncChanges", "tags": ["Sync"],
                 "summary": "The whole library (no since), or every change after a token, deletions included, oldest \#
         first",
                 "description": "Without since: the profile, collections, favorites and collection quotes as \#
@@ -31,7 +31,7 @@ extension OpenAPIDocument {
         again without since",
                     "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
                   "422": {"$ref": "#/components/responses/ValidationFailed"}}},
-              "post": {"operationId": "syncOperations", "tags": ["Sync"], "security": [{"bearer": []}],
+              "post": {"operationId": "syncOperations", "tags": ["Sync"],
                 "summary": "Apply queued offline operations in order, each at most once (by its id)",
                 "description": "Each result is what the matching /v1 route would answer; one failing does not stop \#
         the others. A repeated operation id (remembered at least 30 days) returns its first result and applies \#
@@ -105,12 +105,16 @@ extension OpenAPIDocument {
         }
         """#
 
-    /// Every operation whose route's policy honours `Idempotency-Key` gets the header and its failures (409
-    /// while the first request runs, 422 for a malformed or reused key, 429 for a user holding the most live keys).
-    static func withIdempotencyKeys(_ paths: [String: Any], routes: [Route]) -> [String: Any] {
-        let idempotent = Set(routes.filter(\.policy.idempotent).map { "\($0.method.rawValue) \($0.pattern)" })
+    /// What each operation's route declares in its policy: a user's access token (`security`: bearer), and
+    /// `Idempotency-Key` with its failures (409 while the first request runs, 422 for a malformed or reused key,
+    /// 429 for a user holding the most live keys).
+    static func withRoutePolicies(_ paths: [String: Any], routes: [Route]) -> [String: Any] {
+        let policies = Dictionary(routes.map { ("\($0.method.rawValue) \($0.pattern)", $0.policy) }) { first, _ in first
+        }
         return forEachOperation(in: paths) { path, method, operation in
-            guard idempotent.contains("\(method.uppercased()) \(path)") else { return }
+            guard let policy = policies["\(method.uppercased()) \(path)"] else { return }
+            if policy.authentication.name == "user_token" { operation["security"] = [["bearer": [String]()]] }
+            guard policy.idempotent else { return }
             operation["parameters"] =
                 (operation["parameters"] as? [Any] ?? []) + [["$ref": "#/components/parameters/IdempotencyKey"]]
             addResponses(["409": "Conflict", "422": "ValidationFailed", "429": "TooManyRequests"], to: &operation)

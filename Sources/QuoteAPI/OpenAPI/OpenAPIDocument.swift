@@ -2,8 +2,8 @@ import Foundation
 import HTTPServer
 
 /// The OpenAPI 3.1 document served at `/openapi.json`, assembled from one fragment per resource
-/// (`OpenAPI+<Resource>.swift`), so each resource documents itself beside its routes; what every route of a kind
-/// answers alike (`withCommonResponses`) and `Idempotency-Key` (`withIdempotencyKeys`) are added from the routes.
+/// (`OpenAPI+<Resource>.swift`), so each resource documents itself beside its routes; what the routes' policies
+/// declare (`withRoutePolicies`) and what every route of a kind answers alike (`withCommonResponses`) are added.
 public enum OpenAPIDocument {
     /// The document of `routes` as JSON bytes (sorted keys).
     public static func bytes(routes: [Route]) -> [UInt8] {
@@ -26,7 +26,7 @@ public enum OpenAPIDocument {
                 collections.
                 """,
             ],
-            "paths": withIdempotencyKeys(withCommonResponses(sections["paths"]!), routes: routes),
+            "paths": withCommonResponses(withRoutePolicies(sections["paths"]!, routes: routes)),
             "components": [
                 "schemas": sections["schemas"]!,
                 "responses": sections["responses"]!,
