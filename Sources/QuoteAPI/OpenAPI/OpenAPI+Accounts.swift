@@ -13,8 +13,7 @@ extension OpenAPIDocument {
               "responses": {
                 "201": {"description": "Signed up",
                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
-                "409": {"description": "email_exists",
-                  "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}}}},
+                "409": {"description": "email_exists"}}}},
             "/v1/auth/login": {"post": {"operationId": "logIn", "tags": ["Auth"],
               "summary": "Log in with email and password",
               "requestBody": {"required": true,
@@ -22,8 +21,7 @@ extension OpenAPIDocument {
               "responses": {
                 "200": {"description": "Logged in",
                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
-                "401": {"description": "invalid_credentials (the same for an unknown email and a wrong password)",
-                  "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
+                "401": {"description": "invalid_credentials (the same for an unknown email and a wrong password)"},
                 "429": {"$ref": "#/components/responses/TooManyRequests"}}}},
             "/v1/auth/refresh": {"post": {"operationId": "refresh", "tags": ["Auth"],
               "summary": "Exchange a refresh token for a new session (the old token stops working; reusing it \#
@@ -39,8 +37,7 @@ extension OpenAPIDocument {
               "responses": {
                 "200": {"description": "New tokens",
                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
-                "401": {"description": "refresh_token_invalid or refresh_token_reused",
-                  "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}}}},
+                "401": {"description": "refresh_token_invalid or refresh_token_reused"}}}},
             "/v1/auth/logout": {"post": {"operationId": "logOut", "tags": ["Auth"],
               "summary": "End this session: its access and refresh tokens stop working at once",
               "responses": {"204": {"description": "Logged out"}}}},
@@ -62,8 +59,7 @@ extension OpenAPIDocument {
               "responses": {
                 "200": {"description": "Password changed; a new session",
                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
-                "400": {"description": "reset_token_invalid (unknown, used, or older than an hour), or invalid JSON",
-                  "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}}}},
+                "400": {"description": "reset_token_invalid (unknown, used, or older than an hour), or invalid JSON"}}}},
             "/v1/me": {
               "get": {"operationId": "getMe", "tags": ["Me"],
                 "summary": "The caller's account",
@@ -92,8 +88,7 @@ extension OpenAPIDocument {
                   "required": ["password"],
                   "properties": {"password": {"type": "string"}}}}}},
                 "responses": {"204": {"description": "Deleted"},
-                  "401": {"description": "unauthorized, or invalid_credentials for a wrong password",
-                    "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}}}},
+                  "401": {"description": "unauthorized, or invalid_credentials for a wrong password"}}}},
             "/v1/me/export": {
               "get": {"operationId": "exportMe", "tags": ["Me"],
                 "summary": "Everything the caller keeps here in one JSON document: account, profile, preferences, \#

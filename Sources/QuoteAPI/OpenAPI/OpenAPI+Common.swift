@@ -46,23 +46,15 @@ extension OpenAPIDocument {
           "responses": {
             "NotModified": {"description": "If-None-Match named the answer's ETag: nothing changed, no body",
               "headers": {"ETag": {"schema": {"type": "string"}}}},
-            "BadRequest": {"description": "The body is not valid JSON",
-              "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-            "Unauthorized": {"description": "Missing, malformed, expired, tampered or revoked access token",
-              "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-            "NotFound": {"description": "No such resource (a malformed id too)",
-              "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-            "ValidationFailed": {"description": "Invalid parameters or body; errors names each field",
-              "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-            "PayloadTooLarge": {"description": "The body exceeds the size limit",
-              "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-            "UnsupportedMediaType": {"description": "The body's Content-Type is not supported",
-              "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
+            "BadRequest": {"description": "The body is not valid JSON"},
+            "Unauthorized": {"description": "Missing, malformed, expired, tampered or revoked access token"},
+            "NotFound": {"description": "No such resource (a malformed id too)"},
+            "ValidationFailed": {"description": "Invalid parameters or body; errors names each field"},
+            "PayloadTooLarge": {"description": "The body exceeds the size limit"},
+            "UnsupportedMediaType": {"description": "The body's Content-Type is not supported"},
             "TooManyRequests": {"description": "Throttled; retry after the given seconds",
-              "headers": {"Retry-After": {"schema": {"type": "integer"}}},
-              "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-            "QuotaExceeded": {"description": "quota_exceeded: past a per-account quota (see the README)",
-              "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
+              "headers": {"Retry-After": {"schema": {"type": "integer"}}}},
+            "QuotaExceeded": {"description": "quota_exceeded: past a per-account quota (see the README)"}
           }
         }
         """#

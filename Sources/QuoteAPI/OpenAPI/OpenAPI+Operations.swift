@@ -26,8 +26,7 @@ extension OpenAPIDocument {
             "ServiceUnavailable": {"description": "The server is busy, or the database is unavailable: unreachable, \#
         no free pool connection within DB_ACQUIRE_TIMEOUT, read-only (failing over) or past the statement timeout; \#
         code service_unavailable",
-              "headers": {"Retry-After": {"schema": {"type": "integer"}}},
-              "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
+              "headers": {"Retry-After": {"schema": {"type": "integer"}}}}
           },
           "schemas": {
             "Status": {"type": "object", "required": ["status"], "properties": {"status": {"type": "string"},

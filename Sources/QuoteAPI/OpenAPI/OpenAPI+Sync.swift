@@ -28,8 +28,7 @@ extension OpenAPIDocument {
                       "next": {"type": "string", "description": "the token to sync from next"},
                       "has_more": {"type": "boolean", "description": "true: ask again with next now"}}}}}},
                   "410": {"description": "The token is older than the kept history (code sync_token_expired): sync \#
-        again without since",
-                    "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
+        again without since"},
                   "422": {"$ref": "#/components/responses/ValidationFailed"}}},
               "post": {"operationId": "syncOperations", "tags": ["Sync"],
                 "summary": "Apply queued offline operations in order, each at most once (by its id)",
@@ -65,8 +64,7 @@ extension OpenAPIDocument {
           },
           "responses": {
             "Conflict": {"description": "Conflict: a taken id, or a request with the same Idempotency-Key still \#
-        running",
-              "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
+        running"}
           },
           "schemas": {
             "Change": {"type": "object", "required": ["type", "op"],

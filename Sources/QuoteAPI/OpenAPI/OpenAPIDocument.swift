@@ -29,7 +29,7 @@ public enum OpenAPIDocument {
             "paths": withCommonResponses(withRoutePolicies(sections["paths"]!, routes: routes)),
             "components": [
                 "schemas": sections["schemas"]!,
-                "responses": sections["responses"]!,
+                "responses": withProblemBodies(sections["responses"]!),
                 "parameters": sections["parameters"]!,
                 "securitySchemes": ["bearer": ["type": "http", "scheme": "bearer", "bearerFormat": "JWT"]],
             ],
@@ -62,7 +62,29 @@ public enum OpenAPIDocument {
                 common["422"] = "ValidationFailed"
             }
             addResponses(common, to: &operation)
+            if var responses = operation["responses"] as? [String: Any] {
+                for (status, response) in responses where Int(status) ?? 0 >= 400 {
+                    responses[status] = problem(response)
+                }
+                operation["responses"] = responses
+            }
         }
+    }
+
+    /// The shared responses, each a failure but `NotModified`, with their problem+json bodies.
+    static func withProblemBodies(_ responses: [String: Any]) -> [String: Any] {
+        var responses = responses
+        for (name, response) in responses where name != "NotModified" { responses[name] = problem(response) }
+        return responses
+    }
+
+    /// `response` (a failure's) with its body, unless it is a `$ref` or has one: every failure on `/v1` is
+    /// problem+json.
+    static func problem(_ response: Any) -> Any {
+        guard var response = response as? [String: Any], response["description"] != nil, response["content"] == nil
+        else { return response }
+        response["content"] = ["application/problem+json": ["schema": ["$ref": "#/components/schemas/Problem"]]]
+        return response
     }
 
     /// `responses` (status: name in components/responses) added to `operation` where it has none of its own.
