@@ -59,7 +59,8 @@ extension OpenAPIDocument {
               "responses": {
                 "200": {"description": "Password changed; a new session",
                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
-                "400": {"description": "reset_token_invalid (unknown, used, or older than an hour), or invalid JSON"}}}},
+                "400": {
+                  "description": "reset_token_invalid (unknown, used, or older than an hour), or invalid JSON"}}}},
             "/v1/me": {
               "get": {"operationId": "getMe", "tags": ["Me"],
                 "summary": "The caller's account",
