@@ -108,11 +108,10 @@ public struct SyncFeed: Sendable {
                   AND (\(listing.after)::uuid IS NULL OR c.id > \(listing.after))
                 ORDER BY c.id LIMIT \(fetch)
                 """)
-            let collections = try rows.prefix(limit).map(QuoteCollection.init(row:))
-            let next =
-                rows.count > limit
-                ? SyncToken.Listing(phase: .collections, after: collections.last?.id, afterQuote: nil) : nil
-            return (collections.map { .collection(id: $0.id, collection: $0) }, next)
+            return try listed(rows, limit: limit, phase: .collections) { row in
+                let collection = try QuoteCollection(row: row)
+                return (.collection(id: collection.id, collection: collection), collection.id, nil)
+            }
         case .favorites:
             let rows = try connection.query(
                 """
@@ -121,15 +120,11 @@ public struct SyncFeed: Sendable {
                   AND (\(listing.after)::uuid IS NULL OR quote_id > \(listing.after))
                 ORDER BY quote_id LIMIT \(fetch)
                 """)
-            let favorites = try rows.prefix(limit).map {
-                SyncChange.favorite(
-                    quoteID: try $0.decode("quote_id"), favoritedAt: try $0.decode("created_at", as: Date.self))
+            return try listed(rows, limit: limit, phase: .favorites) { row in
+                let quoteID = try row.decode("quote_id", as: UUID.self)
+                let favoritedAt = try row.decode("created_at", as: Date.self)
+                return (.favorite(quoteID: quoteID, favoritedAt: favoritedAt), quoteID, nil)
             }
-            let lastID = try rows.prefix(limit).last?.decode("quote_id", as: UUID.self)
-            return (
-                favorites,
-                rows.count > limit ? SyncToken.Listing(phase: .favorites, after: lastID, afterQuote: nil) : nil
-            )
         case .collectionQuotes:
             let rows = try connection.query(
                 """
@@ -140,22 +135,24 @@ public struct SyncFeed: Sendable {
                        OR (cq.collection_id, cq.quote_id) > (\(listing.after), \(listing.afterQuote)))
                 ORDER BY cq.collection_id, cq.quote_id LIMIT \(fetch)
                 """)
-            let links = try rows.prefix(limit).map { row in
-                (
-                    collectionID: try row.decode("collection_id", as: UUID.self),
-                    quoteID: try row.decode("quote_id", as: UUID.self),
-                    addedAt: try row.decode("added_at", as: Date.self)
-                )
+            return try listed(rows, limit: limit, phase: .collectionQuotes) { row in
+                let collectionID = try row.decode("collection_id", as: UUID.self)
+                let quoteID = try row.decode("quote_id", as: UUID.self)
+                let added = SyncChange.collectionQuote(
+                    collectionID: collectionID, quoteID: quoteID, addedAt: try row.decode("added_at", as: Date.self))
+                return (added, collectionID, quoteID)
             }
-            let next =
-                rows.count > limit
-                ? SyncToken.Listing(
-                    phase: .collectionQuotes, after: links.last?.collectionID, afterQuote: links.last?.quoteID) : nil
-            return (
-                links.map { .collectionQuote(collectionID: $0.collectionID, quoteID: $0.quoteID, addedAt: $0.addedAt) },
-                next
-            )
         }
+    }
+
+    /// The first `limit` of `rows` (read `limit + 1`) as changes, each with the ids the listing is ordered by; when
+    /// there are more, the phase continues after the last one listed.
+    private static func listed(
+        _ rows: PGRows, limit: Int, phase: SyncListingPhase, _ change: (PGRow) throws -> (SyncChange, UUID, UUID?)
+    ) throws -> (changes: [SyncChange], next: SyncToken.Listing?) {
+        let listed = try rows.prefix(limit).map(change)
+        guard rows.count > limit else { return (listed.map(\.0), nil) }
+        return (listed.map(\.0), SyncToken.Listing(phase: phase, after: listed.last?.1, afterQuote: listed.last?.2))
     }
 
     /// Up to `limit` change rows after `seq`, each answered with its object's current state. Within a page only
