@@ -132,12 +132,13 @@ enum ImportPages {
             title: "Import quotes",
             body: """
                 <p>A CSV file with a header row naming <code>text</code>, <code>author</code> and <code>category</code>,
-                a JSON array of <code>{"text", "author", "category"}</code> objects, or JSON Lines. You see every row and
-                its verdict before anything is saved.</p>
+                a JSON array of <code>{"text", "author", "category"}</code> objects, or JSON Lines. You see every row
+                and its verdict before anything is saved.</p>
                 \(error)
                 <form class="stack" method="post" action="/console/quotes/import" enctype="multipart/form-data">\(
                 request.csrfField)
-                <label>File <input type="file" name="file" accept=".csv,.json,.jsonl,text/csv,application/json" required>
+                <label>File <input type="file" name="file" required
+                accept=".csv,.json,.jsonl,text/csv,application/json">
                 </label>
                 <button type="submit">Preview</button></form>
                 """, status: status)

@@ -9,7 +9,8 @@ enum QuoteDeletePages {
             body: """
                 <blockquote><p>\(quote.text)</p><p>— \(quote.author) (\(quote.category))</p></blockquote>
                 <p>It disappears from the app and from every user's favorites and collections.</p>
-                <form class="inline" method="post" action="/console/quotes/\(quote.id.uuidString.lowercased())/delete">\(
+                <form class="inline" method="post"
+                action="/console/quotes/\(quote.id.uuidString.lowercased())/delete">\(
                 request.csrfField)<button class="danger" type="submit">Delete</button>
                 <a class="button secondary" href="/console/quotes">Keep it</a></form>
                 """)

@@ -28,9 +28,11 @@ enum QuoteOfTheDayPages {
             title: "Quote of the day",
             body: """
                 <nav class="pager month-nav" aria-label="Months">
-                <a class="button secondary" href="/console/qotd?month=\(monthText(previous))">← \(monthName(previous))</a>
+                <a class="button secondary"
+                href="/console/qotd?month=\(monthText(previous))">← \(monthName(previous))</a>
                 <strong>\(monthName(month))</strong>
-                <a class="button secondary" href="/console/qotd?month=\(monthText(next))">\(monthName(next)) →</a></nav>
+                <a class="button secondary"
+                href="/console/qotd?month=\(monthText(next))">\(monthName(next)) →</a></nav>
                 <p class="muted">Days up to \(lastFrozen.description) have begun somewhere in the world (UTC+14) and are
                 frozen. Open a later day to pin a quote to it; a coming day without a pin shows the quote its date's
                 seed chose.</p>

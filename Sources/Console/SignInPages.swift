@@ -27,19 +27,13 @@ enum SignInPages {
             let secure = SessionCookie.isHTTPS(request.http, trustedProxies: request.context.trustedProxies)
             return .redirect("/console", setCookie: SessionCookie.set(signedIn.session, secure: secure))
         } catch let refusal as OwnerSignInError {
+            let message: String
             switch refusal {
             case .invalidLink: return invalidLink
-            case .codeRequired:
-                return form(
-                    token: token, email: nil, askCode: true,
-                    message: "Enter the code from your "
-                        + "authenticator app.", status: 401)
-            case .wrongCode:
-                return form(
-                    token: token, email: nil, askCode: true,
-                    message: "That code is wrong or was already "
-                        + "used. Enter the current code.", status: 401)
+            case .codeRequired: message = "Enter the code from your authenticator app."
+            case .wrongCode: message = "That code is wrong or was already used. Enter the current code."
             }
+            return form(token: token, email: nil, askCode: true, message: message, status: 401)
         }
     }
 

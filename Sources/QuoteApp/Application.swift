@@ -147,3 +147,16 @@ public final class Application: Sendable {
         LogSink.standardError.flush()
     }
 }
+
+extension Application {
+    /// The OpenAPI document of the routes `build` mounts, for `quote-server openapi`: the application is built
+    /// (nothing listens or connects) only to read its routes' declarations.
+    public static func openAPIDocument(migrationsDirectory: URL) throws -> [UInt8] {
+        var configuration = AppConfiguration(
+            databaseURL: "", jwtSecret: Array(repeating: 0, count: 32), migrationsDirectory: migrationsDirectory)
+        configuration.hashingThreads = 1
+        let application = try build(configuration: configuration, logger: Logger(label: "openapi"))
+        defer { application.context.hashing.stop() }
+        return OpenAPIDocument.bytes(routes: application.server.router.routes)
+    }
+}

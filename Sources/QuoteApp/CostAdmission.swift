@@ -5,9 +5,9 @@ import QuoteVault
 
 /// Admission by a route's cost class (`Route.cost`): expensive requests run under a global cap that leaves
 /// database connections to every other class, a per-address cap and a shorter statement timeout; over a cap they
-/// are refused (past the global cap after a short wait that holds no connection) (`429` past the address's, `503` past the global one, both with `Retry-After`,
-/// sent after the refusal delay). The other classes pass straight through (the hashing queue and the throttles
-/// bound `auth`).
+/// are refused (past the global cap after a short wait that holds no connection) (`429` past the address's, `503`
+/// past the global one, both with `Retry-After`, sent after the refusal delay). The other classes pass straight
+/// through (the hashing queue and the throttles bound `auth`).
 struct CostAdmission: Sendable {
     /// Nil when throttling is off (`RATE_LIMITS=off`).
     let expensive: ConcurrencyGate?

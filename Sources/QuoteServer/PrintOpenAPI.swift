@@ -1,5 +1,6 @@
 import ArgumentParser
-import QuoteAPI
+import QuoteApp
+import QuoteVault
 
 /// Prints the OpenAPI document, for validators and client generators; needs no database.
 struct PrintOpenAPI: ParsableCommand {
@@ -7,6 +8,7 @@ struct PrintOpenAPI: ParsableCommand {
         commandName: "openapi", abstract: "Print the OpenAPI 3.1 document and exit.")
 
     func run() throws {
-        print(String(decoding: OpenAPIDocument.bytes, as: UTF8.self))
+        let document = try Application.openAPIDocument(migrationsDirectory: try Migration.locateDirectory())
+        print(String(decoding: document, as: UTF8.self))
     }
 }

@@ -74,4 +74,26 @@ final class OperationsTests: XCTestCase {
                 operations?[route.method.rawValue.lowercased()], "\(route.method) \(route.pattern) is documented")
         }
     }
+
+    /// `Idempotency-Key` and the bearer token are documented on exactly the operations whose route's policy
+    /// honours the key or asks for a user's token.
+    func testRoutePoliciesAreDocumented() async throws {
+        let app = try await startTestApp()
+        let document = try app.client.get("/openapi.json").jsonObject()
+        let paths = try XCTUnwrap(document["paths"] as? [String: [String: Any]])
+        var documented = 0
+        for route in app.application.server.router.routes {
+            guard let operation = paths[route.pattern]?[route.method.rawValue.lowercased()] as? [String: Any] else {
+                continue
+            }
+            let parameters = operation["parameters"] as? [[String: Any]] ?? []
+            let takesKey = parameters.contains { $0["$ref"] as? String == "#/components/parameters/IdempotencyKey" }
+            XCTAssertEqual(takesKey, route.policy.idempotent, "\(route.method) \(route.pattern)")
+            XCTAssertEqual(
+                operation["security"] != nil, route.policy.authentication.name == "user_token",
+                "\(route.method) \(route.pattern)")
+            documented += takesKey ? 1 : 0
+        }
+        XCTAssertGreaterThan(documented, 10, "the /v1 writes take Idempotency-Key")
+    }
 }

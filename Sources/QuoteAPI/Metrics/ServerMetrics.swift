@@ -27,52 +27,48 @@ public final class ServerMetrics: Sendable {
 
     // nonisolated(unsafe): the descriptor type is a struct of `let` strings that swift-prometheus does not mark
     // Sendable; these are never mutated.
-    nonisolated(unsafe) private static let requests = MetricNameDescriptor(
-        metricName: "http_requests", unitName: "total",
-        helpText: "Requests answered, by method, route pattern and status.")
-    nonisolated(unsafe) private static let latency = MetricNameDescriptor(
-        metricName: "http_request_duration", unitName: "seconds",
-        helpText: "Time from request start to response, by route pattern.")
-    nonisolated(unsafe) private static let poolConnections = MetricNameDescriptor(
-        metricName: "db_pool", unitName: "connections",
-        helpText: "Database pool: size, connections in use, connections open.")
-    nonisolated(unsafe) private static let poolWaiting = MetricNameDescriptor(
-        metricName: "db_pool_waiting", unitName: "jobs", helpText: "Database jobs waiting for a free pool connection.")
-    nonisolated(unsafe) private static let publicPoolConnections = MetricNameDescriptor(
-        metricName: "db_public_pool", unitName: "connections",
-        helpText: "Database pool of public reads (DB_PUBLIC_POOL_SIZE): size, connections in use, connections open.")
-    nonisolated(unsafe) private static let publicPoolWaiting = MetricNameDescriptor(
-        metricName: "db_public_pool_waiting", unitName: "jobs", helpText: "Public reads waiting for a free connection.")
-    nonisolated(unsafe) private static let readsServed = MetricNameDescriptor(
-        metricName: "db_reads", unitName: "served",
-        helpText: "Public reads since start, by what served them (replica: a node in recovery, or primary).")
-    nonisolated(unsafe) private static let readNodes = MetricNameDescriptor(
-        metricName: "db_read_nodes", unitName: "in_use",
-        helpText: "Read URLs in use now, by what the node was at its last check (pg_is_in_recovery()).")
-    nonisolated(unsafe) private static let healthyReplicas = MetricNameDescriptor(
-        metricName: "db_read_replicas", unitName: "healthy",
-        helpText: "Read replicas in use now (reachable, within REPLICA_MAX_LAG).")
-    nonisolated(unsafe) private static let hashingQueue = MetricNameDescriptor(
-        metricName: "password_hashing_queue", unitName: "depth",
-        helpText: "Password hashes waiting for a hashing thread.")
-    nonisolated(unsafe) private static let mailBacklog = MetricNameDescriptor(
-        metricName: "mail_outbox", unitName: "backlog",
-        helpText: "Mails not yet delivered, as of the delivery loop's last pass.")
-    nonisolated(unsafe) private static let residentMemory = MetricNameDescriptor(
-        metricName: "process_resident_memory", unitName: "bytes", helpText: "Resident memory of the server process.")
+    private static func metric(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: unit, helpText: help)
+    }
+    nonisolated(unsafe) private static let requests = metric(
+        "http_requests", "total", "Requests answered, by method, route pattern and status.")
+    nonisolated(unsafe) private static let latency = metric(
+        "http_request_duration", "seconds", "Time from request start to response, by route pattern.")
+    nonisolated(unsafe) private static let poolConnections = metric(
+        "db_pool", "connections", "Database pool: size, connections in use, connections open.")
+    nonisolated(unsafe) private static let poolWaiting = metric(
+        "db_pool_waiting", "jobs", "Database jobs waiting for a free pool connection.")
+    nonisolated(unsafe) private static let publicPoolConnections = metric(
+        "db_public_pool", "connections",
+        "Database pool of public reads (DB_PUBLIC_POOL_SIZE): size, connections in use, connections open.")
+    nonisolated(unsafe) private static let publicPoolWaiting = metric(
+        "db_public_pool_waiting", "jobs", "Public reads waiting for a free connection.")
+    nonisolated(unsafe) private static let readsServed = metric(
+        "db_reads", "served", "Public reads since start, by what served them (replica: a node in recovery, or primary)."
+    )
+    nonisolated(unsafe) private static let readNodes = metric(
+        "db_read_nodes", "in_use", "Read URLs in use now, by what the node was at its last check (pg_is_in_recovery())."
+    )
+    nonisolated(unsafe) private static let healthyReplicas = metric(
+        "db_read_replicas", "healthy", "Read replicas in use now (reachable, within REPLICA_MAX_LAG).")
+    nonisolated(unsafe) private static let hashingQueue = metric(
+        "password_hashing_queue", "depth", "Password hashes waiting for a hashing thread.")
+    nonisolated(unsafe) private static let mailBacklog = metric(
+        "mail_outbox", "backlog", "Mails not yet delivered, as of the delivery loop's last pass.")
+    nonisolated(unsafe) private static let residentMemory = metric(
+        "process_resident_memory", "bytes", "Resident memory of the server process.")
 
-    nonisolated(unsafe) private static let backupLastSuccess = MetricNameDescriptor(
-        metricName: "backup_last_success", unitName: "timestamp_seconds",
-        helpText: "When the last successful backup of the embedded database ended (Unix time).")
-    nonisolated(unsafe) private static let backupLastSize = MetricNameDescriptor(
-        metricName: "backup_last_size", unitName: "bytes",
-        helpText: "Size of the last successful backup: the database it restores, and what it added to the repository.")
-    nonisolated(unsafe) private static let walArchiveFailures = MetricNameDescriptor(
-        metricName: "wal_archive_failures", unitName: "total",
-        helpText: "WAL segments PostgreSQL failed to archive since it started (pg_stat_archiver).")
-    nonisolated(unsafe) private static let oldestRestorable = MetricNameDescriptor(
-        metricName: "backup_oldest_restorable", unitName: "timestamp_seconds",
-        helpText: "The oldest time a restore can reach (Unix time).")
+    nonisolated(unsafe) private static let backupLastSuccess = metric(
+        "backup_last_success", "timestamp_seconds",
+        "When the last successful backup of the embedded database ended (Unix time).")
+    nonisolated(unsafe) private static let backupLastSize = metric(
+        "backup_last_size", "bytes",
+        "Size of the last successful backup: the database it restores, and what it added to the repository.")
+    nonisolated(unsafe) private static let walArchiveFailures = metric(
+        "wal_archive_failures", "total",
+        "WAL segments PostgreSQL failed to archive since it started (pg_stat_archiver).")
+    nonisolated(unsafe) private static let oldestRestorable = metric(
+        "backup_oldest_restorable", "timestamp_seconds", "The oldest time a restore can reach (Unix time).")
 
     /// Backups of the embedded database, set by the server's backup schedule.
     public let backups = BackupStatus()
@@ -124,17 +120,16 @@ public final class ServerMetrics: Sendable {
         let gauge = { (descriptor: MetricNameDescriptor, labels: [(String, String)], value: Int) in
             self.registry.makeGauge(descriptor: descriptor, labels: labels).set(Double(value))
         }
-        gauge(Self.poolConnections, [("state", "size")], pool.size)
-        gauge(Self.poolConnections, [("state", "in_use")], pool.inUse)
-        gauge(Self.poolConnections, [("state", "open")], pool.open)
-        gauge(Self.poolWaiting, [], pool.waiting)
-        gauge(Self.hashingQueue, [], hashingQueueDepth)
-        if let publicPool {
-            gauge(Self.publicPoolConnections, [("state", "size")], publicPool.size)
-            gauge(Self.publicPoolConnections, [("state", "in_use")], publicPool.inUse)
-            gauge(Self.publicPoolConnections, [("state", "open")], publicPool.open)
-            gauge(Self.publicPoolWaiting, [], publicPool.waiting)
+        let pools =
+            [(pool, Self.poolConnections, Self.poolWaiting)]
+            + (publicPool.map { [($0, Self.publicPoolConnections, Self.publicPoolWaiting)] } ?? [])
+        for (stats, connections, waiting) in pools {
+            gauge(connections, [("state", "size")], stats.size)
+            gauge(connections, [("state", "in_use")], stats.inUse)
+            gauge(connections, [("state", "open")], stats.open)
+            gauge(waiting, [], stats.waiting)
         }
+        gauge(Self.hashingQueue, [], hashingQueueDepth)
         if let replicaUse {
             gauge(Self.readsServed, [("served_by", "replica")], replicaUse.replicaReads)
             gauge(Self.readsServed, [("served_by", "primary")], replicaUse.primaryReads)

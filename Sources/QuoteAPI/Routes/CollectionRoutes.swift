@@ -67,12 +67,7 @@ struct CollectionRoutes {
         let page = try await collections.quotes(
             userID: user.userID, collectionID: id, page: try request.pageRequest(allowsCursor: false))
         var writer = JSONWriter(forPageOf: page.items.count)
-        writer.page(page) { writer, entry in
-            writer.raw("{")
-            writer.key("quote"); writer.quote(entry.quote); writer.comma()
-            writer.key("added_at"); writer.timestamp(entry.addedAt)
-            writer.raw("}")
-        }
+        writer.page(page) { $0.listed($1.quote, "added_at", $1.addedAt) }
         return .json(bytes: writer.bytes)
     }
 
@@ -103,6 +98,14 @@ struct CollectionRoutes {
 }
 
 extension JSONWriter {
+    /// `{quote, <stamp>}`: a quote in the caller's favorites or a collection, with when it was put there.
+    mutating func listed(_ listed: Quote, _ stamp: StaticString, _ date: Date) {
+        raw("{")
+        key("quote"); quote(listed); comma()
+        key(stamp); timestamp(date)
+        raw("}")
+    }
+
     /// `{collection_id, quote_id}`: the answer of `PUT /v1/collections/{id}/quotes/{quote_id}`.
     mutating func collectionQuote(collectionID: UUID, quoteID: UUID) {
         raw("{")

@@ -22,12 +22,7 @@ struct FavoriteRoutes {
         let user = try request.user
         let page = try await favorites.list(userID: user.userID, page: try request.pageRequest(allowsCursor: false))
         var writer = JSONWriter(forPageOf: page.items.count)
-        writer.page(page) { writer, favorite in
-            writer.raw("{")
-            writer.key("quote"); writer.quote(favorite.quote); writer.comma()
-            writer.key("favorited_at"); writer.timestamp(favorite.favoritedAt)
-            writer.raw("}")
-        }
+        writer.page(page) { $0.listed($1.quote, "favorited_at", $1.favoritedAt) }
         return .json(bytes: writer.bytes)
     }
 

@@ -7,12 +7,14 @@ import QuoteVault
 /// `/health`, `/ready` and `/openapi.json`.
 struct OperationsRoutes {
     let context: AppContext
+    /// The document of the `/v1` routes (`OpenAPIDocument`).
+    let openAPI: Response
 
     var routes: [Route] {
         [
             Route(.get, "/health", cost: .cheapRead, handler: .immediate { _ in Self.healthy }),
             Route(.get, "/ready", cost: .cheapRead, handler: Handler(ready)),
-            Route(.get, "/openapi.json", cost: .cheapRead, handler: .immediate { _ in Self.openAPI }),
+            Route(.get, "/openapi.json", cost: .cheapRead, handler: .immediate { [openAPI] _ in openAPI }),
             Route(
                 .get, "/metrics",
                 cost: .cheapRead,
@@ -21,7 +23,6 @@ struct OperationsRoutes {
     }
 
     private static let healthy = Response.json(bytes: Array(#"{"status":"ok"}"#.utf8))
-    private static let openAPI = Response.json(bytes: OpenAPIDocument.bytes)
 
     /// Prometheus text; every gauge is read from memory, so this never waits for the database.
     private var metrics: Response {

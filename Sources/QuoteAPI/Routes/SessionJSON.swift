@@ -26,16 +26,15 @@ extension JSONWriter {
         raw("}")
     }
 
-    /// `{access_token, token_type, expires_in, expires_at, refresh_token, user}`; `writeUser` writes the user in
-    /// the API's own shape (GoTrue's differs).
-    mutating func session(_ session: Session, writeUser: (inout JSONWriter, User) -> Void = { $0.user($1) }) {
+    /// `{access_token, token_type, expires_in, expires_at, refresh_token, user}`.
+    mutating func session(_ session: Session) {
         raw("{")
         key("access_token"); string(session.accessToken); comma()
         key("token_type"); string("bearer"); comma()
         key("expires_in"); int(session.expiresIn); comma()
         key("expires_at"); int(session.expiresAt); comma()
         key("refresh_token"); string(session.refreshToken); comma()
-        key("user"); writeUser(&self, session.user)
+        key("user"); user(session.user)
         raw("}")
     }
 }

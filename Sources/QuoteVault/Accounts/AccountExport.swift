@@ -31,7 +31,7 @@ public struct AccountExport: Sendable {
                            'text', q.text, 'author', q.author, 'category', q.category)
                        ORDER BY f.created_at, f.quote_id)
                 FROM user_favorites f JOIN quotes q ON q.id = f.quote_id, stamp s
-                WHERE f.user_id = \(userID)), '[]'::json),
+                WHERE \(RowOwner.favorites.owned("f", by: userID))), '[]'::json),
             'collections', COALESCE((
                 SELECT json_agg(json_build_object(
                            'id', c.id, 'name', c.name,
@@ -47,7 +47,7 @@ public struct AccountExport: Sendable {
                                WHERE cq.collection_id = c.id), '[]'::json))
                        ORDER BY c.created_at, c.id)
                 FROM collections c, stamp s
-                WHERE c.user_id = \(userID)), '[]'::json)
+                WHERE \(RowOwner.collections.owned("c", by: userID))), '[]'::json)
         )::text AS library
         """
     }

@@ -85,14 +85,7 @@ public struct AccountService: Sendable {
             }
             return (attempt, (try row.decode("id", as: UUID.self), try row.decode("password_hash", as: String.self)))
         }
-        let matches: Bool
-        do {
-            matches = try await hashing.verify(password, against: stored?.1)
-        } catch {
-            // Not evaluated (the hashing queue is full): not a failed login.
-            try? await pool.withConnection { try limits.giveBack(attempt, $0) }
-            throw error
-        }
+        let matches = try await givingBack(attempt) { try await hashing.verify(password, against: stored?.1) }
         guard matches, let (userID, phc) = stored else { throw QuoteVaultError.invalidCredentials }
         // Stored parameters weaker than today's: upgrade the hash while we have the password.
         let upgraded = hashing.hasher.needsRehash(phc) ? try await hashing.hash(password) : nil
@@ -123,7 +116,8 @@ public struct AccountService: Sendable {
                 let row = try connection.query(
                     """
                     SELECT t.session_id, t.rotated_at IS NOT NULL AS rotated, s.user_id,
-                           t.rotated_at > now() - \(sessions.refreshTokenReuseInterval) * interval '1 second' AS recently_rotated,
+                           t.rotated_at > now() - \(sessions.refreshTokenReuseInterval) * interval '1 second'
+                               AS recently_rotated,
                            s.revoked_at IS NULL AND s.expires_at > now() AS live
                     FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
                     WHERE t.token_hash = \(tokenHash)
@@ -229,13 +223,7 @@ public struct AccountService: Sendable {
             return (attempt, known)
         }
         guard known else { throw QuoteVaultError.resetTokenInvalid }
-        let hash: String
-        do {
-            hash = try await hashing.hash(newPassword)
-        } catch {
-            try? await pool.withConnection { try limits.giveBack(attempt, $0) }
-            throw error
-        }
+        let hash = try await givingBack(attempt) { try await hashing.hash(newPassword) }
         let sessions = self.sessions
         return try await pool.withTransaction { connection in
             guard
@@ -253,6 +241,17 @@ public struct AccountService: Sendable {
             try connection.query(
                 "UPDATE sessions SET revoked_at = now() WHERE user_id = \(userID) AND revoked_at IS NULL")
             return try sessions.open(for: userID, connection)
+        }
+    }
+
+    /// Runs `hashing` for a reserved attempt; when it throws (the hashing queue is full), the password was not
+    /// evaluated, so the attempt is given back: not a failure.
+    private func givingBack<T>(_ attempt: Int64, _ hashing: () async throws -> T) async throws -> T {
+        do {
+            return try await hashing()
+        } catch {
+            try? await pool.withConnection { [limits] in try limits.giveBack(attempt, $0) }
+            throw error
         }
     }
 
@@ -281,13 +280,7 @@ public struct AccountService: Sendable {
                 "login_failed", email: email, emailRule: RateLimiter.failedLoginsPerEmail,
                 address: address, addressRule: RateLimiter.failedLoginsPerAddress, connection)
         }
-        let matches: Bool
-        do {
-            matches = try await hashing.verify(password, against: phc)
-        } catch {
-            try? await pool.withConnection { try limits.giveBack(attempt, $0) }
-            throw error
-        }
+        let matches = try await givingBack(attempt) { try await hashing.verify(password, against: phc) }
         guard matches else { throw QuoteVaultError.invalidCredentials }
         try await pool.withTransaction { connection in
             try limits.giveBack(attempt, connection)

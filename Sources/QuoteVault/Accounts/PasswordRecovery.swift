@@ -170,7 +170,8 @@ public struct PasswordRecovery: Sendable {
             try AccountService.changePassword(of: user.userID, to: hash, connection)
             try connection.query(
                 """
-                UPDATE sessions SET revoked_at = now() WHERE user_id = \(user.userID) AND id <> \(user.sessionID) AND revoked_at IS NULL
+                UPDATE sessions SET revoked_at = now()
+                WHERE user_id = \(user.userID) AND id <> \(user.sessionID) AND revoked_at IS NULL
                 """)
             return try User.load(user.userID, connection)
         }

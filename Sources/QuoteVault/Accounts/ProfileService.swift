@@ -139,7 +139,8 @@ public struct ProfileService: Sendable {
             merged.merge(changes) { _, new in new }
             try connection.query(
                 """
-                UPDATE users SET user_metadata = \(try UserMetadata.encode(merged)), updated_at = now() WHERE id = \(userID)
+                UPDATE users SET user_metadata = \(try UserMetadata.encode(merged)), updated_at = now()
+                WHERE id = \(userID)
                 """)
             return try User.load(userID, connection)
         }

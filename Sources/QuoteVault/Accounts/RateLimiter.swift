@@ -48,7 +48,9 @@ public struct RateLimiter: Sendable {
         guard enabled else { return }
         var query: PGQuery = """
             SELECT count(*)::int8 AS events,
-                   coalesce(ceil(extract(epoch FROM min(created_at) + \(rule.window) * interval '1 second' - now())), 1)::int8 AS retry
+                   coalesce(
+                       ceil(extract(epoch FROM min(created_at) + \(rule.window) * interval '1 second' - now())), 1
+                   )::int8 AS retry
             FROM auth_events WHERE kind = \(rule.kind) AND created_at > now() - \(rule.window) * interval '1 second'
             """
         if let email { query.append(" AND email = \(email)") }

@@ -35,7 +35,8 @@ public struct SessionIssuer: Sendable {
     func open(for userID: UUID, _ connection: PGConnection) throws -> Session {
         let rows = try connection.query(
             """
-            INSERT INTO sessions (user_id, expires_at) VALUES (\(userID), now() + \(refreshTokenTTL) * interval '1 second')
+            INSERT INTO sessions (user_id, expires_at)
+            VALUES (\(userID), now() + \(refreshTokenTTL) * interval '1 second')
             RETURNING id
             """)
         return try issue(sessionID: try rows[rows.startIndex].decode("id"), userID: userID, connection)

@@ -1,8 +1,8 @@
 import Foundation
 import PGClient
 
-/// Who owns a row of each user table, stated once: `/v1`'s services and `/rest/v1`'s row rules (`RestSchema`)
-/// both take their ownership predicates from here.
+/// Who owns a row of each user table, stated once: `/v1`'s services, the sync feed, the account export, the
+/// idempotency store and `/rest/v1`'s row rules (`RestSchema`) all take their ownership predicates from here.
 public indirect enum RowOwner: Sendable {
     /// The user named by this column.
     case column(String)
@@ -14,6 +14,11 @@ public indirect enum RowOwner: Sendable {
     public static let collectionQuotes = RowOwner.through(
         column: "collection_id", table: "collections", owner: collections)
     public static let profiles = RowOwner.column("id")
+    /// The sync feed's changes and positions, queued sync operations and stored `Idempotency-Key` answers.
+    public static let syncChanges = RowOwner.column("user_id")
+    public static let syncPositions = RowOwner.column("user_id")
+    public static let syncOperations = RowOwner.column("user_id")
+    public static let idempotencyKeys = RowOwner.column("user_id")
 
     /// The row `alias` (a table name or alias in the statement) belongs to `userID`.
     public func owned(_ alias: String, by userID: UUID) -> PGQuery {

@@ -28,7 +28,8 @@ public struct FavoritesService: Sendable {
             let total =
                 try connection.query(
                     """
-                    SELECT count(*)::int8 AS total FROM user_favorites f WHERE \(RowOwner.favorites.owned("f", by: userID))
+                    SELECT count(*)::int8 AS total FROM user_favorites f
+                    WHERE \(RowOwner.favorites.owned("f", by: userID))
                     """
                 )
                 .first?.decode("total", as: Int.self) ?? 0

@@ -71,7 +71,8 @@ public struct IdempotencyStore: Sendable {
             guard
                 let row = try await pool.query(
                     """
-                    SELECT fingerprint, status, content_type, body FROM idempotency_keys WHERE user_id = \(userID) AND key = \(key)
+                    SELECT fingerprint, status, content_type, body FROM idempotency_keys k
+                    WHERE \(Self.held(userID, key))
                     """
                 ).first
             else {
@@ -98,23 +99,29 @@ public struct IdempotencyStore: Sendable {
     private static func withinQuota(_ userID: UUID, retention: Int) -> PGQuery {
         """
         (SELECT count(*) < \(maximumKeysPerUser) AND coalesce(sum(octet_length(body)), 0) < \(maximumAnswerBytesPerUser)
-         FROM (SELECT body FROM idempotency_keys WHERE user_id = \(userID)
+         FROM (SELECT body FROM idempotency_keys k WHERE \(RowOwner.idempotencyKeys.owned("k", by: userID))
                AND created_at >= now() - make_interval(secs => \(retention)) LIMIT \(maximumKeysPerUser)) AS live)
         """
+    }
+
+    /// The row of `key` among the user's (aliased `k`).
+    private static func held(_ userID: UUID, _ key: String) -> PGQuery {
+        "\(RowOwner.idempotencyKeys.owned("k", by: userID)) AND k.key = \(key)"
     }
 
     /// Stores the first answer of a claimed key.
     public func complete(userID: UUID, key: String, _ response: StoredResponse) async throws {
         try await pool.query(
             """
-            UPDATE idempotency_keys SET status = \(response.status), content_type = \(response.contentType), body = \(response.body)
-            WHERE user_id = \(userID) AND key = \(key) AND status IS NULL
+            UPDATE idempotency_keys k
+            SET status = \(response.status), content_type = \(response.contentType), body = \(response.body)
+            WHERE \(Self.held(userID, key)) AND status IS NULL
             """)
     }
 
     /// Forgets a claimed key whose request failed in a way worth retrying (a 5xx): the retry runs again.
     public func release(userID: UUID, key: String) async throws {
         try await pool.query(
-            "DELETE FROM idempotency_keys WHERE user_id = \(userID) AND key = \(key) AND status IS NULL")
+            "DELETE FROM idempotency_keys k WHERE \(Self.held(userID, key)) AND status IS NULL")
     }
 }

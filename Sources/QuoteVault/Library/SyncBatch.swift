@@ -74,7 +74,8 @@ public struct SyncBatch: Sendable {
             try connection.query(
                 """
                 SELECT count(*)::int8 AS kept FROM (
-                    SELECT 1 FROM sync_operations WHERE user_id = \(userID) LIMIT \(Self.maximumResultsPerUser + 1)) AS kept
+                    SELECT 1 FROM sync_operations s WHERE \(RowOwner.syncOperations.owned("s", by: userID))
+                    LIMIT \(Self.maximumResultsPerUser + 1)) AS kept
                 """)[0].decode("kept", as: Int.self) > Self.maximumResultsPerUser
         {
             // Thrown inside the transaction: the claims are rolled back with it.
@@ -85,8 +86,9 @@ public struct SyncBatch: Sendable {
         var results: [UUID: Result] = [:]
         for row in try connection.query(
             """
-            SELECT id, status, code, object FROM sync_operations
-            WHERE user_id = \(userID) AND id = ANY(\(ids.filter { !claimed.contains($0) })::uuid[])
+            SELECT id, status, code, object FROM sync_operations s
+            WHERE \(RowOwner.syncOperations.owned("s", by: userID))
+              AND id = ANY(\(ids.filter { !claimed.contains($0) })::uuid[])
             """)
         {
             let id = try row.decode("id", as: UUID.self)
@@ -107,10 +109,12 @@ public struct SyncBatch: Sendable {
             try connection.query(
                 """
                 UPDATE sync_operations s SET status = r.status, code = nullif(r.code, ''), object = nullif(r.object, '')
-                FROM unnest(\(applied.map(\.id))::uuid[], \(applied.map(\.status))::int8[], \(applied.map { $0.code ?? "" })::text[],
-                            \(applied.map { $0.object.map { String(decoding: $0, as: UTF8.self) } ?? "" })::text[])
+                FROM unnest(
+                         \(applied.map(\.id))::uuid[], \(applied.map(\.status))::int8[],
+                         \(applied.map { $0.code ?? "" })::text[],
+                         \(applied.map { $0.object.map { String(decoding: $0, as: UTF8.self) } ?? "" })::text[])
                      AS r (id, status, code, object)
-                WHERE s.user_id = \(userID) AND s.id = r.id
+                WHERE \(RowOwner.syncOperations.owned("s", by: userID)) AND s.id = r.id
                 """)
         }
         return operations.map { results[$0.id]! }

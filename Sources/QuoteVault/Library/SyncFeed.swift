@@ -47,14 +47,18 @@ public struct SyncFeed: Sendable {
 
     /// The feed's current end for the user: a token after every change committed so far.
     public func position(userID: UUID) async throws -> SyncToken {
-        let row = try await pool.read("SELECT last_seq FROM sync_positions WHERE user_id = \(userID)").first
+        let row = try await pool.read(
+            "SELECT last_seq FROM sync_positions p WHERE \(RowOwner.syncPositions.owned("p", by: userID))"
+        ).first
         return SyncToken(seq: try row?.decode("last_seq", as: Int64.self) ?? 0, listing: nil)
     }
 
     private static func page(userID: UUID, since: SyncToken?, limit: Int, _ connection: PGConnection) throws -> SyncPage
     {
         let position = try connection.query(
-            "SELECT last_seq, pruned_through FROM sync_positions WHERE user_id = \(userID)"
+            """
+            SELECT last_seq, pruned_through FROM sync_positions p WHERE \(RowOwner.syncPositions.owned("p", by: userID))
+            """
         ).first
         let last = try position?.decode("last_seq", as: Int64.self) ?? 0
         let pruned = try position?.decode("pruned_through", as: Int64.self) ?? 0
@@ -100,55 +104,55 @@ public struct SyncFeed: Sendable {
             let rows = try connection.query(
                 """
                 SELECT \(unsafeSQL: QuoteCollection.columns) FROM collections c
-                WHERE c.user_id = \(userID) AND (\(listing.after)::uuid IS NULL OR c.id > \(listing.after))
+                WHERE \(RowOwner.collections.owned("c", by: userID))
+                  AND (\(listing.after)::uuid IS NULL OR c.id > \(listing.after))
                 ORDER BY c.id LIMIT \(fetch)
                 """)
-            let collections = try rows.prefix(limit).map(QuoteCollection.init(row:))
-            let next =
-                rows.count > limit
-                ? SyncToken.Listing(phase: .collections, after: collections.last?.id, afterQuote: nil) : nil
-            return (collections.map { .collection(id: $0.id, collection: $0) }, next)
+            return try listed(rows, limit: limit, phase: .collections) { row in
+                let collection = try QuoteCollection(row: row)
+                return (.collection(id: collection.id, collection: collection), collection.id, nil)
+            }
         case .favorites:
             let rows = try connection.query(
                 """
-                SELECT quote_id, created_at FROM user_favorites
-                WHERE user_id = \(userID) AND (\(listing.after)::uuid IS NULL OR quote_id > \(listing.after))
+                SELECT quote_id, created_at FROM user_favorites f
+                WHERE \(RowOwner.favorites.owned("f", by: userID))
+                  AND (\(listing.after)::uuid IS NULL OR quote_id > \(listing.after))
                 ORDER BY quote_id LIMIT \(fetch)
                 """)
-            let favorites = try rows.prefix(limit).map {
-                SyncChange.favorite(
-                    quoteID: try $0.decode("quote_id"), favoritedAt: try $0.decode("created_at", as: Date.self))
+            return try listed(rows, limit: limit, phase: .favorites) { row in
+                let quoteID = try row.decode("quote_id", as: UUID.self)
+                let favoritedAt = try row.decode("created_at", as: Date.self)
+                return (.favorite(quoteID: quoteID, favoritedAt: favoritedAt), quoteID, nil)
             }
-            let lastID = try rows.prefix(limit).last?.decode("quote_id", as: UUID.self)
-            return (
-                favorites,
-                rows.count > limit ? SyncToken.Listing(phase: .favorites, after: lastID, afterQuote: nil) : nil
-            )
         case .collectionQuotes:
             let rows = try connection.query(
                 """
                 SELECT cq.collection_id, cq.quote_id, cq.added_at
                 FROM collections c JOIN collection_quotes cq ON cq.collection_id = c.id
-                WHERE c.user_id = \(userID)
-                  AND (\(listing.after)::uuid IS NULL OR (cq.collection_id, cq.quote_id) > (\(listing.after), \(listing.afterQuote)))
+                WHERE \(RowOwner.collections.owned("c", by: userID))
+                  AND (\(listing.after)::uuid IS NULL
+                       OR (cq.collection_id, cq.quote_id) > (\(listing.after), \(listing.afterQuote)))
                 ORDER BY cq.collection_id, cq.quote_id LIMIT \(fetch)
                 """)
-            let links = try rows.prefix(limit).map { row in
-                (
-                    collectionID: try row.decode("collection_id", as: UUID.self),
-                    quoteID: try row.decode("quote_id", as: UUID.self),
-                    addedAt: try row.decode("added_at", as: Date.self)
-                )
+            return try listed(rows, limit: limit, phase: .collectionQuotes) { row in
+                let collectionID = try row.decode("collection_id", as: UUID.self)
+                let quoteID = try row.decode("quote_id", as: UUID.self)
+                let added = SyncChange.collectionQuote(
+                    collectionID: collectionID, quoteID: quoteID, addedAt: try row.decode("added_at", as: Date.self))
+                return (added, collectionID, quoteID)
             }
-            let next =
-                rows.count > limit
-                ? SyncToken.Listing(
-                    phase: .collectionQuotes, after: links.last?.collectionID, afterQuote: links.last?.quoteID) : nil
-            return (
-                links.map { .collectionQuote(collectionID: $0.collectionID, quoteID: $0.quoteID, addedAt: $0.addedAt) },
-                next
-            )
         }
+    }
+
+    /// The first `limit` of `rows` (read `limit + 1`) as changes, each with the ids the listing is ordered by; when
+    /// there are more, the phase continues after the last one listed.
+    private static func listed(
+        _ rows: PGRows, limit: Int, phase: SyncListingPhase, _ change: (PGRow) throws -> (SyncChange, UUID, UUID?)
+    ) throws -> (changes: [SyncChange], next: SyncToken.Listing?) {
+        let listed = try rows.prefix(limit).map(change)
+        guard rows.count > limit else { return (listed.map(\.0), nil) }
+        return (listed.map(\.0), SyncToken.Listing(phase: phase, after: listed.last?.1, afterQuote: listed.last?.2))
     }
 
     /// Up to `limit` change rows after `seq`, each answered with its object's current state. Within a page only
@@ -159,7 +163,10 @@ public struct SyncFeed: Sendable {
     {
         guard limit > 0 else {
             let more = try connection.query(
-                "SELECT 1 AS more FROM sync_changes WHERE user_id = \(userID) AND seq > \(seq) LIMIT 1")
+                """
+                SELECT 1 AS more FROM sync_changes ch
+                WHERE \(RowOwner.syncChanges.owned("ch", by: userID)) AND ch.seq > \(seq) LIMIT 1
+                """)
             return ([], nil, !more.isEmpty)
         }
         let rows = try connection.query(
@@ -169,12 +176,12 @@ public struct SyncFeed: Sendable {
                    \(unsafeSQL: QuoteCollection.columns)
             FROM sync_changes ch
             LEFT JOIN user_favorites f ON ch.kind = 'favorite' AND ch.op = 'upsert'
-                AND f.user_id = ch.user_id AND f.quote_id = ch.object_id
+                AND \(RowOwner.favorites.owned("f", by: userID)) AND f.quote_id = ch.object_id
             LEFT JOIN collections c ON ch.kind = 'collection' AND ch.op = 'upsert'
-                AND c.id = ch.object_id AND c.user_id = ch.user_id
+                AND c.id = ch.object_id AND \(RowOwner.collections.owned("c", by: userID))
             LEFT JOIN collection_quotes cq ON ch.kind = 'collection_quote' AND ch.op = 'upsert'
                 AND cq.collection_id = ch.object_id AND cq.quote_id = ch.quote_id
-            WHERE ch.user_id = \(userID) AND ch.seq > \(seq)
+            WHERE \(RowOwner.syncChanges.owned("ch", by: userID)) AND ch.seq > \(seq)
             ORDER BY ch.seq LIMIT \(limit + 1)
             """)
         let page = rows.prefix(limit)

@@ -4,8 +4,9 @@ import Foundation
 /// A position in one user's change feed: "every change numbered above `seq` is still to come", and while a
 /// first (full) sync is being paged, how far the listing of the library got.
 ///
-/// Encoded as base64url of `version ‖ seq ‖ phase ‖ after ‖ afterQuote ‖ 8-byte HMAC` where the HMAC also covers
-/// the user's id: opaque to clients, and a token that is altered, made up or another user's is malformed (`422`).
+/// Encoded as base64url of `version ‖ seq ‖ phase ‖ after ‖ afterQuote ‖ 8-byte HMAC` where the HMAC also
+/// covers the user's id: opaque to clients, and a token that is altered, made up or another user's is malformed
+/// (`422`).
 public struct SyncToken: Sendable, Equatable {
     /// Where a full listing of the library stands: the phase being listed and the last key listed in it.
     public struct Listing: Sendable, Equatable {

@@ -81,7 +81,8 @@ public final class QuoteOfTheDay: Sendable {
             """
             INSERT INTO quote_of_day (date, quote_id)
             SELECT \(date), q.id FROM quotes q
-            ORDER BY (SELECT min(abs(d.date - \(date)::date)) FROM quote_of_day d WHERE d.quote_id = q.id) DESC NULLS FIRST,
+            ORDER BY (SELECT min(abs(d.date - \(date)::date)) FROM quote_of_day d WHERE d.quote_id = q.id)
+                         DESC NULLS FIRST,
                      md5(q.id::text || \(seed)), q.id
             LIMIT 1
             ON CONFLICT (date) DO NOTHING

@@ -169,7 +169,8 @@ struct GoTrueRoutes {
                 case .session(let session):
                     location =
                         target + "#access_token=\(session.accessToken)&expires_at=\(session.expiresAt)"
-                        + "&expires_in=\(session.expiresIn)&refresh_token=\(session.refreshToken)&token_type=bearer&type=recovery"
+                        + "&expires_in=\(session.expiresIn)&refresh_token=\(session.refreshToken)"
+                        + "&token_type=bearer&type=recovery"
                 }
             } catch QuoteVaultError.resetTokenInvalid {
                 location =
@@ -180,7 +181,8 @@ struct GoTrueRoutes {
         }
     }
 
-    /// `verifyOTP(tokenHash:type:.recovery)` or `verifyOTP(email:token:type:.recovery)` with the mail's token: a session.
+    /// `verifyOTP(tokenHash:type:.recovery)` or `verifyOTP(email:token:type:.recovery)` with the mail's token: a
+    /// session.
     @Sendable private func verify(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         let body = try request.decodeJSON(VerifyBody.self)
         guard body.type == "recovery" else {

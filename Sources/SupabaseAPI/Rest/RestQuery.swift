@@ -50,8 +50,6 @@ struct RestQuery {
     static let maximumSelectItems = 40
     static let maximumPatternLength = 200
 
-    static let reservedKeys: Set<String> = ["select", "order", "limit", "offset", "on_conflict", "columns"]
-
     /// Parses the query parameters of a request.
     /// - Throws: `RestError` PGRST100 naming what could not be parsed.
     static func parse(_ parameters: [(name: String, value: String)]) throws -> RestQuery {

@@ -148,7 +148,8 @@ struct RestRoutes {
             throw RestError(
                 status: 404, code: "PGRST202",
                 message:
-                    "Could not find the function public.\(request.pathParameter("function")) without parameters in the schema cache"
+                    "Could not find the function public.\(request.pathParameter("function")) without parameters "
+                    + "in the schema cache"
             )
         }
         let quote = try await context.quoteOfTheDay.quote(for: PGDate(Date()))

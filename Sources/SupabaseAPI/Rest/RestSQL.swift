@@ -104,7 +104,8 @@ struct RestSQL {
             let (target, relation) = try embedding(name, from: table)
             var exists = PGQuery(
                 unsafeSQL:
-                    "EXISTS (SELECT 1 FROM \(quoted(target.name)) i WHERE i.\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local)) AND "
+                    "EXISTS (SELECT 1 FROM \(quoted(target.name)) i "
+                    + "WHERE i.\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local)) AND "
             )
             exists.append(rule(target, alias: "i"))
             exists.append(PGQuery(unsafeSQL: ")"))

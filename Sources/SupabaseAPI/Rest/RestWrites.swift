@@ -181,7 +181,8 @@ extension RestRoutes {
                 status: 400, code: "42P10",
                 message: "there is no unique or exclusion constraint matching the ON CONFLICT specification",
                 hint:
-                    "on_conflict must name exactly the columns of \(table.name)'s key: \(table.primaryKey.joined(separator: ","))"
+                    "on_conflict must name exactly the columns of \(table.name)'s key: "
+                    + table.primaryKey.joined(separator: ",")
             )
         }
         return names
@@ -204,8 +205,11 @@ extension RestRoutes {
         changes = try prepare([changes], table: table, caller: caller, insert: false)[0]
         var assignments = changes.keys.sorted().map { "\"\($0)\" = src.\"\($0)\"" }
         if table.touchesUpdatedAt { assignments.append("updated_at = now()") }
-        var statement: PGQuery =
-            "UPDATE \(unsafeSQL: "\"\(table.name)\"") t0 SET \(unsafeSQL: assignments.joined(separator: ", ")) FROM json_populate_record(NULL::\(unsafeSQL: "\"\(table.name)\""), \(try Self.encode([changes]))::json -> 0) src"
+        let name = "\"\(table.name)\""
+        var statement: PGQuery = """
+            UPDATE \(unsafeSQL: name) t0 SET \(unsafeSQL: assignments.joined(separator: ", "))
+            FROM json_populate_record(NULL::\(unsafeSQL: name), \(try Self.encode([changes]))::json -> 0) src
+            """
         statement.append(try sql.whereClause(query, of: table, alias: "t0"))
         statement.append(" RETURNING t0.*, FALSE AS qv_inserted")
         let wrapped = try sql.changed(statement, select: query.select, table: table)

@@ -73,7 +73,8 @@ struct StorageRoutes {
     /// The uploaded bytes (the multipart part that carries a file: named `file` by supabase-py, `""` by
     /// supabase-swift; or a raw body) and the max-age asked for by a `cacheControl` part or a `Cache-Control` header.
     private static func upload(_ request: Request) throws -> (bytes: [UInt8], cacheMaxAge: Int?) {
-        // A request's own Cache-Control may be about the request (`no-cache` from a proxy): used only when it is a max-age.
+        // A request's own Cache-Control may be about the request (`no-cache` from a proxy): used only when it is a
+        // max-age.
         let header = request.headers["Cache-Control"].flatMap { try? parseMaxAge($0) }
         guard let contentType = request.headers["Content-Type"],
             contentType.lowercased().hasPrefix("multipart/form-data")
