@@ -14,7 +14,9 @@ enum SignInPages {
                     <code>quote-server owner add you@example.com</code> and open the link it prints.</p>
                     """)
         }
-        guard let owner = try await request.context.signIn.owner(ofLink: token) else { return invalidLink(refusal: false) }
+        guard let owner = try await request.context.signIn.owner(ofLink: token) else {
+            return invalidLink(refusal: false)
+        }
         return form(token: token, email: owner.email, askCode: owner.hasSecondFactor, message: nil, status: 200)
     }
 
