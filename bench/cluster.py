@@ -37,7 +37,8 @@ PASSWORD = "cluster proof password 1"
 NEW_PASSWORD = "cluster proof password 2"
 
 
-def call(port, method, path, body=None, token=None, timeout=10):
+def call(port, method, path, body=None, token=None, timeout=10, answer_headers=None):
+    """(status, body); status 0 when the connection failed. `answer_headers`, a dict, gets the answer's headers."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     headers = {"Content-Type": "application/json"} if body is not None else {}
     if token:
@@ -45,6 +46,8 @@ def call(port, method, path, body=None, token=None, timeout=10):
     try:
         connection.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
         response = connection.getresponse()
+        if answer_headers is not None:
+            answer_headers.update((name.lower(), value) for name, value in response.getheaders())
         return response.status, response.read()
     except (OSError, http.client.HTTPException):
         return 0, b""
@@ -86,9 +89,25 @@ def wait_for(condition, seconds, step=0.05):
     return None
 
 
-def by_haproxy(status, body):
-    """A 503 HAProxy gave itself (no instance in rotation) is told apart from an instance's 503."""
-    return "(haproxy)" if status == 503 and body.lstrip().startswith(b"<html") else ""
+def by_haproxy(status, body, headers):
+    """A 503 HAProxy gave itself (no instance in rotation) is told apart from an instance's 503, and an instance's
+    503 must be the contract's: `service_unavailable` with a `Retry-After` in seconds (else it is marked, and the
+    scenario fails)."""
+    if status != 503:
+        return ""
+    if body.lstrip().startswith(b"<html"):
+        return "(haproxy)"
+    try:
+        problem = json.loads(body)
+    except ValueError:
+        problem = {}
+    if problem.get("code") != "service_unavailable" or not headers.get("retry-after", "").isdigit():
+        return MALFORMED
+    # The expensive class's global cap (a search waiting for a place), not the database.
+    return "(busy)" if problem.get("detail", "").startswith("The server is busy;") else ""
+
+
+MALFORMED = "(503 not service_unavailable with Retry-After)"
 
 
 class Load:
@@ -137,8 +156,9 @@ class Load:
                 kind, path = "read/search", f"/v1/quotes/search?q={word}"
             else:
                 kind, path = "read/qotd", f"/v1/qotd?date=2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-            status, body = call(self.args.port, "GET", path)
-            self.record(kind + by_haproxy(status, body), status)
+            headers = {}
+            status, body = call(self.args.port, "GET", path, answer_headers=headers)
+            self.record(kind + by_haproxy(status, body, headers), status)
             time.sleep(self.pace)
 
     def writer(self, user):
@@ -147,8 +167,10 @@ class Load:
             if self.stop_flag.is_set() or time.monotonic() > deadline:
                 return
             sent = time.monotonic() - self.started
-            status, body = call(self.args.port, "PUT", f"/v1/favorites/{quote}", token=user["token"], timeout=35)
-            self.record("write" + by_haproxy(status, body), status)
+            headers = {}
+            status, body = call(self.args.port, "PUT", f"/v1/favorites/{quote}", token=user["token"], timeout=35,
+                                answer_headers=headers)
+            self.record("write" + by_haproxy(status, body, headers), status)
             with self.lock:
                 self.write_spans.append((sent, time.monotonic() - self.started, status))
             if 200 <= status < 300:
@@ -161,9 +183,10 @@ class Load:
         user = self.writers[0]
         while not self.stop_flag.is_set() and time.monotonic() < deadline:
             # A login writes a session: like a write, it may wait for a synchronous standby.
-            status, _ = call(self.args.port, "POST", "/v1/auth/login", {"email": user["email"], "password": PASSWORD},
-                             timeout=35)
-            self.record("login", status)
+            headers = {}
+            status, body = call(self.args.port, "POST", "/v1/auth/login",
+                                {"email": user["email"], "password": PASSWORD}, timeout=35, answer_headers=headers)
+            self.record("login" + by_haproxy(status, body, headers), status)
             time.sleep(0.2)
 
     def failures(self, since=0.0, until=None):
@@ -204,7 +227,8 @@ def summary(name, load, extra, ok):
     acknowledged, lost = load.lost_writes(load.args.write_url)
     print(f"{name}: {load.total()} requests, {len(failures)} failed {kinds or ''}; "
           f"acknowledged writes {acknowledged}, lost {lost}{extra}")
-    ok = ok and lost == 0
+    malformed = sum(1 for _, kind, _ in failures if MALFORMED in kind)
+    ok = ok and lost == 0 and malformed == 0
     print(f"  {'PASS' if ok else 'FAIL'}")
     return ok
 
@@ -398,7 +422,7 @@ class Phases:
         kinds = {}
         for _, kind, status in failed:
             kinds[f"{kind}:{status}"] = kinds.get(f"{kind}:{status}", 0) + 1
-        ok = ok and row["500"] == 0 and row["other"] == 0
+        ok = ok and row["500"] == 0 and row["other"] == 0 and not any(MALFORMED in kind for _, kind, _ in failed)
         self.ok = self.ok and ok
         print(f"  {name}: {row['requests']} requests, 503: {row['503']}, 500: {row['500']}, other failures: "
               f"{row['other']} {kinds or ''}; last failure {row['recovered']:.1f} s after the fault; {detail}"

@@ -20,22 +20,34 @@ count() { psql -XAtq "$DATABASE_URL_BENCH" -c "SELECT count(*) FROM user_favorit
 bench_start_server 18090 --rate-limits off
 url=$DATABASE_URL_BENCH
 started=$(date +%s.%N)
-psql -XAtq "$url" >/dev/null <<'SQL'
+# Collections in statements of 1,000 owners each: the quota trigger takes an advisory lock per owner, held to the
+# end of the statement's transaction, and 10,000 at once overflow PostgreSQL's lock table.
+collections="CREATE TEMP TABLE numbered_collections (id uuid, n int8);"
+for from in $(seq 1 1000 10000); do
+  collections+="
+INSERT INTO collections (user_id, name) SELECT id, 'Collection ' || k FROM drill_users, generate_series(1, 2) AS k
+WHERE n BETWEEN $from AND $((from + 999));"
+done
+collections+="
+INSERT INTO numbered_collections SELECT id, row_number() OVER (ORDER BY user_id, name) FROM collections;"
+for from in $(seq 1 2000 20000); do
+  collections+="
+INSERT INTO collection_quotes (collection_id, quote_id) SELECT c.id, q.id FROM numbered_collections c
+JOIN numbered q ON q.n BETWEEN c.n * 3 AND c.n * 3 + 9 WHERE c.n BETWEEN $from AND $((from + 1999));"
+done
+psql -XAtq -v ON_ERROR_STOP=1 "$url" >/dev/null <<SQL
 INSERT INTO quotes (text, author, category, created_at)
 SELECT 'Drill quote ' || n || ': ' || md5(n::text), 'Author ' || (n % 5000),
        (ARRAY['motivation', 'love', 'success', 'wisdom', 'humor'])[1 + n % 5], now() - n * interval '1 second'
 FROM generate_series(1, 100000) AS n;
 INSERT INTO users (email, password_hash)
-SELECT 'drill' || n || '@bench.local', '$scrypt$ln=4,r=1,p=1$c2FsdA$aGFzaA' FROM generate_series(1, 10000) AS n;
+SELECT 'drill' || n || '@bench.local', '\$scrypt\$ln=4,r=1,p=1\$c2FsdA\$aGFzaA' FROM generate_series(1, 10000) AS n;
 INSERT INTO profiles (id) SELECT id FROM users WHERE email LIKE 'drill%@bench.local';
 CREATE TEMP TABLE numbered AS SELECT id, row_number() OVER (ORDER BY id) AS n FROM quotes;
 CREATE TEMP TABLE drill_users AS SELECT id, row_number() OVER (ORDER BY id) AS n FROM users WHERE email LIKE 'drill%';
 INSERT INTO user_favorites (user_id, quote_id)
 SELECT u.id, q.id FROM drill_users u JOIN numbered q ON q.n BETWEEN u.n * 7 AND u.n * 7 + 19;
-INSERT INTO collections (user_id, name) SELECT id, 'Collection ' || k FROM drill_users, generate_series(1, 2) AS k;
-INSERT INTO collection_quotes (collection_id, quote_id)
-SELECT c.id, q.id FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM collections) c
-JOIN numbered q ON q.n BETWEEN c.n * 3 AND c.n * 3 + 9;
+$collections
 ANALYZE;
 SQL
 echo "loaded in $(seconds "$started") s: $(psql -XAtq "$url" -c "SELECT (SELECT count(*) FROM quotes) || ' quotes, ' || (SELECT count(*) FROM users) || ' users, ' || (SELECT count(*) FROM user_favorites) || ' favorites, ' || (SELECT count(*) FROM collection_quotes) || ' collected quotes'")"

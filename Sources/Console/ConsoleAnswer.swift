@@ -4,8 +4,9 @@ import HTTPServer
 enum ConsoleAnswer: Sendable {
     /// A page inside the console's layout.
     case page(title: String, body: HTML, status: Int = 200, refreshSeconds: Int? = nil)
-    /// A page outside the layout's navigation (sign-in), for visitors without a session.
-    case bare(title: String, body: HTML, status: Int = 200)
+    /// A page outside the layout's navigation (sign-in), for visitors without a session. A `refusal` (a sign-in
+    /// link refused) is sent after `HTTP_REFUSAL_DELAY`, so a client guessing links pays with time.
+    case bare(title: String, body: HTML, status: Int = 200, refusal: Bool = false)
     /// `303 See Other`: after a form post (POST-redirect-GET), or to sign in.
     case redirect(String, setCookie: String? = nil)
     /// A static file of the console (the stylesheet).

@@ -30,8 +30,10 @@ enum ConsolePipeline {
         switch answer {
         case .page(let title, let body, let status, let refresh):
             return html(ConsoleLayout.page(title: title, body: body, request: request, refreshSeconds: refresh), status)
-        case .bare(let title, let body, let status):
-            return html(ConsoleLayout.page(title: title, body: body, request: nil), status)
+        case .bare(let title, let body, let status, let refusal):
+            var response = html(ConsoleLayout.page(title: title, body: body, request: nil), status)
+            response.isRefusalPastABound = refusal
+            return response
         case .redirect(let location, let cookie):
             var response = Response(status: 303, headers: ["Location": location])
             if let cookie { response.headers.add("Set-Cookie", cookie) }

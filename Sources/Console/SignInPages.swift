@@ -14,7 +14,9 @@ enum SignInPages {
                     <code>quote-server owner add you@example.com</code> and open the link it prints.</p>
                     """)
         }
-        guard let owner = try await request.context.signIn.owner(ofLink: token) else { return invalidLink }
+        guard let owner = try await request.context.signIn.owner(ofLink: token) else {
+            return invalidLink(refusal: false)
+        }
         return form(token: token, email: owner.email, askCode: owner.hasSecondFactor, message: nil, status: 200)
     }
 
@@ -29,7 +31,7 @@ enum SignInPages {
         } catch let refusal as OwnerSignInError {
             let message: String
             switch refusal {
-            case .invalidLink: return invalidLink
+            case .invalidLink: return invalidLink(refusal: true)
             case .codeRequired: message = "Enter the code from your authenticator app."
             case .wrongCode: message = "That code is wrong or was already used. Enter the current code."
             }
@@ -43,13 +45,14 @@ enum SignInPages {
         return .redirect("/console/sign-in", setCookie: SessionCookie.clear(secure: secure))
     }
 
-    private static var invalidLink: ConsoleAnswer {
+    /// A refused POST (someone trying links) waits before it is sent; a link opened (GET) does not.
+    private static func invalidLink(refusal: Bool) -> ConsoleAnswer {
         .bare(
             title: "Sign-in link not valid",
             body: """
                 <p class="error">This sign-in link is unknown, already used or expired.</p>
                 <p>Ask for a new one: <code>quote-server owner add EMAIL</code> prints a fresh link.</p>
-                """, status: 400)
+                """, status: 400, refusal: refusal)
     }
 
     private static func form(token: String, email: String?, askCode: Bool, message: String?, status: Int)

@@ -139,9 +139,11 @@ final class PoolCore: @unchecked Sendable {
     private func expireOverdueJobs() -> Bool {
         let now = ContinuousClock.now
         condition.lock()
-        let isOverdue = { (job: PoolJob) in job.deadline < now && !self.isAboutToBeTaken(job) }
-        let overdue = queue.filter(isOverdue)
-        queue.removeAll(where: isOverdue)
+        // Decided on the queue as it stands, then removed by id: `isAboutToBeTaken` reads the queue, which a
+        // `removeAll(where:)` predicate must not do while the queue is being modified (an access conflict).
+        let overdue = queue.filter { job in job.deadline < now && !self.isAboutToBeTaken(job) }
+        let overdueIDs = Set(overdue.map(\.id))
+        if !overdueIDs.isEmpty { queue.removeAll { overdueIDs.contains($0.id) } }
         let running = !isShutDown
         condition.unlock()
         for job in overdue { job.fail(exhaustedError) }

@@ -90,6 +90,28 @@ final class PoolTests: XCTestCase {
         XCTAssertEqual(one, 1, "the pool works again once the connection is free")
     }
 
+    /// A statement queued behind a running pipeline while another worker is idle (it may not open a second lane)
+    /// expires like any waiting job: the reaper deciding so once crashed the process (an access conflict on the
+    /// queue), as in a cluster whose commits all waited for a synchronous standby.
+    func testStatementWaitingBehindABusyPipelineExpires() async throws {
+        let pool = PGPool(
+            connectionString: try TestDatabase.makeDatabase(), size: 4,
+            acquireTimeout: .milliseconds(300), logger: logger)
+        defer { pool.shutdown() }
+        // Size 4: two pipeline lanes, so whether a second may open depends on the queue's length.
+        let holder = Task { try await pool.query("SELECT pg_sleep(3)") }
+        for _ in 0..<200 where pool.stats.inUse == 0 { try await Task.sleep(for: .milliseconds(25)) }
+        XCTAssertEqual(pool.stats.inUse, 1)
+
+        let error = await assertPGErrorAsync { _ = try await pool.query("SELECT 1") }
+        XCTAssertEqual(error?.kind, .poolExhausted)
+        XCTAssertEqual(pool.stats.waiting, 0)
+
+        _ = try await holder.value
+        let one = try single(try await pool.query("SELECT 1 AS one")).decode("one", as: Int.self)
+        XCTAssertEqual(one, 1, "the pool works again once the pipeline is done")
+    }
+
     func testShutdownFailsNewWork() async throws {
         let pool = PGPool(connectionString: try TestDatabase.makeDatabase(), size: 1, logger: logger)
         _ = try await pool.query("SELECT 1")

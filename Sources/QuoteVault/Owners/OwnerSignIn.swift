@@ -36,11 +36,14 @@ public struct OwnerSignIn: Sendable {
         -> (session: String, owner: Owner)
     {
         let hash = OpaqueToken.hash(token)
-        let attempts = try await pool.withTransaction { [throttle] connection in
+        let (attempts, linkExists) = try await pool.withTransaction { [throttle] connection in
             let owner = try connection.query("SELECT owner_id FROM console_sign_in_tokens WHERE token_hash = \(hash)")
                 .first.map { try $0.decode("owner_id", as: UUID.self) }
-            return try throttle.reserve(address: address, owner: owner, connection)
+            let attempts = try throttle.reserve(address: address, owner: owner, connection)
+            return (attempts, owner != nil)
         }
+        // An unknown link (a guess, the common flood) is refused without a second transaction; it stays counted.
+        guard linkExists else { throw OwnerSignInError.invalidLink }
         let outcome = try await pool.withTransaction { [throttle] connection -> Outcome in
             guard OpaqueToken.isWellFormed(token),
                 let row = try connection.query(
