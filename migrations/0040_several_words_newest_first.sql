@@ -195,6 +195,10 @@ BEGIN
                 part record;
                 quote_rows float8 := greatest((SELECT c.reltuples FROM pg_class c WHERE c.oid = 'quotes'::regclass), 0);
                 exact_words text[];  -- several words: each piece as a word of its own, fewest quotes first
+                window_ids uuid[];  -- one word: a later tier's newest quotes in the window of ordered words
+                window_times timestamptz[];
+                window_failed bigint;  -- of those, in an earlier tier
+                window_before timestamptz;  -- the older quotes of the tier still to read: before this
                 exact_uses bigint[];
             BEGIN
                 IF one_word IS NOT NULL THEN
@@ -237,8 +241,32 @@ BEGIN
                             -- before are in the tier (`uses` counts a quote once per word); with one, perhaps none.
                             IF only_category IS NULL THEN filled := filled + greatest(listed.most - earlier, 0); END IF;
                         ELSIF listed.uses > 0 THEN
+                            -- The tier's newest quotes from the window of ordered words, each tested (a quote also
+                            -- holding a word of an earlier tier is not of this one); when none failed, they are the
+                            -- tier's newest, and only older ones are read from the word index.
+                            SELECT coalesce(array_agg(e.id ORDER BY e.created_at DESC, e.id DESC), '{}'),
+                                   coalesce(array_agg(e.created_at ORDER BY e.created_at DESC, e.id DESC), '{}'),
+                                   count(*) FILTER (WHERE e.tier <> k)
+                            INTO window_ids, window_times, window_failed
+                            FROM (SELECT n.id, n.created_at, quote_search_tier(t.%2$I, true, k, whole, prefix) AS tier
+                                  FROM (SELECT DISTINCT qw.quote_id AS id, qw.created_at FROM quote_words_newest qw
+                                        WHERE qw.field = %3$L AND qw.word = ANY (listed.words)
+                                          AND qw.created_at >= since
+                                          AND (only_category IS NULL OR qw.category = only_category)
+                                        ORDER BY qw.created_at DESC, qw.quote_id DESC LIMIT wanted - filled) AS n
+                                  JOIN quotes t ON t.id = n.id) AS e;
+                            window_before := NULL;
+                            IF window_failed = 0 THEN
+                                sorted_ids := sorted_ids || window_ids;
+                                sorted_times := sorted_times || window_times;
+                                sorted_tiers := sorted_tiers || array_fill(k, ARRAY[cardinality(window_ids)]);
+                                filled := filled + cardinality(window_ids);
+                                window_before := CASE WHEN since > '-infinity' THEN since END;
+                            END IF;
                             FOR part IN SELECT * FROM %6$I(listed.words, listed.words, contains, whole, prefix, true,
-                                                            k, only_category, wanted - filled, listed.uses, NULL) LOOP
+                                                            k, only_category, wanted - filled, listed.uses,
+                                                            window_before)
+                                        WHERE filled < wanted AND (window_failed > 0 OR window_before IS NOT NULL) LOOP
                                 EXIT WHEN part.tier <> k;
                                 sorted_ids := sorted_ids || part.id;
                                 sorted_times := sorted_times || part.created_at;

@@ -214,6 +214,48 @@ final class SearchWordIndexTests: XCTestCase {
         await app.stop()
     }
 
+    func testALaterTierOfOneWordComesFromTheWindowWithoutTheQuotesOfEarlierTiers() async throws {
+        let app = try await TestApp.start()
+        try await insert(app, count: 10, author: "Someone", text: "zanzibar", start: "2019-01-01")
+        // of tier 0, though they hold a word of tier 1 too
+        try await insert(app, count: 5, author: "Someone", text: "zanzibar and zanzibarian", start: "2019-06-01")
+        try await insert(app, count: 30, author: "Someone", text: "zanzibarian", start: "2020-01-01")
+        // tier 1 held by a small share of the quotes: read from the index of words, not walked
+        try await insert(app, count: 1_000, author: "Someone", text: "elsewhere", start: "2018-01-01")
+        try await app.withConnection { connection in _ = try connection.query("ANALYZE quotes") }
+        func call(_ wanted: Int) -> String {
+            "SELECT text FROM quote_search_walk_text('%zanzibar%', '\\mzanzibar\\M', '\\mzanzibar', 'zanzibar', NULL, "
+                + "\(wanted))"
+        }
+        func walk(_ wanted: Int) async throws -> [String] {
+            let sql = call(wanted)
+            return try await app.withConnection { connection in
+                try connection.query(PGQuery(unsafeSQL: sql)).map { try $0.decode("text", as: String.self) }
+            }
+        }
+        func texts(_ prefix: String, _ range: ClosedRange<Int>) -> [String] {
+            range.reversed().map { "\(prefix) \($0)" }
+        }
+        let tierZero = texts("zanzibar and zanzibarian", 1...5) + texts("zanzibar", 1...10)
+        // Tier 1's newest six in the window of ordered words are all of tier 1: the page, not walked.
+        let twentyOne = try await walk(21)
+        XCTAssertEqual(twentyOne, tierZero + texts("zanzibarian", 25...30))
+        let plans = try plansOf(app, call(21))
+        let walks = plans.split(separator: "\n").filter { $0.contains("quotes_newest_author_idx") }
+        XCTAssertTrue(walks.allSatisfy { $0.contains("never executed") }, plans)
+        // Past its thirty, the five of tier 0 are met: tier 1 is read again from the word index.
+        let fifty = try await walk(50)
+        XCTAssertEqual(fifty, tierZero + texts("zanzibarian", 1...30))
+        // The window moved past most of them: the newest ten of tier 1 from it, older ones from the word index.
+        try await app.withConnection { connection in
+            _ = try connection.query("UPDATE quote_words_window SET since = '2020-01-01 00:21'")
+            _ = try connection.query("DELETE FROM quote_words_newest WHERE created_at < '2020-01-01 00:21'")
+        }
+        let forty = try await walk(40)
+        XCTAssertEqual(forty, tierZero + texts("zanzibarian", 6...30))
+        await app.stop()
+    }
+
     func testTheVocabularyForgetsWordsNoQuoteUsesAnyMore() async throws {
         let app = try await TestApp.start()
         let ids = try await app.insertQuotes(["a zanzibar tale", "another zanzibar", "plain words"])
