@@ -1,19 +1,19 @@
--- Several words read newest first, and one vocabulary statement per one-word query (replaces the search functions
--- of 0014; the indexes and tables are unchanged, so this migration only replaces functions).
+-- Several words read newest first, and fewer statements for one word (replaces search functions of 0014; the
+-- indexes and tables are unchanged, so on a filled table this migration only replaces functions).
 --
 -- * A query of several words with many matches: its first tier (the query as whole words) holds each piece as a
 --   word of its own, so its candidates are the quotes holding the rarest piece's word. They are read newest first:
 --   from the window of ordered words (quote_words_newest, 0016), each tested against the query, then, older than
 --   the window, from the word indexes span of time by span (quote_search_newest_*, intersecting the two rarest
---   pieces' words inside GIN), stopping when the page is full. The later tiers are read only when the first
+--   pieces' words inside GIN), stopping when the page is full. The later tiers are walked only when the first
 --   cannot fill the page. Over authors, a word held by a large share of the quotes is walked instead
---   (quotes_newest_author_idx, with the test): the walk then needs fewer rows.
--- * One word: its three tiers' words (the word itself, longer words starting with it, other words containing it)
---   and their quotes come from one statement (quote_search_vocabulary_tiers), not three calls; the count of a
---   word's matches reads the word index alone when no category narrows it.
--- * A span of time too dense for the word indexes' shortest time bucket (quotes imported microseconds apart share
---   one): quote_search_newest_* walks it newest first with the query's test when that reads fewer rows than the
---   bucket holds for the words (quote_search_limit 'walk_row_cost_*').
+--   (quotes_newest_author_idx, with the test): the walk then reads fewer rows. A query with a piece that is no
+--   word of the vocabulary has no first tier, and it is not walked.
+-- * One word: a later tier (longer words starting with it, other words containing it) read from the index of
+--   words takes its newest quotes from the window of ordered words first, each tested; only older ones come from
+--   the word index span by span.
+-- * One word's exact count: the three tiers' words and quotes come from one statement
+--   (quote_search_vocabulary_tiers), not three calls.
 
 -- The three rank tiers' vocabulary words of a one-word query, in one statement: per tier (0 the word itself, 1
 -- the longer words starting with it, 2 the other words containing it, by the trigram index: three characters at
@@ -108,21 +108,12 @@ BEGIN
                     -- One word, many candidates: its matches are the quotes holding a word of the tiers, counted
                     -- from the word index alone; the page is the walk's (each tier newest first, only the rows it
                     -- needs). With fewer candidates, all are read and sorted (below).
-                    -- Without a category, from the word index alone (no row of the table is read).
-                    IF only_category IS NULL THEN
-                        SELECT count(*) INTO counted FROM (
-                            SELECT 1 FROM quotes t
-                            WHERE quote_words_array(t.%2$I)
-                                  && (tier_lists[1]::text[] || tier_lists[2]::text[] || tier_lists[3]::text[])
-                            LIMIT exact + 1) AS m;
-                    ELSE
-                        SELECT count(*) INTO counted FROM (
-                            SELECT 1 FROM quotes t
-                            WHERE quote_words_array(t.%2$I)
-                                  && (tier_lists[1]::text[] || tier_lists[2]::text[] || tier_lists[3]::text[])
-                              AND t.category = only_category
-                            LIMIT exact + 1) AS m;
-                    END IF;
+                    SELECT count(*) INTO counted FROM (
+                        SELECT 1 FROM quotes t
+                        WHERE quote_words_array(t.%2$I)
+                              && (tier_lists[1]::text[] || tier_lists[2]::text[] || tier_lists[3]::text[])
+                          AND (only_category IS NULL OR t.category = only_category)
+                        LIMIT exact + 1) AS m;
                     RETURN QUERY
                         SELECT counted, (SELECT qv.version FROM quotes_version qv), w.id, w.text, w.author,
                                w.category, w.created_at
