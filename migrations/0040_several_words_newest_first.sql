@@ -49,6 +49,8 @@ BEGIN
                 LIMIT word_limit + 1) AS v) AS t;
 END $$;
 
+-- quote_search_words_text/_author (0014): a search with at most exact_total matches, ranked in full from the
+-- word indexes with an exact `total`; as in 0014, with one vocabulary statement for a word's three tiers.
 DO $make$
 DECLARE searched text;
 BEGIN
@@ -155,6 +157,9 @@ BEGIN
     END LOOP;
 END $make$;
 
+-- quote_search_walk_text/_author (0014): the first `wanted` matches of a query with many, in rank order, read
+-- newest first and stopping at the rows the page needs; a tier is only read when the ones before cannot fill
+-- the page. One word as in 0014, its later tiers from the window first; several words as above.
 DO $make$
 DECLARE searched text;
 BEGIN
