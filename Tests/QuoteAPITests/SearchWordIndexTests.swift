@@ -78,6 +78,73 @@ final class SearchWordIndexTests: XCTestCase {
         await app.stop()
     }
 
+    /// 2,100 matches of "the river": whole words (1,500, one a minute), the start of a word (300, the newest) and
+    /// inside a word (300, every five minutes, among the whole words), beside 3,000 quotes holding "the" only.
+    private func insertTheRiver(_ app: TestApp) async throws {
+        try await insert(app, count: 1_500, author: "Someone", text: "the river", start: "2020-01-01 00:00")
+        try await insert(app, count: 300, author: "Someone", text: "the riverside", start: "2021-01-01 00:00")
+        try await app.withConnection { connection in
+            _ = try connection.query(
+                """
+                INSERT INTO quotes (text, author, category, created_at)
+                SELECT 'bathe river ' || i, 'Someone', 'wisdom',
+                       '2020-01-01 00:00:30'::timestamptz + i * interval '5 minutes'
+                FROM generate_series(1, 300) AS i
+                """)
+        }
+        try await insert(app, count: 3_000, author: "Someone", text: "the sea", start: "2020-01-01 00:00:15")
+        // the search weighs a word's quotes against the table's rows (pg_class.reltuples)
+        try await app.withConnection { connection in _ = try connection.query("ANALYZE quotes") }
+    }
+
+    private func assertTheRiverRanks(_ app: TestApp, _ context: String) throws {
+        let first = try search(app, "The River", type: "keyword", extra: "&page_size=20")
+        XCTAssertEqual(try first.jsonObject()["total_is_exact"] as? Bool, false, "2,100 matches; \(context)")
+        XCTAssertEqual(
+            try first.items().map { $0["text"] as! String }, (1_481...1_500).reversed().map { "the river \($0)" },
+            "the whole words first, newest first, before newer quotes of later tiers; \(context)")
+        // Rows 1,501-1,600: the start of a word; 1,801-1,900: inside a word.
+        let startOfWord = try search(app, "the river", type: "keyword", extra: "&page_size=100&page=16").items()
+        func texts(_ prefix: String, _ range: ClosedRange<Int>) -> [String] {
+            range.reversed().map { "\(prefix) \($0)" }
+        }
+        XCTAssertEqual(startOfWord.map { $0["text"] as! String }, texts("the riverside", 201...300), context)
+        let inside = try search(app, "the river", type: "keyword", extra: "&page_size=100&page=19").items()
+        XCTAssertEqual(inside.map { $0["text"] as! String }, texts("bathe river", 201...300), context)
+        let deep = try search(app, "the river", type: "keyword", extra: "&page_size=100&page=4").items()
+        XCTAssertEqual(deep.map { $0["text"] as! String }, texts("the river", 1_101...1_200), context)
+    }
+
+    func testSeveralWordsAreReadNewestFirstFromTheWindowOfOrderedWords() async throws {
+        let app = try await TestApp.start()
+        try await insertTheRiver(app)
+        try assertTheRiverRanks(app, "all in the window")
+        // The first page reads the rarest word's ("river") newest entries in quote_words_newest, each tested, and
+        // stops with the page: 21 matches among about 25 entries, not the 1,800 quotes holding "river"; the walks
+        // of the later tiers are not started, and no trigram index of quotes is asked.
+        let plans = try plansOf(
+            app,
+            """
+            SELECT * FROM quote_search_walk_text('%the river%', '\\mthe river\\M', '\\mthe river', 'the river',
+                                                 NULL, 21)
+            """)
+        let scan = try XCTUnwrap(plans.split(separator: "\n").first { $0.contains("quote_words_newest_pkey") }, plans)
+        let actual = try XCTUnwrap(scan.range(of: "actual rows="), String(scan))
+        let rows = try XCTUnwrap(Int(scan[actual.upperBound...].prefix { $0.isNumber }), String(scan))
+        XCTAssertLessThanOrEqual(rows, 60, plans)
+        let walks = plans.split(separator: "\n").filter { $0.contains("quotes_newest_author_idx") }
+        XCTAssertTrue(walks.allSatisfy { $0.contains("never executed") }, plans)
+        XCTAssertFalse(plans.contains("quotes_text_trgm_idx"), plans)
+
+        // Older than the window (as quote_words_newest_trim moves it): from the word index, span by span, in order.
+        try await app.withConnection { connection in
+            _ = try connection.query("UPDATE quote_words_window SET since = '2020-01-02 00:50'")
+            _ = try connection.query("DELETE FROM quote_words_newest WHERE created_at < '2020-01-02 00:50'")
+        }
+        try assertTheRiverRanks(app, "the window holds 11 of the whole words")
+        await app.stop()
+    }
+
     func testFewMatchesOfSeveralWordsAreReadFromTheWordIndexRankedInFull() async throws {
         let app = try await TestApp.start()
         try await insert(app, count: 30, author: "Lao Tzu", start: "2020-01-01")
@@ -144,6 +211,48 @@ final class SearchWordIndexTests: XCTestCase {
         let inCategory = try search(app, "zanzibar", type: "keyword", extra: "&page_size=30&category=wisdom")
         XCTAssertEqual(try inCategory.items().count, 30)
         XCTAssertEqual(try inCategory.items().last?["text"] as? String, "zanzibar 71")
+        await app.stop()
+    }
+
+    func testALaterTierOfOneWordComesFromTheWindowWithoutTheQuotesOfEarlierTiers() async throws {
+        let app = try await TestApp.start()
+        try await insert(app, count: 10, author: "Someone", text: "zanzibar", start: "2019-01-01")
+        // of tier 0, though they hold a word of tier 1 too
+        try await insert(app, count: 5, author: "Someone", text: "zanzibar and zanzibarian", start: "2019-06-01")
+        try await insert(app, count: 30, author: "Someone", text: "zanzibarian", start: "2020-01-01")
+        // tier 1 held by a small share of the quotes: read from the index of words, not walked
+        try await insert(app, count: 1_000, author: "Someone", text: "elsewhere", start: "2018-01-01")
+        try await app.withConnection { connection in _ = try connection.query("ANALYZE quotes") }
+        func call(_ wanted: Int) -> String {
+            "SELECT text FROM quote_search_walk_text('%zanzibar%', '\\mzanzibar\\M', '\\mzanzibar', 'zanzibar', NULL, "
+                + "\(wanted))"
+        }
+        func walk(_ wanted: Int) async throws -> [String] {
+            let sql = call(wanted)
+            return try await app.withConnection { connection in
+                try connection.query(PGQuery(unsafeSQL: sql)).map { try $0.decode("text", as: String.self) }
+            }
+        }
+        func texts(_ prefix: String, _ range: ClosedRange<Int>) -> [String] {
+            range.reversed().map { "\(prefix) \($0)" }
+        }
+        let tierZero = texts("zanzibar and zanzibarian", 1...5) + texts("zanzibar", 1...10)
+        // Tier 1's newest six in the window of ordered words are all of tier 1: the page, not walked.
+        let twentyOne = try await walk(21)
+        XCTAssertEqual(twentyOne, tierZero + texts("zanzibarian", 25...30))
+        let plans = try plansOf(app, call(21))
+        let walks = plans.split(separator: "\n").filter { $0.contains("quotes_newest_author_idx") }
+        XCTAssertTrue(walks.allSatisfy { $0.contains("never executed") }, plans)
+        // Past its thirty, the five of tier 0 are met: tier 1 is read again from the word index.
+        let fifty = try await walk(50)
+        XCTAssertEqual(fifty, tierZero + texts("zanzibarian", 1...30))
+        // The window moved past most of them: the newest ten of tier 1 from it, older ones from the word index.
+        try await app.withConnection { connection in
+            _ = try connection.query("UPDATE quote_words_window SET since = '2020-01-01 00:21'")
+            _ = try connection.query("DELETE FROM quote_words_newest WHERE created_at < '2020-01-01 00:21'")
+        }
+        let forty = try await walk(40)
+        XCTAssertEqual(forty, tierZero + texts("zanzibarian", 6...30))
         await app.stop()
     }
 

@@ -22,10 +22,11 @@ public enum SearchField: String, Sendable {
 /// - Otherwise a query with at most 1,000 matches is answered from those matches (found by the trigram indexes, at
 ///   most 1,001 read), ranked in full, with an exact `total`.
 /// - A query with more is answered by `quote_search_walk_text`/`_author`, which reads the rank tiers in order and
-///   stops after the rows the page needs: a one-word query's newest quotes come from the window of ordered words
-///   (`quote_words_newest`), older ones from the word indexes span of time by span, newest first; a tier with
-///   many walks the newest-first index, where the more matches, the shorter the walk. Its `total` is 1,000
-///   with `totalIsExact` false, as the contract allows.
+///   stops after the rows the page needs: a one-word query's newest quotes, and a several-word query's through
+///   its rarest word (migration 0040), come from the window of ordered words (`quote_words_newest`), older ones
+///   from the word indexes span of time by span, newest first; a tier with many walks the newest-first index,
+///   where the more matches, the shorter the walk. Its `total` is 1,000 with `totalIsExact` false, as the
+///   contract allows.
 /// Which queries have more than 1,000 matches is remembered per version of the quotes (`quotes_version`), so the
 /// bounded count is paid once per query until quotes change.
 public struct QuoteSearch: Sendable {
