@@ -23,8 +23,8 @@ BEGIN
     END IF;
 
     IF (SELECT prosrc FROM pg_proc WHERE oid = 'quote_time_buckets(timestamptz)'::regprocedure)
-        = $body$ SELECT array_agg(quote_time_bucket(quote_time_us(t), l) ORDER BY l) FROM generate_series(0, 5) AS l $body$
-    THEN
+        = $body$ SELECT array_agg(quote_time_bucket(quote_time_us(t), l) ORDER BY l) $body$
+          || $body$FROM generate_series(0, 5) AS l $body$ THEN
         CREATE OR REPLACE FUNCTION quote_time_buckets(t timestamptz) RETURNS bigint[]
             LANGUAGE sql IMMUTABLE PARALLEL SAFE CALLED ON NULL INPUT
             AS $body$ SELECT CASE WHEN t IS NOT NULL THEN ARRAY[
