@@ -59,9 +59,21 @@ enum QuoteLoading {
         let directory = try Migration.locateDirectory(explicit: options.value(options.migrationsDir, "MIGRATIONS_DIR"))
         try await Migrator(migrations: try Migration.load(from: directory), logger: logger).migrate(using: pool)
         let line = ProgressLine()
+        let interruption = ImportInterruption(logger: logger)
         let report: ImportReport
         do {
-            report = try await QuoteImporter(pool: pool).importRecords(records) { line.show($0) }
+            report = try await QuoteImporter(pool: pool).importRecords(records) { progress in
+                line.show(progress)
+                try interruption.check()
+            }
+        } catch let stop as ImportInterruption.Interrupted {
+            line.end()
+            logger.warning(
+                "import interrupted after its last committed batch; those rows stay; run it again to resume",
+                metadata: [
+                    "rows_committed": .stringConvertible(line.lastDone), "signal": .stringConvertible(stop.signal),
+                ])
+            throw ExitCode(128 + stop.signal)
         } catch {
             line.end()
             // Each committed batch stays; the one in flight rolled back whole.

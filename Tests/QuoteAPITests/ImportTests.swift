@@ -149,4 +149,49 @@ final class ImportTests: XCTestCase {
         XCTAssertEqual(again.duplicates, 350)
         await app.stop()
     }
+
+    /// `quote-server import` as a person runs it: a progress line on the terminal; Ctrl-C stops it after a committed
+    /// batch and says so; run again, it resumes there and reports the same rejected rows.
+    func testImportCommandShowsProgressOnATerminalAndResumesAfterCtrlC() async throws {
+        let url = try TestDatabase.makeDatabase()
+        var lines = (1...30_000).map {
+            #"{"text": "Imported quote \#($0)", "author": "Author \#($0 % 50)", "category": "wisdom"}"#
+        }
+        lines.insert(#"{"text": "", "author": "Nobody", "category": "wisdom"}"#, at: 100)  // line 101
+        let file = try write(lines.joined(separator: "\n") + "\n", "quotes.jsonl")
+        let first = try ServerProcess(["import", file.path], environment: ["DATABASE_URL": url], terminal: true)
+        let deadline = ContinuousClock.now + .seconds(300)
+        while !first.terminalOutput().contains(" / 30000 rows"), try first.poll() == nil,
+            ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        if try first.poll() == nil { first.signal(SIGINT) }
+        let firstStatus = try await first.waitForExit(timeout: .seconds(300))
+        // Logs go to stderr too: here, the terminal.
+        let terminal = first.terminalOutput()
+        XCTAssertEqual(firstStatus, 128 + SIGINT, terminal)
+        XCTAssertTrue(terminal.contains("10000 / 30000 rows"), terminal)
+        XCTAssertTrue(terminal.contains("rows/s") && terminal.contains("s left"), terminal)
+        XCTAssertTrue(terminal.contains("import interrupted"), terminal)
+        guard let range = terminal.range(of: #""rows_committed":\d+"#, options: .regularExpression) else {
+            return XCTFail(terminal)
+        }
+        let committed = Int(terminal[range].dropFirst(17))!
+        XCTAssertTrue([10_000, 20_000, 30_000].contains(committed), "whole batches: \(committed)")
+        let connection = try PGConnection(connectionString: url)
+        func count() throws -> Int {
+            try connection.query("SELECT count(*)::int8 AS n FROM quotes")[0].decode("n", as: Int.self)
+        }
+        XCTAssertEqual(try count(), committed, "the committed batches, and nothing of the one after")
+
+        let second = try ServerProcess(["import", file.path], environment: ["DATABASE_URL": url])
+        let secondStatus = try await second.waitForExit(timeout: .seconds(300))
+        XCTAssertEqual(secondStatus, 0, second.output)
+        XCTAssertTrue(second.output.contains("resumed an interrupted import"), second.output)
+        XCTAssertTrue(second.output.contains("\"rows_already_committed\":\(committed)"), second.output)
+        XCTAssertTrue(second.output.contains("\"line\":101"), "the rejected row, reported: \(second.output)")
+        XCTAssertTrue(second.output.contains("\"inserted\":\(30_000 - committed)"), second.output)
+        XCTAssertEqual(try count(), 30_000)
+    }
 }

@@ -7,6 +7,9 @@ public final class ServerProcess: @unchecked Sendable {
     public let pid: pid_t
     public let outputPath: String
     private var exitStatus: Int32?
+    /// With `terminal`: the pseudo-terminal's master side, whose slave is the process's stderr.
+    private let terminalMaster: Int32?
+    private var terminalBytes: [UInt8] = []
 
     /// The executable built beside the test bundle (`swift build --build-tests` builds both).
     public static var executable: URL {
@@ -14,8 +17,9 @@ public final class ServerProcess: @unchecked Sendable {
         return bundle.deletingLastPathComponent().appendingPathComponent("quote-server")
     }
 
-    /// Starts `quote-server ARGUMENTS` with exactly `environment` (plus PATH).
-    public init(_ arguments: [String], environment: [String: String]) throws {
+    /// Starts `quote-server ARGUMENTS` with exactly `environment` (plus PATH). With `terminal`, stderr is a
+    /// pseudo-terminal (read by `terminalOutput()`), as when a person runs the command; else it joins stdout.
+    public init(_ arguments: [String], environment: [String: String], terminal: Bool = false) throws {
         outputPath =
             FileManager.default.temporaryDirectory.appendingPathComponent("quote-server-\(UUID().uuidString).log").path
         var actions = posix_spawn_file_actions_t()
@@ -23,7 +27,20 @@ public final class ServerProcess: @unchecked Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if terminal {
+            // /dev/ptmx by hand (posix_openpt and ptsname are not visible to Swift here): unlock the slave, ask its
+            // number (TIOCSPTLCK, TIOCGPTN; the same values on x86_64 and arm64).
+            let master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_NONBLOCK)
+            var unlock: Int32 = 0
+            var number: Int32 = 0
+            guard master >= 0, ioctl(master, 0x4004_5431, &unlock) == 0, ioctl(master, 0x8004_5430, &number) == 0
+            else { throw HTTPTestError.malformedResponse("cannot open a pseudo-terminal") }
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/pts/\(number)", O_RDWR | O_NOCTTY, 0)
+            terminalMaster = master
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+            terminalMaster = nil
+        }
         var environment = environment
         environment["PATH"] = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
         let argv = [Self.executable.path] + arguments
@@ -37,7 +54,23 @@ public final class ServerProcess: @unchecked Sendable {
         pid = child
     }
 
+    deinit {
+        if let terminalMaster { close(terminalMaster) }
+    }
+
     public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
+    /// Everything the process wrote to its terminal so far (empty without `terminal`).
+    public func terminalOutput() -> String {
+        guard let terminalMaster else { return "" }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(terminalMaster, &buffer, buffer.count)
+            guard count > 0 else { break }
+            terminalBytes += buffer[0..<count]
+        }
+        return String(decoding: terminalBytes, as: UTF8.self)
+    }
 
     /// The port from the server's `listening` log line, waiting up to `timeout` for it.
     public func waitForPort(timeout: Duration = .seconds(60)) async throws -> Int {
