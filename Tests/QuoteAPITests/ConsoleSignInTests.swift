@@ -227,4 +227,32 @@ final class ConsoleSignInTests: XCTestCase {
         XCTAssertEqual(throttled.status, 429)
         XCTAssertNotNil(throttled.header("Retry-After"))
     }
+
+    func testEachFailedAttemptForgetsSomeOfTheOldestExpiredOnes() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        try await app.withConnection { connection in
+            try connection.query(
+                """
+                INSERT INTO console_sign_in_failures (key, created_at)
+                SELECT 'address:192.0.2.' || n, now() - interval '3 hours' FROM generate_series(1, 10) AS n
+                """)
+            try connection.query("INSERT INTO console_sign_in_failures (key) VALUES ('address:192.0.2.99')")
+        }
+        for _ in 0..<2 {
+            let attempt = try app.consolePost("/console/sign-in", fields: ["token": try OpaqueToken.generate()])
+            XCTAssertEqual(attempt.status, 400)
+        }
+        let (old, recent) = try await app.withConnection { connection in
+            let row = try connection.query(
+                """
+                SELECT count(*) FILTER (WHERE created_at < now() - interval '2 hours')::int8 AS old,
+                       count(*) FILTER (WHERE created_at >= now() - interval '2 hours')::int8 AS recent
+                FROM console_sign_in_failures
+                """)[0]
+            return (try row.decode("old", as: Int.self), try row.decode("recent", as: Int.self))
+        }
+        XCTAssertEqual(old, 2, "each of the two attempts forgot four of the ten")
+        XCTAssertEqual(recent, 3, "what still counts is kept: the earlier failure and the two attempts")
+    }
 }

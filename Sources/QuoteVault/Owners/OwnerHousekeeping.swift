@@ -12,7 +12,11 @@ enum OwnerHousekeeping {
                OR last_seen_at < now() - interval '1 day'
             """)
         try connection.query("DELETE FROM console_sign_in_tokens WHERE expires_at < now() - interval '1 day'")
-        try connection.query("DELETE FROM console_sign_in_failures WHERE created_at < now() - interval '2 hours'")
+        try connection.query(
+            """
+            DELETE FROM console_sign_in_failures
+            WHERE created_at < now() - \(OwnerSignInThrottle.forgottenAfter) * interval '1 second'
+            """)
         try connection.query(
             """
             DELETE FROM console_imports WHERE state = 'preview' AND created_at < now() - interval '1 day'

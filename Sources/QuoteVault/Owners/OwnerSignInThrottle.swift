@@ -14,6 +14,11 @@ public struct OwnerSignInThrottle: Sendable {
     static let perAddress = Rule(limit: 20, window: 900)
     /// More than 10 failed sign-ins (wrong codes) of one owner within 15 minutes.
     static let perOwner = Rule(limit: 10, window: 900)
+    /// Attempts older than this count for no rule (kept past the windows for a look after an incident).
+    static let forgottenAfter = 7200  // seconds
+    /// How many of the oldest forgotten attempts each attempt deletes: more than it adds, so a flood that never
+    /// ends in a sign-in (where `OwnerHousekeeping` prunes everything) cannot grow the table without bound.
+    static let forgottenPerAttempt = 4
 
     public let enabled: Bool
     private let refusals = RecentRefusals()
@@ -49,7 +54,21 @@ public struct OwnerSignInThrottle: Sendable {
             let rows = try connection.query("INSERT INTO console_sign_in_failures (key) VALUES (\(key)) RETURNING id")
             ids.append(try rows[rows.startIndex].decode("id", as: Int64.self))
         }
+        try forgetOldest(connection)
         return ids
+    }
+
+    /// Reads only the oldest few rows (by id, so an index walk that stops at once) and deletes those no rule counts.
+    private func forgetOldest(_ connection: PGConnection) throws {
+        try connection.query(
+            """
+            DELETE FROM console_sign_in_failures WHERE id IN (
+                SELECT id FROM (
+                    SELECT id, created_at FROM console_sign_in_failures
+                    ORDER BY id LIMIT \(Self.forgottenPerAttempt) FOR UPDATE SKIP LOCKED
+                ) AS oldest
+                WHERE created_at < now() - \(Self.forgottenAfter) * interval '1 second')
+            """)
     }
 
     /// Forgets attempts that turned out not to be failures.
