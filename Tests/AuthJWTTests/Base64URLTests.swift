@@ -21,7 +21,9 @@ final class Base64URLTests: XCTestCase {
     }
 
     func testRejectsNonCanonicalInput() {
-        for text in ["Zg==", "Zm8=", "+/+/", "Zm9v\n", " Zm9v", "Z", "Zm9vY", "Zh", "Zm9", "Zm9vYmF", "Zm.v", "Zm9vé"] {
+        for text in [
+            "Zg==", "Zm8=", "+/+/", "Zm9v\n", " Zm9v", "Z", "Zm9vY", "Zh", "Zm9", "Zm9vYmF", "Zm.v", "Zm9vé",
+        ] {
             XCTAssertNil(Base64URL.decode(text), text)
         }
         // "Zh" and "Zm9" differ from "Zg"/"Zm8" only in bits the decoder drops:

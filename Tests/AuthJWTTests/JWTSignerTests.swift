@@ -25,7 +25,8 @@ final class JWTSignerTests: XCTestCase {
     }
 
     var validPayload: String {
-        #"{"sub":"u1","sid":"s1","iat":\#(nowSeconds),"exp":\#(nowSeconds + 60),"aud":"authenticated","role":"authenticated"}"#
+        #"{"sub":"u1","sid":"s1","iat":\#(nowSeconds),"exp":\#(nowSeconds + 60),"#
+            + #""aud":"authenticated","role":"authenticated"}"#
     }
 
     func assertRejects(
@@ -79,7 +80,8 @@ final class JWTSignerTests: XCTestCase {
 
     func testUnknownClaimsAreIgnoredAndTypIsOptional() throws {
         let payload =
-            #"{"sub":"u1","sid":"s1","iat":\#(nowSeconds),"exp":\#(nowSeconds + 60),"aud":"authenticated","role":"authenticated","future_claim":{"x":[1,2]}}"#
+            #"{"sub":"u1","sid":"s1","iat":\#(nowSeconds),"exp":\#(nowSeconds + 60),"#
+            + #""aud":"authenticated","role":"authenticated","future_claim":{"x":[1,2]}}"#
         let verified = try signer.verify(craft(header: #"{"alg":"HS256"}"#, payload: payload), now: now)
         XCTAssertEqual(verified.sub, "u1")
         XCTAssertNil(verified.email)
@@ -257,7 +259,8 @@ final class JWTSignerTests: XCTestCase {
         let payloads = [
             "not json", "", "[]", "null", #"{"sub":"u1"}"#,
             #"{"sub":"u1","sid":"s1","iat":\#(nowSeconds),"aud":"authenticated","role":"authenticated"}"#,
-            #"{"sub":"u1","sid":"s1","iat":\#(nowSeconds),"exp":"tomorrow","aud":"authenticated","role":"authenticated"}"#,
+            #"{"sub":"u1","sid":"s1","iat":\#(nowSeconds),"exp":"tomorrow","#
+                + #""aud":"authenticated","role":"authenticated"}"#,
             #"{"sub":"u1","sid":"s1","iat":\#(nowSeconds),"exp":\#(nowSeconds + 60),"aud":7,"role":"authenticated"}"#,
             String(repeating: "{\"a\":", count: 1000),
         ]

@@ -13,8 +13,10 @@ final class HTTPFuzzTests: XCTestCase {
     private static let seeds: [String] = [
         "GET /ping HTTP/1.1\r\nHost: x\r\n\r\n",
         "GET /items/42?q=a%20b&q=c HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n",
-        "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\r\n{\"name\":\"n\",\"count\":12}  ",
-        "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"nam\r\n0\r\n\r\n",
+        "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\r\n"
+            + "{\"name\":\"n\",\"count\":12}  ",
+        "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + "5\r\n{\"nam\r\n0\r\n\r\n",
         "PUT /small HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nabcd",
         "DELETE /echo HTTP/1.1\r\nHost: x\r\nX-Request-Id: abc-123\r\nAuthorization: Bearer a.b.c\r\n\r\n",
     ]
@@ -99,7 +101,9 @@ final class HTTPFuzzTests: XCTestCase {
                 let status = Self.status(of: answer)
                 XCTAssertTrue(
                     answer.isEmpty || (status.map { $0 < 500 || $0 == 505 } ?? false),
-                    "seed \(seed) request \(batchStart + offset): \(String(decoding: request.prefix(120), as: UTF8.self).debugDescription) → \(String(decoding: answer.prefix(60), as: UTF8.self).debugDescription)"
+                    "seed \(seed) request \(batchStart + offset): "
+                        + "\(String(decoding: request.prefix(120), as: UTF8.self).debugDescription)"
+                        + " → \(String(decoding: answer.prefix(60), as: UTF8.self).debugDescription)"
                 )
             }
             XCTAssertEqual(

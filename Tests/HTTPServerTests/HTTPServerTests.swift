@@ -17,7 +17,8 @@ final class HTTPServerTests: XCTestCase {
                     try Response.json(["id": request.pathParameter("id"), "q": request.queryValue("q") ?? ""])
                 }),
             Route(
-                .get, "/items/special", handler: .immediate { _ in Response(status: 200, body: Array("special".utf8)) }),
+                .get, "/items/special",
+                handler: .immediate { _ in Response(status: 200, body: Array("special".utf8)) }),
             Route(
                 .post, "/echo",
                 handler: Handler { request in

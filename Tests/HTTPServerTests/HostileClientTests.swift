@@ -20,7 +20,9 @@ final class HostileClientTests: XCTestCase {
             Route(.get, "/items", handler: .immediate { _ in Response(status: 200, body: Array("list".utf8)) }),
             Route(
                 .get, "/items/{id}",
-                handler: .immediate { request in Response(status: 200, body: Array(request.pathParameter("id").utf8)) }),
+                handler: .immediate { request in
+                    Response(status: 200, body: Array(request.pathParameter("id").utf8))
+                }),
             Route(
                 .post, "/echo",
                 handler: Handler { request in
@@ -357,7 +359,8 @@ final class HostileClientTests: XCTestCase {
         let small = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
         small.write(
             Array(
-                "PUT /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n32\r\n\(String(repeating: "c", count: 50))\r\n0\r\n\r\n"
+                ("PUT /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "32\r\n\(String(repeating: "c", count: 50))\r\n0\r\n\r\n")
                     .utf8))
         let response = try small.readResponse()
         XCTAssertEqual(response.status, 200)
@@ -371,9 +374,12 @@ final class HostileClientTests: XCTestCase {
     func testConflictingLengthsAreRefused() async throws {
         let server = try makeServer()
         let heads = [
-            "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}",
-            "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}",
-            "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+            "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 2\r\nContent-Length: 40\r\n\r\n{}",
+            "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}",
+            "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
         ]
         for head in heads {
             let connection = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)

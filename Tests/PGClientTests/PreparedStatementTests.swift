@@ -134,7 +134,8 @@ final class PreparedStatementTests: XCTestCase {
             let plans = try XCTUnwrap(
                 connection.query(
                     """
-                    SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%' || \(marker) || '%'
+                    SELECT generic_plans, custom_plans FROM pg_prepared_statements \
+                    WHERE statement LIKE '%' || \(marker) || '%'
                     """
                 ).first)
             // PostgreSQL's default plans `LIMIT $1` anew for each of the three runs.

@@ -98,7 +98,8 @@ final class ReplicationTests: XCTestCase {
         let healthy = await eventually(within: 10) { reads.replicaUse?.healthy == [false, true] }
         XCTAssertTrue(
             healthy,
-            "the dead replica is skipped, the live one (lag 0 against a bound of 0) is used: \(String(describing: reads.replicaUse))"
+            "the dead replica is skipped, the live one (lag 0 against a bound of 0) is used: "
+                + "\(String(describing: reads.replicaUse))"
         )
         for _ in 0..<10 { _ = try await reads.read("SELECT 1") }
         XCTAssertEqual(reads.replicaUse?.standby, [false, false], "neither URL leads to a server in recovery")

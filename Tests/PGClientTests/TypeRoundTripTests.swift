@@ -101,7 +101,8 @@ final class TypeRoundTripTests: XCTestCase {
             connection.query(
                 """
                 INSERT INTO everything (t, i8, b, f8, u, ts, d, by, j, ta)
-                VALUES (\(none), \(noInt), \(noBool), \(noDouble), \(noUUID), \(noDate), \(noDay), \(noBytes), \(noJSON), \(noList))
+                VALUES (\(none), \(noInt), \(noBool), \(noDouble), \(noUUID), \(noDate), \
+                \(noDay), \(noBytes), \(noJSON), \(noList))
                 RETURNING id
                 """)
         ).decode("id", as: Int.self)
@@ -140,7 +141,8 @@ final class TypeRoundTripTests: XCTestCase {
             let row = try single(
                 connection.query(
                     """
-                    SELECT \(value)::timestamptz AS ts, (extract(epoch FROM \(value)::timestamptz) * 1000000)::int8 AS us
+                    SELECT \(value)::timestamptz AS ts, \
+                    (extract(epoch FROM \(value)::timestamptz) * 1000000)::int8 AS us
                     """))
             let timestamp = try row.decode("ts", as: PGTimestamp.self)
             XCTAssertEqual(timestamp.microsecondsSince1970, try row.decode("us", as: Int64.self), value)
@@ -241,7 +243,10 @@ final class TypeRoundTripTests: XCTestCase {
         let uuid = UUID()
         try connection.query("INSERT INTO everything (u, t) VALUES (\(uuid.uuidString), 'x')")
         let rows = try connection.query(
-            "SELECT u FROM everything WHERE u = ANY(\([uuid.uuidString.lowercased(), "00000000-0000-0000-0000-000000000000"]))"
+            """
+            SELECT u FROM everything WHERE u = ANY(\
+            \([uuid.uuidString.lowercased(), "00000000-0000-0000-0000-000000000000"]))
+            """
         )
         XCTAssertEqual(try rows.map { try $0.decode("u", as: UUID.self) }, [uuid])
         let byText = try connection.query("SELECT t FROM everything WHERE t = ANY(\(["x", "y"]))")

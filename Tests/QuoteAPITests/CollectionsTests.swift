@@ -101,7 +101,10 @@ final class CollectionsTests: XCTestCase {
         XCTAssertEqual(try app.client.get("/v1/collections/\(id)/quotes", headers: user.authorization).status, 404)
         let left = try await app.withConnection { connection in
             try connection.query(
-                "SELECT (SELECT count(*) FROM collection_quotes)::int8 AS links, (SELECT count(*) FROM quotes)::int8 AS quotes"
+                """
+                SELECT (SELECT count(*) FROM collection_quotes)::int8 AS links, \
+                (SELECT count(*) FROM quotes)::int8 AS quotes
+                """
             )[0]
         }
         XCTAssertEqual(try left.decode("links", as: Int.self), 0)

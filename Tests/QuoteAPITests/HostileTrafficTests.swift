@@ -256,11 +256,13 @@ final class HostileTrafficTests: XCTestCase {
         let app = try await startTestApp()
         let cases: [(head: String, status: Int)] = [
             (
-                "POST /v1/collections HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500000\r\n\r\n",
+                "POST /v1/collections HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 500000\r\n\r\n",
                 401
             ),
             (
-                "PUT /v1/me/avatar HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer not.a.token\r\nContent-Type: image/png\r\nContent-Length: 2000000\r\n\r\n",
+                "PUT /v1/me/avatar HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer not.a.token\r\n"
+                    + "Content-Type: image/png\r\nContent-Length: 2000000\r\n\r\n",
                 401
             ),
             (
@@ -269,21 +271,25 @@ final class HostileTrafficTests: XCTestCase {
             ),
             // Supabase Storage answers a missing key with 400 and statusCode "401" in its body.
             (
-                "POST /storage/v1/object/avatars/x/y.png HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: 1000000\r\n\r\n",
+                "POST /storage/v1/object/avatars/x/y.png HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\n"
+                    + "Content-Length: 1000000\r\n\r\n",
                 400
             ),
             (
-                "POST /rest/v1/collections HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n",
+                "POST /rest/v1/collections HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 100000\r\n\r\n",
                 401
             ),
             ("POST /v1/nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", 404),
             // Credentials are small: 64 KiB at most on the auth routes of both APIs.
             (
-                "POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65537\r\n\r\n",
+                "POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 65537\r\n\r\n",
                 413
             ),
             (
-                "POST /auth/v1/token?grant_type=password HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65537\r\n\r\n",
+                "POST /auth/v1/token?grant_type=password HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 65537\r\n\r\n",
                 413
             ),
         ]

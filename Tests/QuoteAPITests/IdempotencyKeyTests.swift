@@ -110,7 +110,10 @@ final class IdempotencyKeyTests: XCTestCase {
             try app.client.send("POST", "/v1/collections", json: ["name": "Day 1"], headers: headers).status, 201)
         try await app.withConnection {
             try $0.query(
-                "UPDATE idempotency_keys SET created_at = now() - interval '24 hours 1 second' WHERE user_id = \(user.id)"
+                """
+                UPDATE idempotency_keys SET created_at = now() - interval '24 hours 1 second' \
+                WHERE user_id = \(user.id)
+                """
             )
         }
         let nextDay = try app.client.send("POST", "/v1/collections", json: ["name": "Day 2"], headers: headers)
@@ -163,7 +166,10 @@ final class IdempotencyKeyTests: XCTestCase {
             ).status, 201)
         try await app.withConnection {
             try $0.query(
-                "UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE user_id = \(user.id) AND key LIKE 'old-%'"
+                """
+                UPDATE idempotency_keys SET created_at = now() - interval '25 hours' \
+                WHERE user_id = \(user.id) AND key LIKE 'old-%'
+                """
             )
         }
         XCTAssertEqual(try send("number-10001").status, 201)

@@ -33,7 +33,10 @@ final class ImportTests: XCTestCase {
         XCTAssertTrue(report.rejected[1].reason.contains("category"))
         let rows = try await app.withConnection { connection in
             try connection.query("SELECT text, author, category FROM quotes ORDER BY text").map {
-                "\(try $0.decode("text", as: String.self))|\(try $0.decode("author", as: String.self))|\(try $0.decode("category", as: String.self))"
+                """
+                \(try $0.decode("text", as: String.self))|\(try $0.decode("author", as: String.self))|\
+                \(try $0.decode("category", as: String.self))
+                """
             }
         }
         XCTAssertEqual(
@@ -83,7 +86,10 @@ final class ImportTests: XCTestCase {
         XCTAssertGreaterThan(total, 5000)
         let lengths = try await app.withConnection { connection in
             try connection.query(
-                "SELECT max(char_length(text))::int8 AS longest, count(*) FILTER (WHERE author = '')::int8 AS anonymous FROM quotes"
+                """
+                SELECT max(char_length(text))::int8 AS longest, \
+                count(*) FILTER (WHERE author = '')::int8 AS anonymous FROM quotes
+                """
             )[0]
         }
         XCTAssertLessThanOrEqual(try lengths.decode("longest", as: Int.self), 300)

@@ -97,9 +97,11 @@ final class QuoteTests: XCTestCase {
             try connection.query(
                 """
                 INSERT INTO quotes (text, author, category, created_at)
-                SELECT 'Tie ' || n, 'Test Author', 'wisdom', timestamptz '2026-01-01 12:00:00.123456+00' FROM generate_series(1, 10) n
+                SELECT 'Tie ' || n, 'Test Author', 'wisdom', timestamptz '2026-01-01 12:00:00.123456+00' \
+                FROM generate_series(1, 10) n
                 UNION ALL
-                SELECT 'Gap ' || n, 'Test Author', 'love', timestamptz '2026-01-01 12:00:00.123456+00' + n * interval '1 microsecond'
+                SELECT 'Gap ' || n, 'Test Author', 'love', timestamptz '2026-01-01 12:00:00.123456+00' \
+                + n * interval '1 microsecond'
                 FROM generate_series(1, 10) n
                 RETURNING id
                 """

@@ -20,7 +20,8 @@ final class SearchTests: XCTestCase {
         ]
         try await app.insertQuotes(corpus)
         let queries = [
-            "love", "LOVE", "ove", "success", "wis", "école", "ÉCOLE", "%", "_", "\\", "100%", "e_c", "a", "or", "zzz",
+            "love", "LOVE", "ove", "success", "wis", "école", "ÉCOLE", "%", "_", "\\", "100%", "e_c", "a", "or",
+            "zzz",
         ]
         for query in queries {
             let response = try search(app, query, extra: "&page_size=100")
@@ -390,8 +391,10 @@ final class SearchTests: XCTestCase {
             _ = try connection.query(
                 """
                 INSERT INTO quotes (text, author, category, created_at)
-                SELECT 'quote ' || i, CASE i % 3 WHEN 0 THEN 'Ann Lee' WHEN 1 THEN 'Leeroy Jenkins' ELSE 'Ashlee Simpson' END,
-                       CASE WHEN i % 2 = 0 THEN 'humor' ELSE 'love' END, '2020-01-01'::timestamptz + i * interval '1 minute'
+                SELECT 'quote ' || i, CASE i % 3 WHEN 0 THEN 'Ann Lee' WHEN 1 THEN 'Leeroy Jenkins' \
+                ELSE 'Ashlee Simpson' END,
+                       CASE WHEN i % 2 = 0 THEN 'humor' ELSE 'love' END, \
+                '2020-01-01'::timestamptz + i * interval '1 minute'
                 FROM generate_series(1, 3000) AS i
                 """)
         }

@@ -54,7 +54,8 @@ final class SupabaseRestFuzzTests: XCTestCase {
                     Bool.random(using: &rng) ? user : nil,
                     ["Content-Type": "application/json"]),
                 body: method == "GET" ? nil : Array(#"{"name":"x"}"#.utf8))
-            XCTAssertLessThan(response.status, 500, "seed \(seed) round \(round): \(method) \(path) → \(response.text)")
+            XCTAssertLessThan(
+                response.status, 500, "seed \(seed) round \(round): \(method) \(path) → \(response.text)")
         }
         let quotes = try await app.withConnection {
             try $0.query("SELECT count(*)::int8 AS n FROM quotes")[0].decode("n", as: Int.self)

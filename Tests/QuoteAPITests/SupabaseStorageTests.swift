@@ -13,7 +13,8 @@ final class SupabaseStorageTests: XCTestCase {
         let boundary = "6f556c5abdee57bcf55f2ad343706e42"
         var body = Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"cacheControl\"\r\n\r\n3600\r\n".utf8)
         body += Array(
-            "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(partName)\"; filename=\"avatar.png\"\r\nContent-Type: image/png\r\n\r\n"
+            ("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(partName)\"; filename=\"avatar.png\"\r\n"
+                + "Content-Type: image/png\r\n\r\n")
                 .utf8)
         body += bytes + Array("\r\n--\(boundary)--\r\n".utf8)
         return ("multipart/form-data; boundary=\(boundary)", body)

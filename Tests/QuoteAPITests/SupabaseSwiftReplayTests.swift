@@ -49,7 +49,8 @@ final class SupabaseSwiftReplayTests: XCTestCase {
         let user = try await app.makeUser()
         let id = user.id.uuidString  // uppercase, as UUID.uuidString
         let prefs =
-            #"{"notificationEnabled":true,"notificationTime":"08:30","colorScheme":"dark","accentColor":"purple","fontSize":"large"}"#
+            #"{"notificationEnabled":true,"notificationTime":"08:30","colorScheme":"dark","#
+            + #""accentColor":"purple","fontSize":"large"}"#
         let patch = try send(
             "PATCH", "/rest/v1/profiles?id=eq.\(id)", user, #"{"preferences":\#(prefs),"display_name":"Alice Q"}"#,
             ["Prefer": "return=representation"])
@@ -100,7 +101,9 @@ final class SupabaseSwiftReplayTests: XCTestCase {
     func testProfileUpsertAnswersOneObject() async throws {
         let user = try await app.makeUser()
         let body =
-            #"{"id":"\#(user.id.uuidString)","preferences":{"notificationTime":"08:30","fontSize":"large","notificationEnabled":true,"colorScheme":"dark","accentColor":"purple"},"display_name":"Alice V"}"#
+            #"{"id":"\#(user.id.uuidString)","preferences":{"notificationTime":"08:30","fontSize":"large","#
+            + #""notificationEnabled":true,"colorScheme":"dark","accentColor":"purple"},"#
+            + #""display_name":"Alice V"}"#
         let upsert = try send(
             "POST", "/rest/v1/profiles?select=%2A", user, body,
             [
@@ -160,7 +163,8 @@ final class SupabaseSwiftReplayTests: XCTestCase {
 
         let list = try send(
             "GET",
-            "/rest/v1/collections?select=%2A%2Ccollection_quotes%28count%29&user_id=eq.\(user.id.uuidString)&order=created_at.desc.nullslast",
+            "/rest/v1/collections?select=%2A%2Ccollection_quotes%28count%29&user_id=eq.\(user.id.uuidString)"
+                + "&order=created_at.desc.nullslast",
             user)
         XCTAssertEqual(list.status, 200)
         let counts = Dictionary(
@@ -277,7 +281,9 @@ final class SupabaseSwiftReplayTests: XCTestCase {
         func form(_ cacheControl: String) -> [UInt8] {
             let b = "swift-boundary"
             return Array(
-                "--\(b)\r\nContent-Disposition: form-data; name=\"cacheControl\"\r\n\r\n\(cacheControl)\r\n--\(b)\r\nContent-Disposition: form-data; name=\"\"; filename=\"avatar.png\"\r\nContent-Type: image/png\r\n\r\n"
+                ("--\(b)\r\nContent-Disposition: form-data; name=\"cacheControl\"\r\n\r\n\(cacheControl)\r\n--\(b)\r\n"
+                    + "Content-Disposition: form-data; name=\"\"; filename=\"avatar.png\"\r\n"
+                    + "Content-Type: image/png\r\n\r\n")
                     .utf8)
                 + png + Array("\r\n--\(b)--\r\n".utf8)
         }

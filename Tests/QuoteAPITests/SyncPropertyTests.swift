@@ -248,7 +248,8 @@ private struct Scenario {
         let retry = try send()
         if retry.status != first.status || retry.body != first.body || retry.header("Idempotent-Replayed") != "true" {
             failure =
-                "retry of \(request.method) \(request.path) answered \(retry.status) \(retry.text), first \(first.status) \(first.text)"
+                "retry of \(request.method) \(request.path) answered \(retry.status) \(retry.text), "
+                + "first \(first.status) \(first.text)"
         }
     }
 }

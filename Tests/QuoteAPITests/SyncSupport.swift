@@ -12,7 +12,8 @@ struct SyncedLibrary: Equatable, CustomStringConvertible {
     var displayName: String?
 
     var description: String {
-        "favorites \(favorites.sorted()), collections \(collections.sorted { $0.key < $1.key }), links \(links.sorted()), name \(displayName ?? "nil")"
+        "favorites \(favorites.sorted()), collections \(collections.sorted { $0.key < $1.key }), "
+            + "links \(links.sorted()), name \(displayName ?? "nil")"
     }
 
     /// Applies one `Change` of the feed.

@@ -80,7 +80,8 @@ public final class TestApp: Sendable {
                 try connection.query("INSERT INTO profiles (id) VALUES (\(userID))")
                 let session = try connection.query(
                     """
-                    INSERT INTO sessions (user_id, expires_at) VALUES (\(userID), now() + interval '30 days') RETURNING id
+                    INSERT INTO sessions (user_id, expires_at) \
+                    VALUES (\(userID), now() + interval '30 days') RETURNING id
                     """)
                 return (userID, try session[session.startIndex].decode("id", as: UUID.self))
             }
