@@ -35,5 +35,5 @@ extension Request {
 }
 
 extension AppContext {
-    var policies: V1Policies { V1Policies(user: RoutePolicy(authentication: .userToken(authenticator))) }
+    var policies: V1Policies { V1Policies(user: RoutePolicy(authentication: .userToken(self.authenticator))) }
 }

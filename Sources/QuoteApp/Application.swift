@@ -44,33 +44,30 @@ public final class Application: Sendable {
                 maxLag: configuration.replicaMaxLag, checkInterval: configuration.replicaCheckInterval,
                 acquireTimeout: configuration.databaseAcquireTimeout, statementTimeout: statementTimeout,
                 preparedStatements: configuration.databasePreparedStatements, logger: logger)
-        let migrator = Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), logger: logger)
         let signer = JWTSigner(secret: configuration.jwtSecret)
-        let hashing = PasswordHashingQueue(
-            hasher: PasswordHasher(parameters: configuration.scrypt), threads: configuration.hashingThreads,
-            queueLimit: configuration.hashingQueueLimit, niceness: Int32(configuration.hashingNiceness))
-        let sessions = SessionIssuer(
-            signer: signer, secret: configuration.jwtSecret, accessTokenTTL: configuration.accessTokenTTL,
-            refreshTokenTTL: configuration.refreshTokenTTL,
-            refreshTokenReuseInterval: configuration.refreshTokenReuseInterval)
-        let accounts = AccountService(
-            pool: pool, hashing: hashing, sessions: sessions,
-            limits: RateLimiter(enabled: configuration.rateLimitsEnabled),
-            resetLinkBase: configuration.passwordResetURL)
-        let mail = MailDelivery(
-            pool: pool, smtpURL: configuration.smtpURL, from: configuration.mailFrom, logger: logger)
+        let services = Services(
+            pool: pool, publicPool: publicPool, readPool: readPool,
+            migrator: Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), logger: logger),
+            secret: configuration.jwtSecret,
+            hashing: PasswordHashingQueue(
+                hasher: PasswordHasher(parameters: configuration.scrypt), threads: configuration.hashingThreads,
+                queueLimit: configuration.hashingQueueLimit, niceness: Int32(configuration.hashingNiceness)),
+            sessions: SessionIssuer(
+                signer: signer, secret: configuration.jwtSecret, accessTokenTTL: configuration.accessTokenTTL,
+                refreshTokenTTL: configuration.refreshTokenTTL,
+                refreshTokenReuseInterval: configuration.refreshTokenReuseInterval),
+            mail: MailDelivery(
+                pool: pool, smtpURL: configuration.smtpURL, from: configuration.mailFrom, logger: logger),
+            rateLimits: configuration.rateLimitsEnabled, resetLinkBase: configuration.passwordResetURL,
+            publicURL: configuration.publicURL)
         let context = AppContext(
-            configuration: configuration, pool: pool, publicPool: publicPool, readPool: readPool, migrator: migrator,
-            signer: signer,
-            authenticator: Authenticator(signer: signer, pool: pool),
-            quotes: QuoteService(pool: readPool, cursorSecret: configuration.jwtSecret),
-            search: QuoteSearch(pool: readPool),
-            quoteOfTheDay: QuoteOfTheDay(pool: pool, readPool: readPool), accounts: accounts,
-            profiles: ProfileService(pool: pool, publicURL: configuration.publicURL),
-            hashing: hashing, mail: mail, favorites: FavoritesService(pool: pool),
-            collections: CollectionsService(pool: pool), metrics: ServerMetrics(), logger: logger,
+            configuration: configuration, services: services, metrics: ServerMetrics(), logger: logger,
             sync: SyncContext(pool: pool, secret: configuration.jwtSecret, logger: logger))
-        let supabase = SupabaseContext(sharing: context, sessions: sessions)
+        let supabase = SupabaseContext(
+            anonKey: configuration.supabaseAnonKey, serviceRoleKey: configuration.supabaseServiceRoleKey,
+            services: services, publicURL: configuration.publicURL,
+            redirects: RedirectAllowList(
+                siteURL: configuration.passwordResetURL, prefixes: configuration.supabaseRedirectAllowList))
         let router = Router(routes: RouteTable.routes(context, supabase: supabase, costs: CostAdmission(configuration)))
         let metrics = context.metrics
         let requestLog = logger.logLevel <= .info ? RequestLog(format: configuration.logFormat) : nil

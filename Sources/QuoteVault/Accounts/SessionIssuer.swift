@@ -5,7 +5,7 @@ import PGClient
 /// Opens sessions and mints their tokens: a JWT access token naming the session, and an opaque refresh
 /// token of which only the SHA-256 is stored.
 public struct SessionIssuer: Sendable {
-    private let signer: JWTSigner
+    let signer: JWTSigner
     let chain: RefreshTokenChain
     public let accessTokenTTL: Int
     public let refreshTokenTTL: Int
