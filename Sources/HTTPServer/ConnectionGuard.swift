@@ -49,26 +49,6 @@ final class TrackedConnection: Sendable {
 /// connection fail and closes it itself. The socket is still the connection's while it is tracked: MHD tells
 /// `closed` before it closes the descriptor, and `closed` waits for the reaper's lock.
 final class ConnectionGuard: Sendable {
-    struct Limits: Sendable {
-        var connectionsPerAddress: Int
-        var connections: Int
-        var headerTimeout: Duration
-        var bodyTimeout: Duration
-        var bodyBudget: Int
-        var bodyBudgetPerAddress: Int
-        /// New connections per second from one address, with bursts of twice that (0: no limit).
-        var newConnectionsPerSecond: Int
-        /// Bodies of at most `smallBodyLimit` declared bytes are counted only against `smallBodyReserve`, a share
-        /// of `bodyBudget` no large body may take (of which one address may hold an eighth); large bodies get the
-        /// rest, at most `bodyBudgetPerAddress` per address and `bodyBudgetPerAccount` per account.
-        var smallBodyLimit: Int = 64 * 1024
-        var smallBodyReserve: Int = 0
-        var bodyBudgetPerAccount: Int = .max
-        /// After `bodyGrace`, a body must have arrived at `bodyMinRate` bytes a second on average (0: no minimum).
-        var bodyMinRate: Int = 0
-        var bodyGrace: Duration = .seconds(2)
-    }
-
     private struct State {
         var connectionsByAddress: [ClientAddressKey: Int] = [:]
         var connections = 0
@@ -82,12 +62,15 @@ final class ConnectionGuard: Sendable {
         var allowances: [ClientAddressKey: (tokens: Double, at: UInt64)] = [:]
     }
 
-    let limits: Limits
+    /// The server's limits, with the small bodies' reserve at most half the budget.
+    let limits: HTTPServerConfiguration
     private let state = Mutex(State())
     private let warnings: RateLimitedWarning
     private let stopping = Atomic<Bool>(false)
 
-    init(limits: Limits, logger: Logger) {
+    init(limits: HTTPServerConfiguration, logger: Logger) {
+        var limits = limits
+        limits.smallBodyReserve = min(limits.smallBodyReserve, limits.bodyBudget / 2)
         self.limits = limits
         self.warnings = RateLimitedWarning(logger: logger, interval: .seconds(10))
     }
@@ -98,15 +81,16 @@ final class ConnectionGuard: Sendable {
     /// turns it away.
     func admit(_ address: ClientAddressKey, now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Bool {
         let refusal: String? = state.withLock { state in
-            if state.connections >= limits.connections { return "connection limit reached" }
+            if state.connections >= limits.connectionLimit { return "connection limit reached" }
             let held = state.connectionsByAddress[address, default: 0]
             if held >= limits.connectionsPerAddress { return "per-address connection limit reached" }
-            if limits.newConnectionsPerSecond > 0 {
+            if limits.newConnectionsPerAddressPerSecond > 0 {
                 // Refused at accept, before a byte is read: a flood of short connections costs little.
-                let burst = Double(2 * limits.newConnectionsPerSecond)
+                let burst = Double(2 * limits.newConnectionsPerAddressPerSecond)
                 let last = state.allowances[address] ?? (burst, now)
                 let tokens = min(
-                    burst, last.tokens + Double(now &- last.at) / 1e9 * Double(limits.newConnectionsPerSecond))
+                    burst, last.tokens + Double(now &- last.at) / 1e9 * Double(limits.newConnectionsPerAddressPerSecond)
+                )
                 guard tokens >= 1 else {
                     state.allowances[address] = (tokens, now)
                     return "per-address new-connection rate reached"
@@ -267,7 +251,7 @@ final class ConnectionGuard: Sendable {
     @discardableResult
     func enforceDeadlines(now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Int {
         let expired = state.withLock { state -> Int in
-            if limits.newConnectionsPerSecond > 0, state.allowances.count > 1024 {
+            if limits.newConnectionsPerAddressPerSecond > 0, state.allowances.count > 1024 {
                 state.allowances = state.allowances.filter { now &- $0.value.at < 2_000_000_000 }
             }
             var expired = 0

@@ -28,7 +28,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// The share of `bodyBudget` one IP address may hold.
     public var bodyBudgetPerAddress: Int
     /// Bodies declared at most this long are small (credentials, small JSON writes): they draw only on
-    /// `smallBodyReserve`, a share of `bodyBudget` that large bodies (uploads) never take. 0: no reserve.
+    /// `smallBodyReserve`, a share of `bodyBudget` that large bodies (uploads) never take and of which one address
+    /// may hold an eighth. 0: no reserve.
     public var smallBodyLimit = 64 * 1024
     public var smallBodyReserve = 0
     /// The share of `bodyBudget` one account's large bodies may hold (the account as `bodyOwner` names it).
@@ -150,17 +151,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.logger = logger
         self.observer = observer
         self.classify = classify
-        self.connectionGuard = ConnectionGuard(
-            limits: .init(
-                connectionsPerAddress: configuration.connectionsPerAddress, connections: configuration.connectionLimit,
-                headerTimeout: configuration.headerTimeout, bodyTimeout: configuration.bodyTimeout,
-                bodyBudget: configuration.bodyBudget, bodyBudgetPerAddress: configuration.bodyBudgetPerAddress,
-                newConnectionsPerSecond: configuration.newConnectionsPerAddressPerSecond,
-                smallBodyLimit: configuration.smallBodyLimit,
-                smallBodyReserve: min(configuration.smallBodyReserve, configuration.bodyBudget / 2),
-                bodyBudgetPerAccount: configuration.bodyBudgetPerAccount, bodyMinRate: configuration.bodyMinRate,
-                bodyGrace: configuration.bodyGrace),
-            logger: logger)
+        self.connectionGuard = ConnectionGuard(limits: configuration, logger: logger)
         self.overloadWarnings = RateLimitedWarning(logger: logger, interval: .seconds(10))
     }
 
