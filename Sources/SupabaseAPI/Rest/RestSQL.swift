@@ -44,37 +44,27 @@ struct RestSQL {
             case .embed(let name, let label, _, let inner):
                 let (target, relation) = try embedding(name, from: table)
                 let child = "t\(depth + 1)"
+                let join = "\(child).\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local))"
                 // The related rows the caller may see.
-                var related = PGQuery(
-                    unsafeSQL: " FROM \(quoted(target.name)) \(child) WHERE "
-                        + "\(child).\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local)) AND ")
-                related.append(rule(target, alias: child))
+                let related: PGQuery =
+                    " FROM \(unsafeSQL: quoted(target.name)) \(unsafeSQL: child) WHERE \(unsafeSQL: join) AND "
+                    + rule(target, alias: child)
+                let named = quoted(label ?? target.name)
                 if let countLabel = Self.countAggregate(inner, of: target) {
                     // `collection_quotes(count)`: counted in the database.
                     let count = "json_build_object('\(countLabel)', count(*))"
-                    var part = PGQuery(
-                        unsafeSQL: "(SELECT " + (relation.cardinality == .toMany ? "json_build_array(\(count))" : count)
-                    )
-                    part.append(related)
-                    part.append(PGQuery(unsafeSQL: ") AS \(quoted(label ?? target.name))"))
-                    parts.append(part)
+                    let value = relation.cardinality == .toMany ? "json_build_array(\(count))" : count
+                    parts.append("(SELECT \(unsafeSQL: value)\(related)) AS \(unsafeSQL: named)")
                     continue
                 }
-                var subquery = PGQuery(unsafeSQL: "SELECT ")
-                subquery.append(try projection(inner, of: target, alias: child, depth: depth + 1))
-                subquery.append(related)
-                var part: PGQuery
-                switch relation.cardinality {
-                case .toOne: part = PGQuery(unsafeSQL: "(SELECT row_to_json(e) FROM (")
-                case .toMany: part = PGQuery(unsafeSQL: "(SELECT coalesce(json_agg(e), '[]'::json) FROM (")
-                }
-                part.append(subquery)
-                part.append(PGQuery(unsafeSQL: ") e) AS \(quoted(label ?? target.name))"))
-                parts.append(part)
+                let aggregate = relation.cardinality == .toOne ? "row_to_json(e)" : "coalesce(json_agg(e), '[]'::json)"
+                let columns = try projection(inner, of: target, alias: child, depth: depth + 1)
+                parts.append(
+                    "(SELECT \(unsafeSQL: aggregate) FROM (SELECT \(columns)\(related)) e) AS \(unsafeSQL: named)")
             }
         }
         guard !parts.isEmpty else { throw RestError.parse("select names no column") }
-        return joined(parts, separator: ", ")
+        return parts.joined(separator: ", ")
     }
 
     /// The key of a `count` aggregate when an embed selects only `count` (or `alias:count`) from a table that has
@@ -102,14 +92,9 @@ struct RestSQL {
         try items.compactMap { item in
             guard case .embed(let name, _, true, _) = item else { return nil }
             let (target, relation) = try embedding(name, from: table)
-            var exists = PGQuery(
-                unsafeSQL:
-                    "EXISTS (SELECT 1 FROM \(quoted(target.name)) i "
-                    + "WHERE i.\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local)) AND "
-            )
-            exists.append(rule(target, alias: "i"))
-            exists.append(PGQuery(unsafeSQL: ")"))
-            return exists
+            let source =
+                "\(quoted(target.name)) i WHERE i.\(quoted(relation.foreign)) = \(alias).\(quoted(relation.local))"
+            return "EXISTS (SELECT 1 FROM \(unsafeSQL: source) AND \(rule(target, alias: "i")))"
         }
     }
 
@@ -121,13 +106,9 @@ struct RestSQL {
             let isAll: Bool
             if case .all = condition { isAll = true } else { isAll = false }
             guard !members.isEmpty else { return PGQuery(unsafeSQL: isAll != negated ? "TRUE" : "FALSE") }
-            var group = PGQuery(unsafeSQL: negated ? "NOT (" : "(")
-            group.append(
-                joined(
-                    try members.map { try self.condition($0, of: table, alias: alias) },
-                    separator: isAll ? " AND " : " OR "))
-            group.append(PGQuery(unsafeSQL: ")"))
-            return group
+            let group = try members.map { try self.condition($0, of: table, alias: alias) }
+                .joined(separator: isAll ? " AND " : " OR ")
+            return "\(unsafeSQL: negated ? "NOT (" : "(")\(group))"
         case .compare(let name, let op, let value, let negated):
             let column = try column(name, of: table)
             let target = "\(alias).\(quoted(column.name))"
@@ -144,9 +125,7 @@ struct RestSQL {
                 test = PGQuery(unsafeSQL: "\(target) IS \(literal)")
             case (.in, .list(let items)):
                 guard !items.isEmpty else { test = "FALSE"; break }
-                test = PGQuery(unsafeSQL: "\(target) IN (")
-                test.append(joined(items.map { bound($0, as: column.type) }, separator: ", "))
-                test.append(PGQuery(unsafeSQL: ")"))
+                test = "\(unsafeSQL: target) IN (\(items.map { bound($0, as: column.type) }.joined(separator: ", ")))"
             case (.fts, .textSearch(let configuration, let text)), (.plfts, .textSearch(let configuration, let text)),
                 (.phfts, .textSearch(let configuration, let text)), (.wfts, .textSearch(let configuration, let text)):
                 test = try fullTextMatch(
@@ -160,13 +139,7 @@ struct RestSQL {
             default:
                 throw RestError.parse("\(op.rawValue) does not take this value")
             }
-            if negated {
-                var not = PGQuery(unsafeSQL: "NOT (")
-                not.append(test)
-                not.append(PGQuery(unsafeSQL: ")"))
-                return not
-            }
-            return test
+            return negated ? "NOT (\(test))" : test
         }
     }
 
@@ -190,15 +163,13 @@ struct RestSQL {
             [RestQuery.Operator.fts: "to_tsquery", .plfts: "plainto_tsquery", .phfts: "phraseto_tsquery"][op]
             ?? "websearch_to_tsquery"
         let regconfig = "'\(configuration)'::regconfig"
-        return PGQuery(unsafeSQL: "to_tsvector(\(regconfig), \(target)) @@ \(parser)(\(regconfig), ") + "\(query)"
-            + PGQuery(unsafeSQL: ")")
+        let vector = "to_tsvector(\(regconfig), \(target))"
+        return "\(unsafeSQL: vector) @@ \(unsafeSQL: parser)(\(unsafeSQL: regconfig), \(query))"
     }
 
     /// `$n::type`: PostgreSQL parses the client's text as the column's type (bad input fails as 22P02).
     func bound(_ text: String, as type: String) -> PGQuery {
-        var query: PGQuery = "\(text)"
-        query.append(PGQuery(unsafeSQL: "::\(type)"))
-        return query
+        "\(text)::\(unsafeSQL: type)"
     }
 
     /// ` WHERE <filters> AND <inner embeds> AND <row rule>`.
@@ -206,9 +177,7 @@ struct RestSQL {
         var predicates = try query.conditions.map { try condition($0, of: table, alias: alias) }
         predicates += try innerJoins(query.select, of: table, alias: alias)
         predicates.append(rule(table, alias: alias))
-        var clause = PGQuery(unsafeSQL: " WHERE ")
-        clause.append(joined(predicates, separator: " AND "))
-        return clause
+        return " WHERE \(predicates.joined(separator: " AND "))"
     }
 
     func orderClause(_ query: RestQuery, of table: RestSchema.Table, alias: String) throws -> PGQuery {
@@ -226,57 +195,37 @@ struct RestSQL {
 
     /// One round trip: the page as a JSON array and its row count.
     func read(_ query: RestQuery, from table: RestSchema.Table) throws -> PGQuery {
-        var sql = PGQuery(
-            unsafeSQL: "SELECT coalesce(json_agg(r), '[]'::json)::text AS body, count(*)::int8 AS rows FROM (SELECT ")
-        sql.append(try projection(query.select, of: table, alias: "t0", depth: 0))
-        sql.append(PGQuery(unsafeSQL: " FROM \(quoted(table.name)) t0"))
-        sql.append(try whereClause(query, of: table, alias: "t0"))
-        sql.append(try orderClause(query, of: table, alias: "t0"))
-        sql.append(
-            " LIMIT \(min(query.limit ?? RestQuery.maximumRows, RestQuery.maximumRows)) OFFSET \(query.offset ?? 0)")
-        sql.append(PGQuery(unsafeSQL: ") r"))
-        return sql
+        let columns = try projection(query.select, of: table, alias: "t0", depth: 0)
+        let filter = try whereClause(query, of: table, alias: "t0") + orderClause(query, of: table, alias: "t0")
+        let rows: PGQuery = "SELECT \(columns) FROM \(unsafeSQL: quoted(table.name)) t0\(filter)\(page(query))"
+        return "SELECT coalesce(json_agg(r), '[]'::json)::text AS body, count(*)::int8 AS rows FROM (\(rows)) r"
     }
 
     /// The number of rows the filters and the row rule let through (for `Prefer: count=exact`).
     func count(_ query: RestQuery, from table: RestSchema.Table) throws -> PGQuery {
-        var sql = PGQuery(unsafeSQL: "SELECT count(*)::int8 AS total FROM \(quoted(table.name)) t0")
-        sql.append(try whereClause(query, of: table, alias: "t0"))
-        return sql
+        let filter = try whereClause(query, of: table, alias: "t0")
+        return "SELECT count(*)::int8 AS total FROM \(unsafeSQL: quoted(table.name)) t0\(filter)"
     }
 
     /// HEAD: how many rows the page would hold, counted without building them.
     func pageCount(_ query: RestQuery, from table: RestSchema.Table) throws -> PGQuery {
         _ = try projection(query.select, of: table, alias: "t0", depth: 0)  // the select is checked as for GET
-        var sql = PGQuery(
-            unsafeSQL: "SELECT ''::text AS body, count(*)::int8 AS rows FROM (SELECT 1 FROM \(quoted(table.name)) t0")
-        sql.append(try whereClause(query, of: table, alias: "t0"))
-        sql.append(
-            " LIMIT \(min(query.limit ?? RestQuery.maximumRows, RestQuery.maximumRows)) OFFSET \(query.offset ?? 0)")
-        sql.append(PGQuery(unsafeSQL: ") r"))
-        return sql
+        let filter = try whereClause(query, of: table, alias: "t0")
+        let rows: PGQuery = "SELECT 1 FROM \(unsafeSQL: quoted(table.name)) t0\(filter)\(page(query))"
+        return "SELECT ''::text AS body, count(*)::int8 AS rows FROM (\(rows)) r"
+    }
+
+    /// ` LIMIT $n OFFSET $m`: at most `RestQuery.maximumRows`.
+    private func page(_ query: RestQuery) -> PGQuery {
+        " LIMIT \(min(query.limit ?? RestQuery.maximumRows, RestQuery.maximumRows)) OFFSET \(query.offset ?? 0)"
     }
 
     /// Wraps a data-changing statement (a CTE named `changed` returning whole rows) so that it answers the
     /// changed rows as JSON in the client's select shape, with their count and how many were inserted.
     func changed(_ statement: PGQuery, select: [RestQuery.SelectItem], table: RestSchema.Table) throws -> PGQuery {
-        var sql = PGQuery(unsafeSQL: "WITH changed AS (")
-        sql.append(statement)
-        sql.append(
-            PGQuery(
-                unsafeSQL: ") SELECT coalesce(json_agg(r), '[]'::json)::text AS body, count(*)::int8 AS rows, "
-                    + "(SELECT count(*) FROM changed WHERE qv_inserted)::int8 AS inserted FROM (SELECT "))
-        sql.append(try projection(select, of: table, alias: "t0", depth: 0))
-        sql.append(PGQuery(unsafeSQL: " FROM changed t0) r"))
-        return sql
-    }
-
-    private func joined(_ parts: [PGQuery], separator: String) -> PGQuery {
-        var result = PGQuery(unsafeSQL: "")
-        for (index, part) in parts.enumerated() {
-            if index > 0 { result.append(PGQuery(unsafeSQL: separator)) }
-            result.append(part)
-        }
-        return result
+        let columns = try projection(select, of: table, alias: "t0", depth: 0)
+        let inserted = "(SELECT count(*) FROM changed WHERE qv_inserted)::int8 AS inserted"
+        return "WITH changed AS (\(statement)) SELECT coalesce(json_agg(r), '[]'::json)::text AS body, "
+            + "count(*)::int8 AS rows, \(unsafeSQL: inserted) FROM (SELECT \(columns) FROM changed t0) r"
     }
 }
