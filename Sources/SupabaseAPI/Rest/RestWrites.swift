@@ -91,12 +91,10 @@ extension RestRoutes {
         // Rows that name no column at all: every writable column, as NULLs (refused by the table's own rules).
         if columns.isEmpty { columns = table.columns.filter(\.writable).map(\.name) }
         let list = columns.map { "\"\($0)\"" }.joined(separator: ", ")
-        let rowsJSON = try Self.encode(rows)
-        let incoming =
-            PGQuery(unsafeSQL: "json_populate_recordset(NULL::\"\(table.name)\", ") + "\(rowsJSON)"
-            + PGQuery(unsafeSQL: "::json)")
+        let name = "\"\(table.name)\""
+        let incoming: PGQuery = "json_populate_recordset(NULL::\(unsafeSQL: name), \(try Self.encode(rows))::json)"
         var statement: PGQuery =
-            "INSERT INTO \(unsafeSQL: "\"\(table.name)\"") AS t0 (\(unsafeSQL: list)) SELECT \(unsafeSQL: list) FROM "
+            "INSERT INTO \(unsafeSQL: name) AS t0 (\(unsafeSQL: list)) SELECT \(unsafeSQL: list) FROM "
         statement.append(incoming)
         // Upserts: the conflict target must be a unique key, and a conflicting row is only ever updated when the
         // caller's row rule allows it (the guard is in the statement itself, so no race can slip past it).
@@ -109,20 +107,18 @@ extension RestRoutes {
                 // With nothing to change, the conflicting row is still "updated" to itself so that it is returned.
                 var set = (updates.isEmpty ? [target[0]] : updates).map { "\"\($0)\" = EXCLUDED.\"\($0)\"" }
                 if table.touchesUpdatedAt, !updates.isEmpty { set.append("updated_at = now()") }
-                statement.append(PGQuery(unsafeSQL: " \(conflict) DO UPDATE SET \(set.joined(separator: ", ")) WHERE "))
-                statement.append(sql.rule(table, alias: "t0"))
+                let update = "\(conflict) DO UPDATE SET \(set.joined(separator: ", "))"
+                statement.append(" \(unsafeSQL: update) WHERE \(sql.rule(table, alias: "t0"))")
             } else {
-                statement.append(PGQuery(unsafeSQL: " \(conflict) DO NOTHING"))
+                statement.append(" \(unsafeSQL: conflict) DO NOTHING")
             }
-            var check = PGQuery(unsafeSQL: "SELECT count(*)::int8 AS foreign_rows FROM ")
-            check.append(incoming)
-            check.append(
-                PGQuery(
-                    unsafeSQL: " i WHERE EXISTS (SELECT 1 FROM \"\(table.name)\" t0 WHERE "
-                        + target.map { "t0.\"\($0)\" = i.\"\($0)\"" }.joined(separator: " AND ") + " AND NOT ("))
-            check.append(sql.rule(table, alias: "t0"))
-            check.append(PGQuery(unsafeSQL: "))"))
-            foreignConflicts = check
+            let existing =
+                "SELECT 1 FROM \(name) t0 WHERE "
+                + target.map { "t0.\"\($0)\" = i.\"\($0)\"" }.joined(separator: " AND ")
+            foreignConflicts = """
+                SELECT count(*)::int8 AS foreign_rows FROM \(incoming) i \
+                WHERE EXISTS (\(unsafeSQL: existing) AND NOT (\(sql.rule(table, alias: "t0"))))
+                """
         }
         statement.append(" RETURNING t0.*, (t0.xmax = 0) AS qv_inserted")
         let wrapped = try sql.changed(statement, select: query.select, table: table)
@@ -130,8 +126,8 @@ extension RestRoutes {
         // Rows attached through another table (a collection's quotes) must be attached to the caller's.
         let ownershipCheck: PGQuery? = {
             guard case .through? = table.owner, let owner = table.owner, let user = caller.user else { return nil }
-            return PGQuery(unsafeSQL: "SELECT count(*)::int8 AS foreign_rows FROM ") + incoming
-                + PGQuery(unsafeSQL: " i WHERE NOT ") + owner.owned("i", by: user.userID)
+            let owned = owner.owned("i", by: user.userID)
+            return "SELECT count(*)::int8 AS foreign_rows FROM \(incoming) i WHERE NOT \(owned)"
         }()
         let result = try await Self.keepingShownQuotes {
             try await context.pool.withTransaction { connection in
@@ -218,8 +214,9 @@ extension RestRoutes {
             guard case .through(let column, _, _)? = table.owner, let owner = table.owner, let target = changes[column],
                 let user = caller.user
             else { return nil }
-            return PGQuery(unsafeSQL: "SELECT count(*)::int8 AS owned FROM (SELECT ") + "\(target.stringValue ?? "")"
-                + PGQuery(unsafeSQL: "::uuid AS \"\(column)\") i WHERE ") + owner.owned("i", by: user.userID)
+            let (value, owned) = (target.stringValue ?? "", owner.owned("i", by: user.userID))
+            return
+                "SELECT count(*)::int8 AS owned FROM (SELECT \(value)::uuid AS \(identifier: column)) i WHERE \(owned)"
         }()
         let (body, rows) = try await Self.keepingShownQuotes {
             try await context.pool.withTransaction { connection in
