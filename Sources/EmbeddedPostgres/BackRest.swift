@@ -61,7 +61,7 @@ public final class BackRest: Sendable {
             try FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true,
                 attributes: [.posixPermissions: 0o750])
-            try handOver(directory.path, tools)
+            try tools.runner.runAs?.own(directory.path)
         }
         if let configFile = settings.configFile, !FileManager.default.isReadableFile(atPath: configFile.path) {
             throw EmbeddedPostgresError("BACKUP_CONFIG \(configFile.path) cannot be read")
@@ -159,7 +159,7 @@ public final class BackRest: Sendable {
         try FileManager.default.createDirectory(
             at: directory, withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
-        try handOver(directory.path, tools)
+        try tools.runner.runAs?.own(directory.path)
         var arguments = ["restore", "--pg1-path=\(directory.path)", "--archive-mode=preserve"]
         switch target {
         case .latest:
@@ -299,17 +299,10 @@ public final class BackRest: Sendable {
 
     // MARK: Files
 
-    private func handOver(_ path: String, _ tools: Tools) throws {
-        guard let runAs = tools.runner.runAs else { return }
-        guard chown(path, runAs.uid, runAs.gid) == 0 else {
-            throw EmbeddedPostgresError("cannot chown \(path) to \(runAs.name)")
-        }
-    }
-
     private func write(_ file: URL, _ tools: Tools, _ contents: String) throws {
         try contents.write(to: file, atomically: false, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: file.path)
-        try handOver(file.path, tools)
+        try tools.runner.runAs?.own(file.path)
     }
 
     private static func shellQuoted(_ word: String) -> String {

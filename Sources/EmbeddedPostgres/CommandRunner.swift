@@ -11,6 +11,13 @@ struct RunAs: Sendable {
     let name: String
     let uid: uid_t
     let gid: gid_t
+
+    /// Gives `path` to this user; with `followingLinks` false, a symbolic link itself rather than its target.
+    func own(_ path: String, followingLinks: Bool = true) throws {
+        guard (followingLinks ? chown(path, uid, gid) : lchown(path, uid, gid)) == 0 else {
+            throw EmbeddedPostgresError("cannot chown \(path) to \(name)")
+        }
+    }
 }
 
 /// Runs tools with Foundation `Process`, optionally as another user.

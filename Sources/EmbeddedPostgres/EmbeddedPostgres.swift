@@ -194,9 +194,7 @@ public final class EmbeddedPostgres: Sendable {
             "embedded-postgres-\(UUID().uuidString).pw")
         try Self.writePrivately(password, to: passwordFile)
         defer { try? FileManager.default.removeItem(at: passwordFile) }
-        if let runAs = tools.runner.runAs, chown(passwordFile.path, runAs.uid, runAs.gid) != 0 {
-            throw EmbeddedPostgresError("cannot chown \(passwordFile.path) to \(runAs.name)")
-        }
+        try tools.runner.runAs?.own(passwordFile.path)
         try tools.runner.check(
             tools.initdb,
             // Collation C (byte order: fast, stable), but character classes from C.UTF-8 so that lower(),
@@ -368,10 +366,8 @@ public final class EmbeddedPostgres: Sendable {
     }
 
     private func handSecretOver(_ tools: Tools) throws {
-        guard let runAs = tools.runner.runAs, FileManager.default.fileExists(atPath: secretFile.path) else { return }
-        guard chown(secretFile.path, runAs.uid, runAs.gid) == 0 else {
-            throw EmbeddedPostgresError("cannot chown \(secretFile.path) to \(runAs.name)")
-        }
+        guard FileManager.default.fileExists(atPath: secretFile.path) else { return }
+        try tools.runner.runAs?.own(secretFile.path)
     }
 
     /// 32 random bytes from the kernel, as hexadecimal.
@@ -392,23 +388,14 @@ public final class EmbeddedPostgres: Sendable {
         let url = dataDirectory.appendingPathComponent(name)
         try contents.write(to: url, atomically: false, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
-        if let runAs = tools.runner.runAs {
-            guard chown(url.path, runAs.uid, runAs.gid) == 0 else {
-                throw EmbeddedPostgresError("cannot chown \(url.path) to \(runAs.name)")
-            }
-        }
+        try tools.runner.runAs?.own(url.path)
     }
 
     private func chownRecursively(_ directory: URL, to user: RunAs) throws {
-        guard chown(directory.path, user.uid, user.gid) == 0 else {
-            throw EmbeddedPostgresError("cannot chown \(directory.path) to \(user.name)")
-        }
+        try user.own(directory.path)
         let enumerator = FileManager.default.enumerator(atPath: directory.path)
         while let relative = enumerator?.nextObject() as? String {
-            let path = directory.path + "/" + relative
-            guard lchown(path, user.uid, user.gid) == 0 else {
-                throw EmbeddedPostgresError("cannot chown \(path) to \(user.name)")
-            }
+            try user.own(directory.path + "/" + relative, followingLinks: false)
         }
     }
 }
