@@ -7,27 +7,55 @@ import QuoteVault
 
 /// Turns flags and environment into the application's configuration, validating each value.
 enum AppConfigurationBuilder {
+    /// A whole-number setting: where it goes, its flag (nil: environment only), its variable and its bounds. The
+    /// default is the configuration's own.
+    private typealias Integer = (
+        WritableKeyPath<AppConfiguration, Int>, KeyPath<ServerOptions, Int?>?, String, ClosedRange<Int>
+    )
+
+    private static var integers: [Integer] {
+        [
+            (\.port, \.port, "PORT", 0...65535),
+            (\.accessTokenTTL, \.accessTokenTTL, "ACCESS_TOKEN_TTL", .min ... .max),
+            (\.refreshTokenTTL, \.refreshTokenTTL, "REFRESH_TOKEN_TTL", .min ... .max),
+            (\.databasePoolSize, \.dbPoolSize, "DB_POOL_SIZE", 1 ... .max),
+            (\.databasePublicPoolSize, \.dbPublicPoolSize, "DB_PUBLIC_POOL_SIZE", 1 ... .max),
+            (\.eventThreads, \.httpThreads, "HTTP_THREADS", 1...64),
+            (\.httpConnectionsPerAddress, \.httpConnectionsPerAddress, "HTTP_CONNECTIONS_PER_ADDRESS", .min ... .max),
+            (\.httpHeaderTimeout, \.httpHeaderTimeout, "HTTP_HEADER_TIMEOUT", .min ... .max),
+            (\.httpBodyTimeout, \.httpBodyTimeout, "HTTP_BODY_TIMEOUT", .min ... .max),
+            (
+                \.httpNewConnectionsPerAddress, \.httpNewConnectionsPerAddress, "HTTP_NEW_CONNECTIONS_PER_ADDRESS",
+                0 ... .max
+            ),
+            (\.httpBodyBudget, \.httpBodyBudget, "HTTP_BODY_BUDGET", .min ... .max),
+            (\.httpRefusalDelay, \.httpRefusalDelay, "HTTP_REFUSAL_DELAY", 0...10_000),
+            (\.hashingNiceness, \.hashingNiceness, "HASHING_NICENESS", 0...19),
+            (\.statementTimeoutMilliseconds, \.statementTimeout, "STATEMENT_TIMEOUT", .min ... .max),
+            (\.refreshTokenReuseInterval, \.refreshTokenReuseInterval, "REFRESH_TOKEN_REUSE_INTERVAL", .min ... .max),
+            (\.expensiveStatementTimeoutMilliseconds, nil, "EXPENSIVE_STATEMENT_TIMEOUT", .min ... .max),
+            (\.httpBodyMinRate, nil, "HTTP_BODY_MIN_RATE", .min ... .max),
+            (\.httpBodyGrace, nil, "HTTP_BODY_GRACE", .min ... .max),
+            (\.answerCacheBytes, \.answerCacheBytes, "ANSWER_CACHE_BYTES", 0...(1 << 30)),
+        ]
+    }
+
     static func build(_ options: ServerOptions, database: Database) throws -> AppConfiguration {
         let migrations = try Migration.locateDirectory(explicit: options.value(options.migrationsDir, "MIGRATIONS_DIR"))
         var configuration = AppConfiguration(
             databaseURL: database.url, jwtSecret: try database.jwtSecret(options), migrationsDirectory: migrations)
         configuration.host = options.value(options.host, "HOST") ?? "127.0.0.1"
-        configuration.port = try options.intValue(options.port, "PORT", default: 8080, within: 0...65535)
-        configuration.accessTokenTTL = try options.intValue(options.accessTokenTTL, "ACCESS_TOKEN_TTL", default: 900)
-        configuration.refreshTokenTTL = try options.intValue(
-            options.refreshTokenTTL, "REFRESH_TOKEN_TTL", default: 2_592_000)
+        for (setting, flag, variable, range) in integers {
+            configuration[keyPath: setting] = try options.intValue(
+                flag.flatMap { options[keyPath: $0] }, variable, default: configuration[keyPath: setting], within: range
+            )
+        }
         guard configuration.accessTokenTTL > 0, configuration.refreshTokenTTL > 0 else {
             throw ValidationError("token lifetimes must be positive")
         }
         configuration.smtpURL = options.value(options.smtpURL, "SMTP_URL")
         if let from = options.value(options.mailFrom, "MAIL_FROM") { configuration.mailFrom = from }
         configuration.rateLimitsEnabled = try options.switchValue(options.rateLimits, "RATE_LIMITS")
-        configuration.databasePoolSize = try options.intValue(
-            options.dbPoolSize, "DB_POOL_SIZE", default: 2 * ProcessInfo.processInfo.activeProcessorCount,
-            within: 1 ... .max)
-        configuration.databasePublicPoolSize = try options.intValue(
-            options.dbPublicPoolSize, "DB_PUBLIC_POOL_SIZE", default: configuration.databasePublicPoolSize,
-            within: 1 ... .max)
         let acquireTimeout = try options.intValue(
             options.dbAcquireTimeout, "DB_ACQUIRE_TIMEOUT", default: 5000, within: 1...60_000)
         configuration.databaseAcquireTimeout = .milliseconds(acquireTimeout)
@@ -58,26 +86,10 @@ enum AppConfigurationBuilder {
             configuration.passwordResetURL = link
         }
         configuration.logFormat = try options.resolvedLogFormat()
-        configuration.eventThreads = try options.intValue(
-            options.httpThreads, "HTTP_THREADS", default: 2, within: 1...64)
-        configuration.httpConnectionsPerAddress = try options.intValue(
-            options.httpConnectionsPerAddress, "HTTP_CONNECTIONS_PER_ADDRESS",
-            default: configuration.httpConnectionsPerAddress)
         if options.value(options.httpMaxConnections.map(String.init), "HTTP_MAX_CONNECTIONS") != nil {
             configuration.httpMaxConnections = try options.intValue(
                 options.httpMaxConnections, "HTTP_MAX_CONNECTIONS", default: 0)
         }
-        configuration.httpHeaderTimeout = try options.intValue(
-            options.httpHeaderTimeout, "HTTP_HEADER_TIMEOUT", default: configuration.httpHeaderTimeout)
-        configuration.httpBodyTimeout = try options.intValue(
-            options.httpBodyTimeout, "HTTP_BODY_TIMEOUT", default: configuration.httpBodyTimeout)
-        configuration.httpNewConnectionsPerAddress = try options.intValue(
-            options.httpNewConnectionsPerAddress, "HTTP_NEW_CONNECTIONS_PER_ADDRESS",
-            default: configuration.httpNewConnectionsPerAddress, within: 0 ... .max)
-        configuration.httpBodyBudget = try options.intValue(
-            options.httpBodyBudget, "HTTP_BODY_BUDGET", default: configuration.httpBodyBudget)
-        configuration.httpRefusalDelay = try options.intValue(
-            options.httpRefusalDelay, "HTTP_REFUSAL_DELAY", default: configuration.httpRefusalDelay, within: 0...10_000)
         guard configuration.httpConnectionsPerAddress >= 1, (configuration.httpMaxConnections ?? 1) >= 1,
             configuration.httpHeaderTimeout >= 1, configuration.httpBodyTimeout >= 1, configuration.httpBodyBudget >= 1
         else { throw ValidationError("HTTP_* limits must be positive") }
@@ -88,13 +100,6 @@ enum AppConfigurationBuilder {
         if let bad = configuration.trustedProxies.first(where: { !TrustedProxies.isAddress($0) }) {
             throw ValidationError("TRUSTED_PROXIES must list IP addresses; \(bad) is not one")
         }
-        configuration.hashingNiceness = try options.intValue(
-            options.hashingNiceness, "HASHING_NICENESS", default: configuration.hashingNiceness, within: 0...19)
-        configuration.statementTimeoutMilliseconds = try options.intValue(
-            options.statementTimeout, "STATEMENT_TIMEOUT", default: configuration.statementTimeoutMilliseconds)
-        configuration.refreshTokenReuseInterval = try options.intValue(
-            options.refreshTokenReuseInterval, "REFRESH_TOKEN_REUSE_INTERVAL",
-            default: configuration.refreshTokenReuseInterval)
         guard configuration.statementTimeoutMilliseconds >= 0, configuration.refreshTokenReuseInterval >= 0 else {
             throw ValidationError("STATEMENT_TIMEOUT and REFRESH_TOKEN_REUSE_INTERVAL must not be negative")
         }
@@ -102,19 +107,11 @@ enum AppConfigurationBuilder {
             configuration.expensiveConcurrency = try options.intValue(
                 nil, "EXPENSIVE_CONCURRENCY", default: 1, within: 1 ... .max)
         }
-        configuration.expensiveStatementTimeoutMilliseconds = try options.intValue(
-            nil, "EXPENSIVE_STATEMENT_TIMEOUT", default: configuration.expensiveStatementTimeoutMilliseconds)
-        configuration.httpBodyMinRate = try options.intValue(
-            nil, "HTTP_BODY_MIN_RATE", default: configuration.httpBodyMinRate)
-        configuration.httpBodyGrace = try options.intValue(nil, "HTTP_BODY_GRACE", default: configuration.httpBodyGrace)
         guard configuration.expensiveStatementTimeoutMilliseconds >= 0, configuration.httpBodyMinRate >= 0,
             configuration.httpBodyGrace >= 1
         else {
             throw ValidationError("EXPENSIVE_STATEMENT_TIMEOUT, HTTP_BODY_MIN_RATE must be >= 0, HTTP_BODY_GRACE >= 1")
         }
-        configuration.answerCacheBytes = try options.intValue(
-            options.answerCacheBytes, "ANSWER_CACHE_BYTES", default: configuration.answerCacheBytes,
-            within: 0...(1 << 30))
         if let anonKey = options.value(options.supabaseAnonKey, "SUPABASE_ANON_KEY") {
             guard !anonKey.isEmpty else { throw ValidationError("SUPABASE_ANON_KEY must not be empty") }
             configuration.supabaseAnonKey = anonKey
