@@ -92,6 +92,9 @@ public struct JSONWriter: Sendable {
 
     public mutating func int(_ value: Int) { bytes.append(contentsOf: String(value).utf8) }
 
+    /// A finite number, as Swift prints it (`0.25`).
+    public mutating func double(_ value: Double) { bytes.append(contentsOf: value.description.utf8) }
+
     public mutating func int(_ value: Int?) {
         if let value { int(value) } else { null() }
     }

@@ -5,7 +5,7 @@ import Logging
 /// Writes one JSON object per line to standard error: `{"ts":…,"level":…,"msg":…, metadata…}`.
 /// Callers never pass secrets as metadata; this handler does not try to guess them.
 ///
-/// The line is built as bytes, not as a `String`: it runs once per request, and string appends were
+/// The line is built as bytes (`JSONWriter`), not as a `String`: it runs once per request, and string appends were
 /// the largest cost of the fastest routes.
 public struct JSONLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
@@ -22,15 +22,12 @@ public struct JSONLogHandler: LogHandler {
     }
 
     /// `{"ts":…,"level":…,"msg":…`: the start of every JSON line, left open for the metadata.
-    static func openLine(_ level: Logger.Level, _ message: String) -> [UInt8] {
-        var line: [UInt8] = []
-        line.reserveCapacity(256)
-        line.append(contentsOf: #"{"ts":""#.utf8)
-        Timestamp.write(Date(), into: &line)
-        line.append(contentsOf: #"","level":""#.utf8)
-        line.append(contentsOf: level.rawValue.utf8)
-        line.append(contentsOf: #"","msg":"#.utf8)
-        appendQuoted(message, to: &line)
+    static func openLine(_ level: Logger.Level, _ message: String) -> JSONWriter {
+        var line = JSONWriter(capacity: 256)
+        line.raw("{")
+        line.key("ts"); line.timestamp(Date()); line.comma()
+        line.key("level"); line.string(level.rawValue); line.comma()
+        line.key("msg"); line.string(message)
         return line
     }
 
@@ -44,72 +41,34 @@ public struct JSONLogHandler: LogHandler {
             if let extra = event.metadata { merged.merge(extra) { $1 } }
         }
         for key in merged.keys.sorted() {
-            line.append(UInt8(ascii: ","))
-            Self.appendQuoted(key, to: &line)
-            line.append(UInt8(ascii: ":"))
-            Self.appendValue(merged[key]!, to: &line)
+            line.comma()
+            Self.write(key, merged[key]!, to: &line)
         }
-        line.append(contentsOf: "}\n".utf8)
-        LogSink.standardError.write(line, urgent: event.level >= .warning)
+        line.raw("}\n")
+        LogSink.standardError.write(line.bytes, urgent: event.level >= .warning)
     }
 
-    private static func appendValue(_ value: Logger.Metadata.Value, to line: inout [UInt8]) {
+    /// `"key":value`; numbers stay numbers in the JSON line.
+    private static func write(_ key: String, _ value: Logger.Metadata.Value, to line: inout JSONWriter) {
+        line.string(key)
+        line.raw(":")
+        write(value, to: &line)
+    }
+
+    private static func write(_ value: Logger.Metadata.Value, to line: inout JSONWriter) {
         switch value {
-        case .string(let string):
-            appendQuoted(string, to: &line)
-        case .stringConvertible(let convertible):
-            // Numbers stay numbers in the JSON line.
-            if let number = convertible as? Int {
-                line.append(contentsOf: String(number).utf8)
-            } else if let number = convertible as? Double, number.isFinite {
-                line.append(contentsOf: number.description.utf8)
-            } else {
-                appendQuoted(convertible.description, to: &line)
-            }
-        case .array(let values):
-            line.append(UInt8(ascii: "["))
-            for (index, element) in values.enumerated() {
-                if index > 0 { line.append(UInt8(ascii: ",")) }
-                appendValue(element, to: &line)
-            }
-            line.append(UInt8(ascii: "]"))
+        case .string(let string): line.string(string)
+        case .stringConvertible(let convertible as Int): line.int(convertible)
+        case .stringConvertible(let convertible as Double) where convertible.isFinite: line.double(convertible)
+        case .stringConvertible(let convertible): line.string(convertible.description)
+        case .array(let values): line.array(values) { write($1, to: &$0) }
         case .dictionary(let dictionary):
-            line.append(UInt8(ascii: "{"))
+            line.raw("{")
             for (index, key) in dictionary.keys.sorted().enumerated() {
-                if index > 0 { line.append(UInt8(ascii: ",")) }
-                appendQuoted(key, to: &line)
-                line.append(UInt8(ascii: ":"))
-                appendValue(dictionary[key]!, to: &line)
+                if index > 0 { line.comma() }
+                write(key, dictionary[key]!, to: &line)
             }
-            line.append(UInt8(ascii: "}"))
+            line.raw("}")
         }
-    }
-
-    /// Appends `string` as a JSON string literal, escaping quotes, backslashes and control characters.
-    static func appendQuoted(_ string: String, to line: inout [UInt8]) {
-        line.append(UInt8(ascii: "\""))
-        // Fast path: nothing to escape, which is nearly always the case.
-        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            line.append(contentsOf: string.utf8)
-            line.append(UInt8(ascii: "\""))
-            return
-        }
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): line.append(contentsOf: #"\""#.utf8)
-            case UInt8(ascii: "\\"): line.append(contentsOf: #"\\"#.utf8)
-            case UInt8(ascii: "\n"): line.append(contentsOf: #"\n"#.utf8)
-            case UInt8(ascii: "\r"): line.append(contentsOf: #"\r"#.utf8)
-            case UInt8(ascii: "\t"): line.append(contentsOf: #"\t"#.utf8)
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                line.append(contentsOf: #"\u00"#.utf8)
-                line.append(hex[Int(byte >> 4)])
-                line.append(hex[Int(byte & 0xf)])
-            default:
-                line.append(byte)
-            }
-        }
-        line.append(UInt8(ascii: "\""))
     }
 }

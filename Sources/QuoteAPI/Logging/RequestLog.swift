@@ -23,18 +23,13 @@ public struct RequestLog: Sendable {
         case .json:
             // Keys in sorted order, as JSONLogHandler writes metadata.
             var line = JSONLogHandler.openLine(.info, "request")
-            line.append(contentsOf: #","duration_ms":"#.utf8)
-            line.append(contentsOf: milliseconds.description.utf8)
-            line.append(contentsOf: #","method":"#.utf8)
-            JSONLogHandler.appendQuoted(request.method.rawValue, to: &line)
-            line.append(contentsOf: #","request_id":"#.utf8)
-            JSONLogHandler.appendQuoted(request.requestID, to: &line)
-            line.append(contentsOf: #","route":"#.utf8)
-            JSONLogHandler.appendQuoted(request.route, to: &line)
-            line.append(contentsOf: #","status":"#.utf8)
-            line.append(contentsOf: String(request.status).utf8)
-            line.append(contentsOf: "}\n".utf8)
-            sink.write(line, urgent: false)
+            line.comma(); line.key("duration_ms"); line.double(milliseconds)
+            line.comma(); line.key("method"); line.string(request.method.rawValue)
+            line.comma(); line.key("request_id"); line.string(request.requestID)
+            line.comma(); line.key("route"); line.string(request.route)
+            line.comma(); line.key("status"); line.int(request.status)
+            line.raw("}\n")
+            sink.write(line.bytes, urgent: false)
         case .text:
             let fields =
                 "duration_ms=\(milliseconds) method=\(request.method.rawValue) request_id=\(request.requestID) "
