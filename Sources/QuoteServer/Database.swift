@@ -3,6 +3,7 @@ import EmbeddedPostgres
 import Foundation
 import Logging
 import PGClient
+import QuoteVault
 
 /// The database a command works on: the configured one, or an embedded cluster under QUOTEVAULT_DATA.
 struct Database {
@@ -34,6 +35,20 @@ struct Database {
         return Database(
             url: url, embedded: alreadyRunning ? nil : embedded, isEmbedded: true, cluster: embedded,
             backups: backups)
+    }
+
+    /// Runs `body` on the database, migrated, through a one-connection pool (given the migrations applied now),
+    /// then closes both: the database work of the one-off commands.
+    static func withMigrated<T>(
+        _ options: ServerOptions, logger: Logger, _ body: (PGPool, [String]) async throws -> T
+    ) async throws -> T {
+        let database = try open(options, logger: logger)
+        defer { database.close(logger: logger) }
+        let pool = PGPool(connectionString: database.url, size: 1, logger: logger)
+        defer { pool.shutdown() }
+        let directory = try Migration.locateDirectory(explicit: options.value(options.migrationsDir, "MIGRATIONS_DIR"))
+        let migrator = Migrator(migrations: try Migration.load(from: directory), logger: logger)
+        return try await body(pool, try await migrator.migrate(using: pool))
     }
 
     func close(logger: Logger) {

@@ -19,9 +19,7 @@ struct OwnerCommand: AsyncParsableCommand {
         var email: String
 
         func run() async throws {
-            let token = try await OwnerDatabase.run(options) { pool, _ in
-                try await OwnerDirectory(pool: pool).add(email: email)
-            }
+            let token = try await OwnerDatabase.run(options) { try await OwnerDirectory(pool: $0).add(email: email) }
             let publicURL = try OwnerDatabase.publicURL(options)
             print("\(publicURL)/console/sign-in?token=\(token)")
         }
@@ -33,7 +31,7 @@ struct OwnerCommand: AsyncParsableCommand {
         @OptionGroup var options: ServerOptions
 
         func run() async throws {
-            let owners = try await OwnerDatabase.run(options) { pool, _ in try await OwnerDirectory(pool: pool).list() }
+            let owners = try await OwnerDatabase.run(options) { try await OwnerDirectory(pool: $0).list() }
             let formatter = ISO8601DateFormatter()
             for owner in owners {
                 print(
@@ -51,8 +49,8 @@ struct OwnerCommand: AsyncParsableCommand {
         var email: String
 
         func run() async throws {
-            let removed = try await OwnerDatabase.run(options) { pool, _ in
-                try await OwnerDirectory(pool: pool).remove(email: email)
+            let removed = try await OwnerDatabase.run(options) {
+                try await OwnerDirectory(pool: $0).remove(email: email)
             }
             guard removed else { throw ValidationError("\(email) is not an owner") }
             print("removed \(email)")
@@ -62,20 +60,13 @@ struct OwnerCommand: AsyncParsableCommand {
 
 /// What the owner commands share: the database, migrated, for the length of one command.
 enum OwnerDatabase {
-    static func run<T: Sendable>(
-        _ options: ServerOptions, _ body: @Sendable (PGPool, Logger) async throws -> T
-    ) async throws -> T {
-        let logger = try options.makeLogger()
-        let database = try Database.open(options, logger: logger)
-        defer { database.close(logger: logger) }
-        let pool = PGPool(connectionString: database.url, size: 1, logger: logger)
-        defer { pool.shutdown() }
-        let directory = try Migration.locateDirectory(explicit: options.value(options.migrationsDir, "MIGRATIONS_DIR"))
-        try await Migrator(migrations: try Migration.load(from: directory), logger: logger).migrate(using: pool)
-        do {
-            return try await body(pool, logger)
-        } catch let error as QuoteVaultError {
-            throw ValidationError("\(error)")
+    static func run<T>(_ options: ServerOptions, _ body: (PGPool) async throws -> T) async throws -> T {
+        try await Database.withMigrated(options, logger: try options.makeLogger()) { pool, _ in
+            do {
+                return try await body(pool)
+            } catch let error as QuoteVaultError {
+                throw ValidationError("\(error)")
+            }
         }
     }
 

@@ -52,12 +52,14 @@ enum QuoteLoading {
         } catch let error as QuoteFileReader.ReadError {
             throw ValidationError(error.description)
         }
-        let database = try Database.open(options, logger: logger)
-        defer { database.close(logger: logger) }
-        let pool = PGPool(connectionString: database.url, size: 1, logger: logger)
-        defer { pool.shutdown() }
-        let directory = try Migration.locateDirectory(explicit: options.value(options.migrationsDir, "MIGRATIONS_DIR"))
-        try await Migrator(migrations: try Migration.load(from: directory), logger: logger).migrate(using: pool)
+        return try await Database.withMigrated(options, logger: logger) { pool, _ in
+            try await importing(records, from: file, into: pool, logger: logger)
+        }
+    }
+
+    private static func importing(_ records: [QuoteRecord], from file: URL, into pool: PGPool, logger: Logger)
+        async throws -> ImportReport
+    {
         let line = ProgressLine()
         let interruption = ImportInterruption(logger: logger)
         let report: ImportReport
