@@ -7,3 +7,15 @@ public struct FieldError: Sendable, Equatable, Codable {
         self.message = message
     }
 }
+
+extension [FieldError] {
+    /// What `check` returns, or nil with the fields it refused added here: so that every invalid field of a request
+    /// is reported together. Any other error is thrown.
+    @discardableResult
+    public mutating func collect<T>(_ check: () throws -> T) throws -> T? {
+        do { return try check() } catch Failure.validation(let errors) {
+            self += errors
+            return nil
+        }
+    }
+}

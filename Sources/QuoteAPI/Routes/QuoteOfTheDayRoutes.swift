@@ -101,13 +101,11 @@ struct QuoteOfTheDayRoutes {
         var bounds: [PGDate] = []
         let today = QuoteOfTheDay.today(in: TimeZone(identifier: "UTC")!)
         for field in ["from", "to"] {
-            do {
+            try errors.collect {
                 guard let text = request.queryValue(field) else { throw QuoteVaultError.invalid(field, "is required") }
                 let date = try Self.parseDate(text, field: field)
                 try QuoteOfTheDay.validate(date, field: field, today: today)
                 bounds.append(date)
-            } catch QuoteVaultError.validation(let fieldErrors) {
-                errors += fieldErrors
             }
         }
         guard errors.isEmpty else { throw QuoteVaultError.validation(errors) }

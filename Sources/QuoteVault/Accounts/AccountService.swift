@@ -27,19 +27,10 @@ public struct AccountService: Sendable {
         email: String, password: String, displayName: String?, metadata: [String: JSONValue] = [:]
     ) async throws -> Session {
         var errors: [FieldError] = []
-        var normalised = ""
-        do { normalised = try Credentials.normaliseEmail(email) } catch QuoteVaultError.validation(let e) {
-            errors += e
-        }
-        do { try Credentials.validatePassword(password) } catch QuoteVaultError.validation(let e) { errors += e }
-        do { _ = try Credentials.validateDisplayName(displayName) } catch QuoteVaultError.validation(let e) {
-            errors += e
-        }
-        let metadataJSON: PGJSON
-        do { metadataJSON = try UserMetadata.encode(metadata) } catch QuoteVaultError.validation(let e) {
-            errors += e
-            metadataJSON = PGJSON(data: Data("{}".utf8))
-        }
+        let normalised = try errors.collect { try Credentials.normaliseEmail(email) } ?? ""
+        try errors.collect { try Credentials.validatePassword(password) }
+        try errors.collect { try Credentials.validateDisplayName(displayName) }
+        let metadataJSON = try errors.collect { try UserMetadata.encode(metadata) } ?? PGJSON(data: Data("{}".utf8))
         guard errors.isEmpty else { throw QuoteVaultError.validation(errors) }
         // Each sign-up costs a password hash: counted per address before hashing (kept whatever the outcome).
         let limits = self.limits

@@ -69,9 +69,7 @@ public struct ProfileService: Sendable {
         case nil: return .none
         case .null?: return .some(nil)
         case .string(let name)?:
-            do { return .some(try Credentials.validateDisplayName(name)) } catch QuoteVaultError.validation(let e) {
-                errors += e
-            }
+            if let valid = try errors.collect({ try Credentials.validateDisplayName(name) }) { return .some(valid) }
         default: errors.append(FieldError(field: "display_name", message: "must be a string or null"))
         }
         return .none
@@ -105,9 +103,9 @@ public struct ProfileService: Sendable {
         switch preferences {
         case nil: document = nil
         case .object(let object)?:
-            do {
-                document = PGJSON(data: try JSONEncoder().encode(try Preferences.validateDocument(object)))
-            } catch QuoteVaultError.validation(let e) { errors += e }
+            document = try errors.collect {
+                PGJSON(data: try JSONEncoder().encode(try Preferences.validateDocument(object)))
+            }
         default: errors.append(FieldError(field: "preferences", message: "must be an object"))
         }
         guard errors.isEmpty else { throw QuoteVaultError.validation(errors) }
@@ -240,7 +238,7 @@ public struct ProfilePatch: Sendable {
         }
         // Validate the patch against empty preferences first, so every field error is reported together.
         if let patch {
-            do { _ = try Preferences.merge(patch, into: [:]) } catch QuoteVaultError.validation(let e) { errors += e }
+            try errors.collect { try Preferences.merge(patch, into: [:]) }
         }
         guard errors.isEmpty else { throw QuoteVaultError.validation(errors) }
         self.displayName = newName
