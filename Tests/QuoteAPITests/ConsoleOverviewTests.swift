@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import PGClient
 import QuoteAPI
 import TestSupport

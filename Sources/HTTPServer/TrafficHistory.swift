@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// The last hour of traffic per minute, in memory, for the console's overview: requests, 5xx answers and a
-/// latency histogram per minute (fed by the same observer as the Prometheus metrics; `/metrics` keeps totals only).
+/// latency histogram per minute (fed with each `CompletedRequest`, like the Prometheus metrics; `/metrics` keeps
+/// totals only).
 public final class TrafficHistory: Sendable {
     public static let minutes = 60
 
