@@ -21,14 +21,9 @@ public struct Authenticator: Sendable {
         self.pool = pool
     }
 
+    /// The signature and claims of an access token (no database); then `live` checks the session.
     /// - Parameter token: the bearer token, or nil when the request had none.
-    /// - Throws: `QuoteVaultError.unauthorized` for any token that is missing, malformed, forged, expired
-    ///   or whose session was revoked; `PGError` when the database cannot answer.
-    public func authenticate(_ token: String?, now: Date = Date()) async throws -> AuthenticatedUser {
-        try await live(try verify(token, now: now))
-    }
-
-    /// The signature and claims of an access token (no database): the first half of `authenticate`.
+    /// - Throws: `QuoteVaultError.unauthorized` for any token that is missing, malformed, forged or expired.
     public func verify(_ token: String?, now: Date = Date()) throws -> AccessTokenClaims {
         guard let token, let claims = try? signer.verify(token, audience: "authenticated", now: now) else {
             throw QuoteVaultError.unauthorized
@@ -36,7 +31,8 @@ public struct Authenticator: Sendable {
         return claims
     }
 
-    /// The caller of verified `claims` if their session is still live (one primary-key lookup).
+    /// The caller of verified `claims` if their session is still live (one primary-key lookup); else
+    /// `QuoteVaultError.unauthorized` (revoked), or `PGError` when the database cannot answer.
     public func live(_ claims: AccessTokenClaims) async throws -> AuthenticatedUser {
         guard let userID = UUID(canonicalText: claims.sub), let sessionID = UUID(canonicalText: claims.sid) else {
             throw QuoteVaultError.unauthorized

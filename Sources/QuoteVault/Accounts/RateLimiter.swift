@@ -107,12 +107,6 @@ public struct RateLimiter: Sendable {
         try connection.query("DELETE FROM auth_events WHERE id = \(eventID)")
     }
 
-    /// Records one event (always, so that turning limits on later sees the recent past), and prunes old ones.
-    func record(_ kind: String, email: String?, address: String?, _ connection: PGConnection) throws {
-        try connection.query(
-            "INSERT INTO auth_events (kind, email, client_address) VALUES (\(kind), \(email), \(address))")
-    }
-
     /// Deletes events older than any window (called now and then by the maintenance loop).
     public static func prune(_ connection: PGConnection) throws {
         try connection.query("DELETE FROM auth_events WHERE created_at < now() - interval '2 hours'")
