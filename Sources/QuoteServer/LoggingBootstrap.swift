@@ -3,7 +3,7 @@ import QuoteAPI
 import Logging
 import Synchronization
 
-/// swift-log allows one bootstrap per process.
+/// swift-log allows one bootstrap per process: the first call installs the handler of `format`.
 enum LoggingBootstrap {
     private static let done = Mutex(false)
 
@@ -11,7 +11,12 @@ enum LoggingBootstrap {
         done.withLock { done in
             guard !done else { return }
             done = true
-            LoggingSetup.bootstrap(level: level, format: format)
+            LoggingSystem.bootstrap { label in
+                switch format {
+                case .text: TextLogHandler(label: label, level: level)
+                case .json: JSONLogHandler(label: label, level: level)
+                }
+            }
         }
     }
 }

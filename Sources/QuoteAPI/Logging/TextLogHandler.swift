@@ -29,15 +29,3 @@ public struct TextLogHandler: LogHandler {
             urgent: event.level >= .warning)
     }
 }
-
-/// Installs the process-wide logging backend once.
-public enum LoggingSetup {
-    public static func bootstrap(level: Logger.Level, format: LogFormat) {
-        LoggingSystem.bootstrap { label in
-            switch format {
-            case .text: TextLogHandler(label: label, level: level)
-            case .json: JSONLogHandler(label: label, level: level)
-            }
-        }
-    }
-}
