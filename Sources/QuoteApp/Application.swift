@@ -58,6 +58,7 @@ public final class Application: Sendable {
                 refreshTokenReuseInterval: configuration.refreshTokenReuseInterval),
             mail: MailDelivery(
                 pool: pool, smtpURL: configuration.smtpURL, from: configuration.mailFrom, logger: logger),
+            housekeeping: AccountHousekeeping(pool: pool, logger: logger),
             rateLimits: configuration.rateLimitsEnabled, resetLinkBase: configuration.passwordResetURL,
             publicURL: configuration.publicURL)
         let context = AppContext(
@@ -113,6 +114,7 @@ public final class Application: Sendable {
         try server.start()
         context.mail.start()
         context.sync.maintenance.start()
+        context.housekeeping.start()
         context.logger.info(
             "listening",
             metadata: [
@@ -137,6 +139,7 @@ public final class Application: Sendable {
         await server.shutdown()
         context.mail.stop()
         context.sync.maintenance.stop()
+        context.housekeeping.stop()
         context.hashing.stop()
         context.readPool.shutdown()  // its replicas' pools; the primary's below
         context.publicPool.shutdown()

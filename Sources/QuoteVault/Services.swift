@@ -16,6 +16,7 @@ public struct Services: Sendable {
     public let authenticator: Authenticator
     public let hashing: PasswordHashingQueue
     public let mail: MailDelivery
+    public let housekeeping: AccountHousekeeping
     public let quotes: QuoteService
     public let search: QuoteSearch
     public let quoteOfTheDay: QuoteOfTheDay
@@ -32,7 +33,8 @@ public struct Services: Sendable {
     ///   - publicURL: this server's public base URL, for avatar URLs.
     public init(
         pool: PGPool, publicPool: PGPool, readPool: PGPool, migrator: Migrator, secret: [UInt8],
-        hashing: PasswordHashingQueue, sessions: SessionIssuer, mail: MailDelivery, rateLimits: Bool,
+        hashing: PasswordHashingQueue, sessions: SessionIssuer, mail: MailDelivery, housekeeping: AccountHousekeeping,
+        rateLimits: Bool,
         resetLinkBase: String, publicURL: String
     ) {
         self.pool = pool
@@ -43,6 +45,7 @@ public struct Services: Sendable {
         self.authenticator = Authenticator(signer: signer, pool: pool)
         self.hashing = hashing
         self.mail = mail
+        self.housekeeping = housekeeping
         quotes = QuoteService(pool: readPool, cursorSecret: secret)
         search = QuoteSearch(pool: readPool)
         quoteOfTheDay = QuoteOfTheDay(pool: pool, readPool: readPool)

@@ -5,9 +5,9 @@ import PGClient
 /// server instance enforces the same limits.
 public struct RateLimiter: Sendable {
     public struct Rule: Sendable {
-        let kind: String
+        public let kind: String
         let limit: Int
-        let window: Int  // seconds
+        public let window: Int  // seconds
     }
 
     /// More than 10 failed logins for one email within 15 minutes.
@@ -107,8 +107,6 @@ public struct RateLimiter: Sendable {
         try connection.query("DELETE FROM auth_events WHERE id = \(eventID)")
     }
 
-    /// Deletes events older than any window (called now and then by the maintenance loop).
-    public static func prune(_ connection: PGConnection) throws {
-        try connection.query("DELETE FROM auth_events WHERE created_at < now() - interval '2 hours'")
-    }
+    /// How long an event is kept: longer than every rule's window (`AccountHousekeeping` forgets it then).
+    public static let eventRetention: Duration = .seconds(2 * 3600)
 }

@@ -20,19 +20,9 @@ public final class SyncMaintenance: Sendable {
 
     /// Starts pruning every `interval`, at most `passes` bounded passes each time (tests call `pruneOnce`).
     public func start(interval: Duration = .seconds(60), passes: Int = 10) {
-        task.set(
-            Task { [self] in
-                // The first pass waits an interval too: nothing is due in a process's first minute that cannot wait.
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: interval)
-                    guard !Task.isCancelled else { return }
-                    do {
-                        for _ in 0..<passes where try await pruneOnce() > 0 {}
-                    } catch {
-                        logger.warning("sync pruning pass failed", metadata: ["error": "\(error)"])
-                    }
-                }
-            })
+        task.prune(every: interval, passes: passes, logger: logger, failure: "sync pruning pass failed") { [self] in
+            try await pruneOnce()
+        }
     }
 
     public func stop() { task.cancel() }
