@@ -54,4 +54,42 @@ final class SearchAbsentWordTests: XCTestCase {
         XCTAssertEqual(try search(app, "e_xas", type: "keyword").jsonObject()["total"] as? Int, 0)
         await app.stop()
     }
+
+    /// A word's exact total (100 to 1,000 matches) is remembered per version of the quotes, and the page alone is
+    /// read again (the walk): every page and total is the one the first request got, and a change is seen at once.
+    func testARepeatedWordSearchAnswersAsTheFirstTime() async throws {
+        let app = try await TestApp.start { $0.answerCacheBytes = 0 }  // every request reaches the search
+        let threshold = try await app.withConnection { connection in
+            try connection.query("SELECT quote_search_limit('sorted_reads') AS n")[0].decode("n", as: Int.self)
+        }
+        XCTAssertEqual(threshold, 100, "QuoteSearch.sortedReads must follow quote_search_limit('sorted_reads')")
+        // 240 matches over three tiers, interleaved in time: whole word, start of a word, inside a word.
+        try await app.withConnection { connection in
+            _ = try connection.query(
+                """
+                INSERT INTO quotes (text, author, category, created_at)
+                SELECT (ARRAY['Velmir sings ', 'The velmirbra river ', 'A kavelmir night '])[i % 3 + 1] || i,
+                       'Author ' || i, 'wisdom', '2020-01-01'::timestamptz + i * interval '1 minute'
+                FROM generate_series(1, 240) AS i
+                """)
+        }
+        for query in ["velmir", "VELMIR"] {
+            var first: [String] = []
+            for page in 1...13 {
+                let path = "/v1/quotes/search?q=\(query)&page_size=20&page=\(page)"
+                first.append(try app.client.get(path).text)
+                XCTAssertEqual(try app.client.get(path).text, first[page - 1], "\(query) page \(page) again")
+            }
+            let one = try app.client.get("/v1/quotes/search?q=\(query)&page_size=20").jsonObject()
+            XCTAssertEqual(one["total"] as? Int, 240, query)
+            XCTAssertEqual(one["total_is_exact"] as? Bool, true, query)
+            XCTAssertTrue(first[12].contains("\"items\":[]"), "past the last page: \(first[12])")
+        }
+        try await app.insertQuotes(["Velmir again"])
+        let changed = try app.client.get("/v1/quotes/search?q=velmir&page_size=20").jsonObject()
+        XCTAssertEqual(changed["total"] as? Int, 241, "a new version counts again")
+        XCTAssertEqual(try app.client.get("/v1/quotes/search?q=velmir&page_size=1").items().first?["text"] as? String,
+                       "Velmir again")
+        await app.stop()
+    }
 }
