@@ -22,6 +22,9 @@ public final class PGConnection {
     private var isAbandoned = false
     /// The named statements pipelines have prepared on this session.
     var preparedStatements = PreparedStatements()
+    /// The `SET statement_timeout` a pool job left in effect instead of the pool's (nil: the pool's). Kept until a
+    /// job wanting another timeout comes, so a run of jobs with the same override pays no round trips for it.
+    var statementTimeoutOverride: String?
 
     /// How long a connection attempt may take before failing, unless the connection
     /// string says otherwise: a dead server should fail a request, not hang it.

@@ -99,7 +99,7 @@ public final class PGPool: Sendable {
     @TaskLocal public static var statementTimeoutOverride: Duration?
 
     /// `SET statement_timeout` to `timeout` in milliseconds (an integer: nothing to quote), or back to the default.
-    private static func timeoutSQL(_ timeout: Duration?) -> String {
+    static func timeoutSQL(_ timeout: Duration?) -> String {
         guard let timeout else { return "RESET statement_timeout" }
         let (seconds, attoseconds) = timeout.components
         return "SET statement_timeout = \(seconds * 1000 + attoseconds / 1_000_000_000_000_000)"
@@ -122,16 +122,13 @@ public final class PGPool: Sendable {
         case .replicas(let router):
             return try await router.run { try await $0.withConnection(body) }
         case .connections(let core):
-            let timeout = Self.statementTimeoutOverride.map {
-                (set: Self.timeoutSQL($0), reset: Self.timeoutSQL(core.statementTimeout))
-            }
+            let timeout = Self.statementTimeoutOverride.map(Self.timeoutSQL)
             return try await againIfReadOnly {
                 try await Self.submitAndWait(to: core) { continuation in
                     .session { connection in
                         let result = Result {
-                            guard let timeout else { return try body(connection) }
-                            try connection.execute(unsafeSQL: timeout.set)
-                            defer { try? connection.execute(unsafeSQL: timeout.reset) }
+                            // Left in effect after the body (see `PoolCore.useStatementTimeout`).
+                            try core.useStatementTimeout(override: timeout, on: connection)
                             return try body(connection)
                         }
                         if case .failure(let error as PGError) = result, error.isReadOnlyRefusal {

@@ -255,6 +255,20 @@ final class PoolCore: @unchecked Sendable {
             message: "no database connection became free within \(acquireTimeout) (pool size \(size))")
     }
 
+    /// Puts `override` (a `SET statement_timeout`; nil: the pool's) in effect on `connection`, unless it already
+    /// is: a job's override stays after the job, and is replaced only when a job wanting another one comes.
+    func useStatementTimeout(override: String?, on connection: PGConnection) throws(PGError) {
+        guard connection.statementTimeoutOverride != override else { return }
+        try connection.execute(unsafeSQL: override ?? PGPool.timeoutSQL(statementTimeout))
+        connection.statementTimeoutOverride = override
+    }
+
+    /// Puts the pool's timeout in effect for pipelined statements; the error if that failed.
+    private func poolTimeoutFailure(on connection: PGConnection) -> PGError? {
+        do { try useStatementTimeout(override: nil, on: connection) } catch { return error }
+        return nil
+    }
+
     /// A worker thread: owns at most one connection, opened lazily, checked before each job
     /// and replaced when broken, so the pool heals by itself after a database restart.
     private func workerLoop(_ index: Int) {
@@ -311,6 +325,10 @@ final class PoolCore: @unchecked Sendable {
 
             if case .session(let run) = live[0].work {
                 deliveries.append(run(active))
+            } else if let error = poolTimeoutFailure(on: active) {
+                // Pipelined statements run with the pool's timeout; the session's is unknown now: replace it.
+                for job in live { deliveries.append { job.fail(error) } }
+                active.abandon()
             } else {
                 // takeJobs batches statements of one kind only.
                 let statements = live.compactMap(\.statement)

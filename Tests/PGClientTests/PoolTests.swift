@@ -112,6 +112,39 @@ final class PoolTests: XCTestCase {
         XCTAssertEqual(one, 1, "the pool works again once the pipeline is done")
     }
 
+    /// A job's statement timeout override is kept on its connection for the next job wanting the same one (no
+    /// round trips), and every other job, pipelined or not, runs with the pool's timeout.
+    func testStatementTimeoutOverrideAppliesToItsJobsOnly() async throws {
+        let pool = PGPool(
+            connectionString: try TestDatabase.makeDatabase(), size: 1, statementTimeout: .seconds(60),
+            logger: logger)
+        defer { pool.shutdown() }
+        let setting = "SELECT current_setting('statement_timeout') AS v, pg_backend_pid() AS pid"
+        @Sendable func inSession() async throws -> (String, Int) {
+            try await pool.withConnection { connection in
+                let row = try single(connection.query(PGQuery(unsafeSQL: setting)))
+                return (try row.decode("v", as: String.self), try row.decode("pid", as: Int.self))
+            }
+        }
+        @Sendable func overridden() async throws -> (String, Int) {
+            try await PGPool.$statementTimeoutOverride.withValue(.milliseconds(1234)) { try await inSession() }
+        }
+        let first = try await overridden()
+        XCTAssertEqual(first.0, "1234ms")
+        let again = try await overridden()
+        XCTAssertEqual(again.0, "1234ms", "the same override again")
+        let read = try single(try await pool.read(PGQuery(unsafeSQL: setting)))
+        XCTAssertEqual(try read.decode("v", as: String.self), "1min", "a pipelined read after an override")
+        let afterRead = try await overridden()
+        XCTAssertEqual(afterRead.0, "1234ms")
+        let plain = try await inSession()
+        XCTAssertEqual(plain.0, "1min", "a job without an override after one")
+        XCTAssertEqual(plain.1, first.1, "one connection throughout")
+        _ = try await overridden()
+        let written = try single(try await pool.query(PGQuery(unsafeSQL: setting)))
+        XCTAssertEqual(try written.decode("v", as: String.self), "1min", "a pipelined write after an override")
+    }
+
     func testShutdownFailsNewWork() async throws {
         let pool = PGPool(connectionString: try TestDatabase.makeDatabase(), size: 1, logger: logger)
         _ = try await pool.query("SELECT 1")

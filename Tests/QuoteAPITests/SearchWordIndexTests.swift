@@ -27,22 +27,6 @@ final class SearchWordIndexTests: XCTestCase {
         }
     }
 
-    /// The scans in the plans of every statement the real search function runs (auto_explain, nested statements,
-    /// with row counts; not the statements' text), read on a connection of its own.
-    private func plansOf(_ app: TestApp, _ call: String) throws -> String {
-        let notices = LogCapture(level: .debug)  // the server's notices carry auto_explain's plans
-        let connection = try PGConnection(connectionString: app.databaseURL, logger: notices.logger())
-        try connection.execute(
-            unsafeSQL: """
-                LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on;
-                SET auto_explain.log_nested_statements = on; SET auto_explain.log_timing = off;
-                SET client_min_messages = log
-                """)
-        _ = try connection.query(PGQuery(unsafeSQL: call))
-        return notices.all.joined(separator: "\n").split(separator: "\n").filter { $0.contains("Scan") }
-            .joined(separator: "\n")
-    }
-
     func testSeveralWordsRankByTierThenNewestAndTheWalkStopsEarly() async throws {
         let app = try await TestApp.start()
         // 1,800 matches of "ada lovelace": whole (1,200), start of a word (300), inside a word (300); beside 1,200
@@ -65,9 +49,8 @@ final class SearchWordIndexTests: XCTestCase {
 
         // The first page walks the newest-first index and stops after the rows it needs (21 matches, every other
         // entry near the newest): not the 3,000 quotes nor the 1,800 matches.
-        let plans = try plansOf(
-            app,
-            """
+        let plans = try app.scansInPlans(
+            of: """
             SELECT * FROM quote_search_walk_author('%ada lovelace%', '\\mada lovelace\\M', '\\mada lovelace',
                                                    'ada lovelace', NULL, 21)
             """)
@@ -122,9 +105,8 @@ final class SearchWordIndexTests: XCTestCase {
         // The first page reads the rarest word's ("river") newest entries in quote_words_newest, each tested, and
         // stops with the page: 21 matches among about 25 entries, not the 1,800 quotes holding "river"; the walks
         // of the later tiers are not started, and no trigram index of quotes is asked.
-        let plans = try plansOf(
-            app,
-            """
+        let plans = try app.scansInPlans(
+            of: """
             SELECT * FROM quote_search_walk_text('%the river%', '\\mthe river\\M', '\\mthe river', 'the river',
                                                  NULL, 21)
             """)
@@ -161,9 +143,8 @@ final class SearchWordIndexTests: XCTestCase {
                 + Array(repeating: "Blao Tzu", count: 5))
         XCTAssertEqual(try response.items().first?["text"] as? String, "words 30", "newest first within a tier")
         // The candidates come from the word index of authors, not from a walk or the trigram index.
-        let plans = try plansOf(
-            app,
-            """
+        let plans = try app.scansInPlans(
+            of: """
             SELECT * FROM quote_search_words_author('lao tzu', '%lao tzu%', '\\mlao tzu\\M', '\\mlao tzu', NULL, 21, 0)
             """)
         XCTAssertTrue(plans.contains("quotes_author_words_idx"), plans)
@@ -181,9 +162,8 @@ final class SearchWordIndexTests: XCTestCase {
             try first.items().map { $0["text"] as! String },
             (2_981...3_000).reversed().map { "zanzibar \($0)" })
         // The page's rows are the newest entries of the word in quote_words_newest: 21 read, not the 3,000.
-        let plans = try plansOf(
-            app,
-            """
+        let plans = try app.scansInPlans(
+            of: """
             SELECT * FROM quote_search_walk_text('%zanzibar%', '\\mzanzibar\\M', '\\mzanzibar', 'zanzibar', NULL, 21)
             """)
         let scan = try XCTUnwrap(plans.split(separator: "\n").first { $0.contains("quote_words_newest_pkey") }, plans)
@@ -240,7 +220,7 @@ final class SearchWordIndexTests: XCTestCase {
         // Tier 1's newest six in the window of ordered words are all of tier 1: the page, not walked.
         let twentyOne = try await walk(21)
         XCTAssertEqual(twentyOne, tierZero + texts("zanzibarian", 25...30))
-        let plans = try plansOf(app, call(21))
+        let plans = try app.scansInPlans(of: call(21))
         let walks = plans.split(separator: "\n").filter { $0.contains("quotes_newest_author_idx") }
         XCTAssertTrue(walks.allSatisfy { $0.contains("never executed") }, plans)
         // Past its thirty, the five of tier 0 are met: tier 1 is read again from the word index.

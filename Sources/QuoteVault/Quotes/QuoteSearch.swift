@@ -28,7 +28,9 @@ public enum SearchField: String, Sendable {
 ///   where the more matches, the shorter the walk. Its `total` is 1,000 with `totalIsExact` false, as the
 ///   contract allows.
 /// Which queries have more than 1,000 matches is remembered per version of the quotes (`quotes_version`), so the
-/// bounded count is paid once per query until quotes change.
+/// bounded count is paid once per query until quotes change. So is the exact total of an ASCII word with at least
+/// `sortedReads` matches: its page from the index of words is the walk's (migration 0040), so at the same version
+/// the page alone is read.
 public struct QuoteSearch: Sendable {
     private let pool: PGPool
     private let manyMatches = ManyMatchesMemory()
@@ -38,26 +40,43 @@ public struct QuoteSearch: Sendable {
     /// Up to this many matches `total` is exact; beyond, it is this number and `totalIsExact` is false.
     public static let exactTotalLimit = 1_000
 
+    /// `quote_search_limit('sorted_reads')`: a word with fewer candidates is read whole and sorted; with this many
+    /// matches (so at least as many candidates) its page is the walk's.
+    static let sortedReads = 100
+
     public func search(_ searchQuery: SearchQuery, in field: SearchField, category: QuoteCategory?, page: PageRequest)
         async throws -> Page<Quote>
     {
         let query = searchQuery.text
         let patterns = Patterns(query)
         let key = ManyMatchesMemory.Key(field: field, category: category, query: query)
-        if let version = manyMatches.version(of: key) {
-            let walked = try await walk(patterns, field: field, category: category, page: page)
-            // Read at another version, the query may have 1,000 matches or fewer now: count again.
-            if walked.version == version { return walked.page }
+        if let known = manyMatches.known(key) {
+            let walked = try await walk(patterns, field: field, category: category, page: page, total: known.total)
+            // Read at another version, the query may have other matches now: count again.
+            if walked.version == known.version { return walked.page }
         }
         if let words = try await fromWords(patterns, field: field, category: category, page: page) {
-            guard words.total > Self.exactTotalLimit else { return words.page }
-            manyMatches.remember(key, version: words.version)
+            guard words.total > Self.exactTotalLimit else {
+                if words.total >= Self.sortedReads, Self.isASCIIWord(query) {
+                    manyMatches.remember(key, total: words.total, version: words.version)
+                }
+                return words.page
+            }
+            manyMatches.remember(key, total: words.total, version: words.version)
             return try await walk(patterns, field: field, category: category, page: page).page
         }
         let ranked = try await rankAll(patterns, field: field, category: category, page: page)
         guard ranked.total > Self.exactTotalLimit else { return ranked.page }
-        manyMatches.remember(key, version: ranked.version)
+        manyMatches.remember(key, total: ranked.total, version: ranked.version)
         return try await walk(patterns, field: field, category: category, page: page).page
+    }
+
+    /// ASCII letters, digits and `_` only: one word for the SQL too (`quote_words_one_word`).
+    static func isASCIIWord(_ query: String) -> Bool {
+        !query.isEmpty && query.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x5F
+        }
     }
 
     /// The query as the SQL needs it: an ILIKE pattern, and regular expressions for the ranking.
@@ -128,12 +147,12 @@ public struct QuoteSearch: Sendable {
         )
     }
 
-    /// A page of a query with more than 1,000 matches, from the tier-by-tier walk (`quote_search_walk_text`/`_author`),
-    /// and the quotes' version it was read at.
-    private func walk(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest)
-        async throws
-        -> (page: Page<Quote>, version: Int64)
-    {
+    /// A page of a query with `total` matches (more than 1,000 by default), from the tier-by-tier walk
+    /// (`quote_search_walk_text`/`_author`), and the quotes' version it was read at.
+    private func walk(
+        _ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest,
+        total: Int = exactTotalLimit + 1
+    ) async throws -> (page: Page<Quote>, version: Int64) {
         // The query itself too: its tiers are read from the index of words where they are few (migration 0014).
         let rows = try await run(
             """
@@ -145,8 +164,9 @@ public struct QuoteSearch: Sendable {
             WITH ORDINALITY AS w (id, text, author, category, created_at, tier, n) \
             ORDER BY n OFFSET \(page.offset)) AS walked ON true ORDER BY walked.n
             """)
+        let exact = total <= Self.exactTotalLimit
         return (
-            try pageOfQuotes(rows, page, total: Self.exactTotalLimit, exact: false),
+            try pageOfQuotes(rows, page, total: exact ? total : Self.exactTotalLimit, exact: exact),
             try rows[0].decode("version", as: Int64.self)
         )
     }
@@ -202,10 +222,10 @@ public struct QuoteSearch: Sendable {
     }
 }
 
-/// The queries known to have more than 1,000 matches at one version of the quotes. A new version forgets them
-/// all (a change may have removed matches); the set is bounded, and starts over when full.
+/// The queries' totals known at one version of the quotes (over 1,000: more than 1,000). A new version forgets
+/// them all (a change may have added or removed matches); the table is bounded, and starts over when full.
 final class ManyMatchesMemory: @unchecked Sendable {
-    // @unchecked: `version` and `keys` are guarded by `lock`.
+    // @unchecked: `version` and `totals` are guarded by `lock`.
     struct Key: Hashable {
         let field: SearchField
         let category: QuoteCategory?
@@ -215,21 +235,21 @@ final class ManyMatchesMemory: @unchecked Sendable {
     static let capacity = 10_000
     private let lock = NSLock()
     private var version: Int64 = -1
-    private var keys: Set<Key> = []
+    private var totals: [Key: Int] = [:]
 
-    /// The version at which `key` had more than 1,000 matches, if known.
-    func version(of key: Key) -> Int64? {
-        lock.withLock { keys.contains(key) ? version : nil }
+    /// The version at which `key` had `total` matches, if known.
+    func known(_ key: Key) -> (version: Int64, total: Int)? {
+        lock.withLock { totals[key].map { (version, $0) } }
     }
 
-    func remember(_ key: Key, version newVersion: Int64) {
+    func remember(_ key: Key, total: Int, version newVersion: Int64) {
         lock.withLock {
-            if newVersion != version || keys.count >= Self.capacity {
+            if newVersion != version || totals.count >= Self.capacity {
                 guard newVersion >= version else { return }
                 version = newVersion
-                keys.removeAll(keepingCapacity: true)
+                totals.removeAll(keepingCapacity: true)
             }
-            keys.insert(key)
+            totals[key] = total
         }
     }
 }
