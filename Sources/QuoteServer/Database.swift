@@ -37,14 +37,14 @@ struct Database {
             backups: backups)
     }
 
-    /// Runs `body` on the database, migrated, through a one-connection pool (given the migrations applied now),
+    /// Runs `body` on the database, migrated, through a pool of `poolSize` (given the migrations applied now),
     /// then closes both: the database work of the one-off commands.
     static func withMigrated<T>(
-        _ options: ServerOptions, logger: Logger, _ body: (PGPool, [String]) async throws -> T
+        _ options: ServerOptions, logger: Logger, poolSize: Int = 1, _ body: (PGPool, [String]) async throws -> T
     ) async throws -> T {
         let database = try open(options, logger: logger)
         defer { database.close(logger: logger) }
-        let pool = PGPool(connectionString: database.url, size: 1, logger: logger)
+        let pool = PGPool(connectionString: database.url, size: poolSize, logger: logger)
         defer { pool.shutdown() }
         let directory = try Migration.locateDirectory(explicit: options.value(options.migrationsDir, "MIGRATIONS_DIR"))
         let migrator = Migrator(migrations: try Migration.load(from: directory), logger: logger)

@@ -36,35 +36,46 @@ struct Import: AsyncParsableCommand {
     @OptionGroup var options: ServerOptions
     @Argument(help: "The file to import (.json array, .jsonl, or .csv with a header row).")
     var file: String
+    @Option(
+        help: """
+            When to set the search indexes aside and build them at the end: auto (into an empty table, \
+            \(QuoteImporter.deferIndexesFrom) rows or more), never, always (searches scan the table meanwhile).
+            """)
+    var deferIndexes: QuoteImporter.IndexDeferral = .auto
 
     func run() async throws {
         let logger = try options.makeLogger()
-        _ = try await QuoteLoading.load(URL(fileURLWithPath: file), options: options, logger: logger)
+        _ = try await QuoteLoading.load(
+            URL(fileURLWithPath: file), options: options, logger: logger, deferral: deferIndexes)
     }
 }
 
 /// What seed and import share: migrate, read, import, report.
 enum QuoteLoading {
-    static func load(_ file: URL, options: ServerOptions, logger: Logger) async throws -> ImportReport {
+    static func load(
+        _ file: URL, options: ServerOptions, logger: Logger, deferral: QuoteImporter.IndexDeferral = .auto
+    ) async throws -> ImportReport {
         let records: [QuoteRecord]
         do {
             records = try QuoteFileReader.read(file)
         } catch let error as QuoteFileReader.ReadError {
             throw ValidationError(error.description)
         }
-        return try await Database.withMigrated(options, logger: logger) { pool, _ in
-            try await importing(records, from: file, into: pool, logger: logger)
+        // Two connections: the indexes an import into an empty table sets aside are built two at a time.
+        return try await Database.withMigrated(options, logger: logger, poolSize: 2) { pool, _ in
+            try await importing(records, from: file, into: pool, logger: logger, deferral: deferral)
         }
     }
 
-    private static func importing(_ records: [QuoteRecord], from file: URL, into pool: PGPool, logger: Logger)
-        async throws -> ImportReport
-    {
+    private static func importing(
+        _ records: [QuoteRecord], from file: URL, into pool: PGPool, logger: Logger,
+        deferral: QuoteImporter.IndexDeferral
+    ) async throws -> ImportReport {
         let line = ProgressLine()
         let interruption = ImportInterruption(logger: logger)
         let report: ImportReport
         do {
-            report = try await QuoteImporter(pool: pool).importRecords(records) { progress in
+            report = try await QuoteImporter(pool: pool, deferral: deferral).importRecords(records) { progress in
                 line.show(progress)
                 try interruption.check()
             }
@@ -85,6 +96,11 @@ enum QuoteLoading {
             throw error
         }
         line.end()
+        if report.indexesBuilt > 0 {
+            logger.info(
+                "search indexes set aside during the import built again",
+                metadata: ["indexes": .stringConvertible(report.indexesBuilt)])
+        }
         if let resumedAfter = report.resumedAfter {
             logger.info(
                 "resumed an interrupted import of these rows",
@@ -117,6 +133,11 @@ final class ProgressLine: Sendable {
     func show(_ progress: ImportProgress) {
         done.withLock { $0 = progress.done }
         guard isTerminal else { return }
+        if progress.indexesToBuild > 0 {
+            let text = "\r\(progress.done) / \(progress.total) rows in; building \(progress.indexesToBuild) indexes   "
+            FileHandle.standardError.write(Data(text.utf8))
+            return
+        }
         let parts = progress.elapsed.components
         let seconds = Double(parts.seconds) + Double(parts.attoseconds) / 1e18
         let rate = seconds > 0 ? Double(progress.doneNow) / seconds : 0
@@ -131,3 +152,5 @@ final class ProgressLine: Sendable {
         if isTerminal, lastDone > 0 { FileHandle.standardError.write(Data("\n".utf8)) }
     }
 }
+
+extension QuoteImporter.IndexDeferral: ExpressibleByArgument {}

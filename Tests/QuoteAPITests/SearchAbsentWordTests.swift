@@ -88,8 +88,9 @@ final class SearchAbsentWordTests: XCTestCase {
         try await app.insertQuotes(["Velmir again"])
         let changed = try app.client.get("/v1/quotes/search?q=velmir&page_size=20").jsonObject()
         XCTAssertEqual(changed["total"] as? Int, 241, "a new version counts again")
-        XCTAssertEqual(try app.client.get("/v1/quotes/search?q=velmir&page_size=1").items().first?["text"] as? String,
-                       "Velmir again")
+        XCTAssertEqual(
+            try app.client.get("/v1/quotes/search?q=velmir&page_size=1").items().first?["text"] as? String,
+            "Velmir again")
         await app.stop()
     }
 }

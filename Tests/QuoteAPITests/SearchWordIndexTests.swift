@@ -51,9 +51,9 @@ final class SearchWordIndexTests: XCTestCase {
         // entry near the newest): not the 3,000 quotes nor the 1,800 matches.
         let plans = try app.scansInPlans(
             of: """
-            SELECT * FROM quote_search_walk_author('%ada lovelace%', '\\mada lovelace\\M', '\\mada lovelace',
-                                                   'ada lovelace', NULL, 21)
-            """)
+                SELECT * FROM quote_search_walk_author('%ada lovelace%', '\\mada lovelace\\M', '\\mada lovelace',
+                                                       'ada lovelace', NULL, 21)
+                """)
         let walk = try XCTUnwrap(plans.split(separator: "\n").first { $0.contains("quotes_newest_author_idx") }, plans)
         let actual = try XCTUnwrap(walk.range(of: "actual rows="), String(walk))
         let rows = try XCTUnwrap(Int(walk[actual.upperBound...].prefix { $0.isNumber }), String(walk))
@@ -107,9 +107,9 @@ final class SearchWordIndexTests: XCTestCase {
         // of the later tiers are not started, and no trigram index of quotes is asked.
         let plans = try app.scansInPlans(
             of: """
-            SELECT * FROM quote_search_walk_text('%the river%', '\\mthe river\\M', '\\mthe river', 'the river',
-                                                 NULL, 21)
-            """)
+                SELECT * FROM quote_search_walk_text('%the river%', '\\mthe river\\M', '\\mthe river', 'the river',
+                                                     NULL, 21)
+                """)
         let scan = try XCTUnwrap(plans.split(separator: "\n").first { $0.contains("quote_words_newest_pkey") }, plans)
         let actual = try XCTUnwrap(scan.range(of: "actual rows="), String(scan))
         let rows = try XCTUnwrap(Int(scan[actual.upperBound...].prefix { $0.isNumber }), String(scan))
@@ -145,8 +145,8 @@ final class SearchWordIndexTests: XCTestCase {
         // The candidates come from the word index of authors, not from a walk or the trigram index.
         let plans = try app.scansInPlans(
             of: """
-            SELECT * FROM quote_search_words_author('lao tzu', '%lao tzu%', '\\mlao tzu\\M', '\\mlao tzu', NULL, 21, 0)
-            """)
+                SELECT * FROM quote_search_words_author('lao tzu', '%lao tzu%', '\\mlao tzu\\M', '\\mlao tzu', NULL, 21, 0)
+                """)
         XCTAssertTrue(plans.contains("quotes_author_words_idx"), plans)
         XCTAssertFalse(plans.contains("quotes_author_trgm_idx"), plans)
         XCTAssertFalse(plans.contains("quotes_newest_author_idx"), plans)
@@ -164,8 +164,8 @@ final class SearchWordIndexTests: XCTestCase {
         // The page's rows are the newest entries of the word in quote_words_newest: 21 read, not the 3,000.
         let plans = try app.scansInPlans(
             of: """
-            SELECT * FROM quote_search_walk_text('%zanzibar%', '\\mzanzibar\\M', '\\mzanzibar', 'zanzibar', NULL, 21)
-            """)
+                SELECT * FROM quote_search_walk_text('%zanzibar%', '\\mzanzibar\\M', '\\mzanzibar', 'zanzibar', NULL, 21)
+                """)
         let scan = try XCTUnwrap(plans.split(separator: "\n").first { $0.contains("quote_words_newest_pkey") }, plans)
         let actual = try XCTUnwrap(scan.range(of: "actual rows="), String(scan))
         XCTAssertEqual(Int(scan[actual.upperBound...].prefix { $0.isNumber }), 21, plans)

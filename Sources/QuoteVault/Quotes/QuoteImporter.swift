@@ -1,6 +1,7 @@
 import AuthJWT
 import Foundation
 import PGClient
+import Synchronization
 
 /// One quote read from a file, before validation, with the line it started on.
 public struct QuoteRecord: Sendable, Equatable {
@@ -32,6 +33,9 @@ public struct ImportReport: Sendable, Equatable {
     public var rejected: [RejectedRow] = []
     /// When the same rows were imported before and cut short: the valid rows already committed then, skipped now.
     public var resumedAfter: Int?
+    /// GIN indexes of quotes set aside during the import (by it, or by an earlier one cut short) and built at its
+    /// end.
+    public var indexesBuilt = 0
 }
 
 /// How far an import is, after each committed batch.
@@ -42,6 +46,8 @@ public struct ImportProgress: Sendable, Equatable {
     /// Rows committed by this run, and the time it took.
     public var doneNow: Int
     public var elapsed: Duration
+    /// Once every row is in: the indexes set aside that are now being built (0 while rows go in).
+    public var indexesToBuild = 0
 }
 
 /// Loads quotes into the database: validates each row, then sends the valid ones in batches, each COPYed into a
@@ -49,17 +55,37 @@ public struct ImportProgress: Sendable, Equatable {
 /// already there; the word index and vocabulary are kept once per batch). Each batch commits with the import's
 /// progress (`quote_imports`): an import cut short loses only its batch in flight, which rolls back whole, and
 /// the same rows imported again resume after the last committed batch.
+///
+/// An import can set the GIN indexes of quotes aside (migration 0049) and build them once at its end, on as many
+/// of the pool's connections at once as it has (up to two): far less work than keeping them row by row. Searches
+/// meanwhile read the table without those indexes (right, but slower), so by default (`IndexDeferral.auto`) only an
+/// import of at least `deferIndexesFrom` rows into an empty table does, when nothing is served from it yet. Indexes
+/// set aside are built at the end of the import, also when it is interrupted or fails, and at the end of any later
+/// import if it was killed.
 public struct QuoteImporter: Sendable {
     public static let maximumTextLength = 300
     public static let maximumAuthorLength = 200
     public static let defaultBatchSize = 10_000
+    public static let deferIndexesFrom = 50_000
+
+    /// When an import sets the GIN indexes aside.
+    public enum IndexDeferral: String, Sendable, CaseIterable {
+        /// Into an empty table, with at least `deferIndexesFrom` rows to insert.
+        case auto
+        /// Never: every row keeps every index as it goes in.
+        case never
+        /// Always, even while searches are served from the table (they scan it until the import ends).
+        case always
+    }
 
     private let pool: PGPool
     private let batchSize: Int
+    private let deferral: IndexDeferral
 
-    public init(pool: PGPool, batchSize: Int = Self.defaultBatchSize) {
+    public init(pool: PGPool, batchSize: Int = Self.defaultBatchSize, deferral: IndexDeferral = .auto) {
         self.pool = pool
         self.batchSize = batchSize
+        self.deferral = deferral
     }
 
     /// Validates and normalises one record: whitespace collapsed and trimmed, text 1…300 characters,
@@ -117,8 +143,46 @@ public struct QuoteImporter: Sendable {
                 """)[0].decode("done", as: Int.self)
         }
         if done > 0 { report.resumedAfter = done }
+        if deferral == .always || (deferral == .auto && total - done >= Self.deferIndexesFrom) {
+            let always = deferral == .always
+            try await pool.withTransaction { connection in
+                // Serialised with other imports deciding the same; by default a table that is not empty keeps them.
+                try connection.execute(unsafeSQL: "LOCK TABLE quote_import_deferred_indexes IN EXCLUSIVE MODE")
+                try connection.query(
+                    "SELECT quote_import_defer_indexes() WHERE \(always) OR NOT EXISTS (SELECT 1 FROM quotes)")
+            }
+        }
         let clock = ContinuousClock()
         let started = clock.now
+        do {
+            try await insertBatches(valid, key: key, from: done, report: &report) { start in
+                try progress(
+                    ImportProgress(
+                        done: start, total: total, doneNow: start - done, elapsed: clock.now - started))
+            }
+        } catch {
+            // Stopped or failed: the committed rows stay, with their indexes.
+            _ = try? await buildDeferredIndexes { _ in }
+            throw error
+        }
+        report.indexesBuilt = try await buildDeferredIndexes { count in
+            // Every row is in: an interruption now changes nothing, so the building is shown and not stopped.
+            try? progress(
+                ImportProgress(
+                    done: total, total: total, doneNow: total - done, elapsed: clock.now - started,
+                    indexesToBuild: count))
+        }
+        try await pool.withConnection { connection in
+            try connection.query("DELETE FROM quote_imports WHERE key = \(key)")
+        }
+        return report
+    }
+
+    /// Sends `valid[from...]` batch by batch, each in its own transaction with the import's progress.
+    private func insertBatches(
+        _ valid: [(text: String, author: String, category: QuoteCategory)], key: String, from done: Int,
+        report: inout ImportReport, progress: (Int) throws -> Void
+    ) async throws {
         var start = done
         while start < valid.count {
             let batch = valid[start..<min(start + batchSize, valid.count)]
@@ -151,14 +215,45 @@ public struct QuoteImporter: Sendable {
             report.inserted += inserted
             report.duplicates += batch.count - inserted
             start += batch.count
-            try progress(
-                ImportProgress(
-                    done: start, total: valid.count, doneNow: start - done, elapsed: clock.now - started))
+            try progress(start)
         }
-        try await pool.withConnection { connection in
-            try connection.query("DELETE FROM quote_imports WHERE key = \(key)")
+    }
+
+    /// Builds every index set aside (migration 0049), two at a time when the pool has two connections, then
+    /// refreshes the table's statistics for the planner; returns how many were built. `starting` is told how many
+    /// before the first build.
+    private func buildDeferredIndexes(starting: @Sendable (Int) -> Void) async throws -> Int {
+        let names = try await pool.withConnection { connection in
+            try connection.query("SELECT name FROM quote_import_deferred_indexes ORDER BY name").map {
+                try $0.decode("name", as: String.self)
+            }
         }
-        return report
+        guard !names.isEmpty else { return 0 }
+        starting(names.count)
+        let pool = self.pool
+        // The texts' indexes (the largest) first, each builder taking the next when it is done.
+        let queue = IndexQueue(names.sorted(by: >))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<min(2, pool.stats.size) {
+                group.addTask {
+                    while let name = queue.next() {
+                        try await pool.withTransaction { connection in
+                            try connection.query("SELECT quote_import_build_index(\(name))")
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await pool.withConnection { connection in try connection.execute(unsafeSQL: "ANALYZE quotes") }
+        return names.count
+    }
+
+    /// Index names handed out one at a time to the builders.
+    private final class IndexQueue: Sendable {
+        private let names: Mutex<[String]>
+        init(_ names: [String]) { self.names = Mutex(names.reversed()) }
+        func next() -> String? { names.withLock { $0.popLast() } }
     }
 
     /// The digest of the valid rows in order: the same rows imported again find their earlier progress.

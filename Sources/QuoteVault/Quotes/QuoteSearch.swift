@@ -73,10 +73,11 @@ public struct QuoteSearch: Sendable {
 
     /// ASCII letters, digits and `_` only: one word for the SQL too (`quote_words_one_word`).
     static func isASCIIWord(_ query: String) -> Bool {
-        !query.isEmpty && query.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x5F
-        }
+        !query.isEmpty
+            && query.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == 0x5F
+            }
     }
 
     /// The query as the SQL needs it: an ILIKE pattern, and regular expressions for the ranking.
