@@ -204,6 +204,18 @@ final class SearchWordIndexTests: XCTestCase {
         let words = plans.split(separator: "\n").filter { $0.contains("quotes_text_words_idx") }
         XCTAssertTrue(words.allSatisfy { $0.contains("actual rows=0 ") }, plans)
         XCTAssertFalse(plans.contains("quotes_text_trgm_idx"), plans)
+        // The count that takes over when the words hold too many candidates reads the pair too, not the trigrams.
+        let ranked = "SELECT total FROM quote_search_ranked_text('%ephemeral fjord%', '\\mephemeral fjord\\M', "
+            + "'\\mephemeral fjord', NULL, 21, 0)"
+        let total = try await app.withConnection { connection in
+            try connection.query(PGQuery(unsafeSQL: ranked)).first?.decode("total", as: Int.self)
+        }
+        XCTAssertEqual(total, 40)
+        let rankedPlans = try plansOf(app, ranked)
+        XCTAssertTrue(rankedPlans.contains("quotes_text_pairs_idx"), rankedPlans)
+        XCTAssertTrue(
+            rankedPlans.split(separator: "\n").filter { $0.contains("quotes_text_trgm_idx") }
+                .allSatisfy { $0.contains("never executed") }, rankedPlans)
         await app.stop()
     }
 
