@@ -153,6 +153,53 @@ final class SearchWordIndexTests: XCTestCase {
         await app.stop()
     }
 
+    func testFewMatchesOfTwoWordsOftenApartAreReadThroughTheirPair() async throws {
+        let app = try await TestApp.start()
+        // 40 matches of "ephemeral fjord" (30 as whole words, 10 inside a longer last word), beside 1,500 quotes
+        // holding both words apart: the pair, not the 1,540 quotes holding both words, selects the candidates.
+        try await insert(app, count: 30, author: "Someone", text: "an ephemeral fjord", start: "2020-01-01")
+        try await insert(app, count: 10, author: "Someone", text: "ephemeral fjords", start: "2021-01-01")
+        try await insert(app, count: 1_500, author: "Someone", text: "a fjord, never ephemeral", start: "2019-01-01")
+        try await insert(app, count: 1_000, author: "Someone", text: "elsewhere", start: "2018-01-01")
+        try await app.withConnection { connection in _ = try connection.query("ANALYZE quotes") }
+        let response = try search(app, "Ephemeral Fjord", type: "keyword", extra: "&page_size=100")
+        XCTAssertEqual(try response.jsonObject()["total"] as? Int, 40)
+        XCTAssertEqual(try response.jsonObject()["total_is_exact"] as? Bool, true)
+        XCTAssertEqual(
+            try response.items().map { $0["text"] as! String },
+            (1...30).reversed().map { "an ephemeral fjord \($0)" }
+                + (1...10).reversed().map { "ephemeral fjords \($0)" })
+        // The real function reads about the 40 quotes holding the pair, not the 1,540 holding both words: the word
+        // index is given no words, and the trigram index is not asked.
+        let plans = try plansOf(
+            app,
+            """
+            SELECT * FROM quote_search_words_text('ephemeral fjord', '%ephemeral fjord%', '\\mephemeral fjord\\M',
+                                                  '\\mephemeral fjord', NULL, 21, 0)
+            """)
+        let scan = try XCTUnwrap(plans.split(separator: "\n").first { $0.contains("quotes_text_pairs_idx") }, plans)
+        let actual = try XCTUnwrap(scan.range(of: "actual rows="), String(scan))
+        let rows = try XCTUnwrap(Int(scan[actual.upperBound...].prefix { $0.isNumber }), String(scan))
+        XCTAssertGreaterThanOrEqual(rows, 40, plans)
+        XCTAssertLessThanOrEqual(rows, 60, plans)
+        let words = plans.split(separator: "\n").filter { $0.contains("quotes_text_words_idx") }
+        XCTAssertTrue(words.allSatisfy { $0.contains("actual rows=0 ") }, plans)
+        XCTAssertFalse(plans.contains("quotes_text_trgm_idx"), plans)
+        // The count that takes over when the words hold too many candidates reads the pair too, not the trigrams.
+        let ranked = "SELECT total FROM quote_search_ranked_text('%ephemeral fjord%', '\\mephemeral fjord\\M', "
+            + "'\\mephemeral fjord', NULL, 21, 0)"
+        let total = try await app.withConnection { connection in
+            try connection.query(PGQuery(unsafeSQL: ranked)).first?.decode("total", as: Int.self)
+        }
+        XCTAssertEqual(total, 40)
+        let rankedPlans = try plansOf(app, ranked)
+        XCTAssertTrue(rankedPlans.contains("quotes_text_pairs_idx"), rankedPlans)
+        XCTAssertTrue(
+            rankedPlans.split(separator: "\n").filter { $0.contains("quotes_text_trgm_idx") }
+                .allSatisfy { $0.contains("never executed") }, rankedPlans)
+        await app.stop()
+    }
+
     func testOneWordIsReadNewestFirstFromTheWindowOfOrderedWords() async throws {
         let app = try await TestApp.start()
         try await insert(app, count: 3_000, author: "Someone", text: "zanzibar", start: "2020-01-01")

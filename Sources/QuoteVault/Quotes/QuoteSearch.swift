@@ -17,10 +17,13 @@ public enum SearchField: String, Sendable {
 /// - A query is first answered from the index of words (`quote_vocabulary` and the word indexes of `quotes`,
 ///   migrations 0013-0016): for each run of word characters of the query, the words of the vocabulary that can
 ///   hold it, then the quotes holding them, without reading a text. With at most 1,000 matches (and 5,000
-///   candidates) that is the answer, ranked in full with an exact `total`. The SQL decides what a word is and
-///   holds the thresholds (`quote_search_limit`).
-/// - Otherwise a query with at most 1,000 matches is answered from those matches (found by the trigram indexes, at
-///   most 1,001 read), ranked in full, with an exact `total`.
+///   candidates) that is the answer, ranked in full with an exact `total`. A text query of several words takes
+///   its candidates from its pairs of adjacent words instead (`quotes_text_pairs_idx`, migration 0048), so two
+///   common words rarely together read about their matches only. The SQL decides what a word is and holds the
+///   thresholds (`quote_search_limit`).
+/// - Otherwise a query with at most 1,000 matches is answered from those matches (found by the trigram indexes, or
+///   for a text query of several words by its pairs of adjacent words; at most 1,001 read), ranked in full, with
+///   an exact `total`.
 /// - A query with more is answered by `quote_search_walk_text`/`_author`, which reads the rank tiers in order and
 ///   stops after the rows the page needs: a one-word query's newest quotes, and a several-word query's through
 ///   its rarest word (migration 0040), come from the window of ordered words (`quote_words_newest`), older ones
