@@ -171,12 +171,11 @@ final class SearchWordIndexTests: XCTestCase {
                 + (1...10).reversed().map { "ephemeral fjords \($0)" })
         // The real function reads about the 40 quotes holding the pair, not the 1,540 holding both words: the word
         // index is given no words, and the trigram index is not asked.
-        let plans = try plansOf(
-            app,
-            """
-            SELECT * FROM quote_search_words_text('ephemeral fjord', '%ephemeral fjord%', '\\mephemeral fjord\\M',
-                                                  '\\mephemeral fjord', NULL, 21, 0)
-            """)
+        let plans = try app.scansInPlans(
+            of: """
+                SELECT * FROM quote_search_words_text('ephemeral fjord', '%ephemeral fjord%', '\\mephemeral fjord\\M',
+                                                      '\\mephemeral fjord', NULL, 21, 0)
+                """)
         let scan = try XCTUnwrap(plans.split(separator: "\n").first { $0.contains("quotes_text_pairs_idx") }, plans)
         let actual = try XCTUnwrap(scan.range(of: "actual rows="), String(scan))
         let rows = try XCTUnwrap(Int(scan[actual.upperBound...].prefix { $0.isNumber }), String(scan))
@@ -186,13 +185,14 @@ final class SearchWordIndexTests: XCTestCase {
         XCTAssertTrue(words.allSatisfy { $0.contains("actual rows=0 ") }, plans)
         XCTAssertFalse(plans.contains("quotes_text_trgm_idx"), plans)
         // The count that takes over when the words hold too many candidates reads the pair too, not the trigrams.
-        let ranked = "SELECT total FROM quote_search_ranked_text('%ephemeral fjord%', '\\mephemeral fjord\\M', "
+        let ranked =
+            "SELECT total FROM quote_search_ranked_text('%ephemeral fjord%', '\\mephemeral fjord\\M', "
             + "'\\mephemeral fjord', NULL, 21, 0)"
         let total = try await app.withConnection { connection in
             try connection.query(PGQuery(unsafeSQL: ranked)).first?.decode("total", as: Int.self)
         }
         XCTAssertEqual(total, 40)
-        let rankedPlans = try plansOf(app, ranked)
+        let rankedPlans = try app.scansInPlans(of: ranked)
         XCTAssertTrue(rankedPlans.contains("quotes_text_pairs_idx"), rankedPlans)
         XCTAssertTrue(
             rankedPlans.split(separator: "\n").filter { $0.contains("quotes_text_trgm_idx") }
