@@ -110,6 +110,29 @@ final class ImportDeferredIndexesTests: XCTestCase {
         await inserted.stop()
     }
 
+    /// `auto` sets the indexes aside for an import of at least its threshold of rows into an empty table: one row
+    /// fewer, or a table that holds quotes, keeps them row by row.
+    func testAutoSetsIndexesAsideFromItsThresholdIntoAnEmptyTableOnly() async throws {
+        let records = Self.records(count: 201)
+        let below = try await TestApp.start()
+        let belowReport = try await QuoteImporter(pool: below.pool, batchSize: 50, deferFrom: 100)
+            .importRecords(Array(records[0..<99]))
+        XCTAssertEqual(belowReport.indexesBuilt, 0, "99 rows, one under the threshold")
+        let intoFilled = try await QuoteImporter(pool: below.pool, batchSize: 50, deferFrom: 100)
+            .importRecords(Array(records[99..<199]))
+        XCTAssertEqual(intoFilled.indexesBuilt, 0, "100 rows, but the table holds quotes")
+        await below.stop()
+
+        let atEdge = try await TestApp.start()
+        let indexes = try await atEdge.withConnection { try Self.ginIndexes($0) }
+        let edgeReport = try await QuoteImporter(pool: atEdge.pool, batchSize: 50, deferFrom: 100)
+            .importRecords(Array(records[0..<100]))
+        XCTAssertEqual(edgeReport.indexesBuilt, indexes.count, "100 rows into an empty table")
+        let after = try await atEdge.withConnection { try Self.ginIndexes($0) }
+        XCTAssertEqual(after, indexes)
+        await atEdge.stop()
+    }
+
     /// An import stopped after a committed batch builds the indexes it set aside before it ends; one killed while
     /// they are aside leaves them to the next import, which builds them at its end.
     func testAnInterruptedImportBuildsItsIndexesAndAKilledOneLeavesThemToTheNext() async throws {

@@ -81,11 +81,17 @@ public struct QuoteImporter: Sendable {
     private let pool: PGPool
     private let batchSize: Int
     private let deferral: IndexDeferral
+    /// With `.auto`, how many rows an import into an empty table needs to set the indexes aside.
+    private let deferFrom: Int
 
-    public init(pool: PGPool, batchSize: Int = Self.defaultBatchSize, deferral: IndexDeferral = .auto) {
+    public init(
+        pool: PGPool, batchSize: Int = Self.defaultBatchSize, deferral: IndexDeferral = .auto,
+        deferFrom: Int = Self.deferIndexesFrom
+    ) {
         self.pool = pool
         self.batchSize = batchSize
         self.deferral = deferral
+        self.deferFrom = deferFrom
     }
 
     /// Validates and normalises one record: whitespace collapsed and trimmed, text 1…300 characters,
@@ -143,7 +149,7 @@ public struct QuoteImporter: Sendable {
                 """)[0].decode("done", as: Int.self)
         }
         if done > 0 { report.resumedAfter = done }
-        if deferral == .always || (deferral == .auto && total - done >= Self.deferIndexesFrom) {
+        if deferral == .always || (deferral == .auto && total - done >= deferFrom) {
             let always = deferral == .always
             try await pool.withTransaction { connection in
                 // Serialised with other imports deciding the same; by default a table that is not empty keeps them.
