@@ -134,16 +134,23 @@ public final class Application: Sendable {
         try? await Task.sleep(for: period)
     }
 
-    /// Graceful stop: no new connections, requests in flight finish (≤ 10 s), then the pool closes.
+    /// Graceful stop: no new connections, requests in flight finish (≤ 10 s), background loops end, then the pools
+    /// close. It returns once nothing of the server still runs: a thread still at work while the process exits
+    /// races the libraries freeing their state at exit.
     public func shutdown() async {
         await server.shutdown()
-        context.mail.stop()
-        context.sync.maintenance.stop()
-        context.housekeeping.stop()
+        await context.mail.stop()
+        await context.sync.maintenance.stop()
+        await context.housekeeping.stop()
         context.hashing.stop()
-        context.readPool.shutdown()  // its replicas' pools; the primary's below
-        context.publicPool.shutdown()
-        context.pool.shutdown()
+        let pools = [context.readPool, context.publicPool, context.pool]  // a read pool closes its replicas' only
+        for pool in pools { pool.shutdown() }
+        // Worker threads close their connections themselves once idle; a thread stuck past the bound is left.
+        let deadline = ContinuousClock.now + .seconds(2)
+        while ContinuousClock.now < deadline, !context.hashing.hasEnded || pools.contains(where: { $0.stats.open > 0 })
+        {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
         LogSink.standardError.flush()
     }
 }

@@ -28,7 +28,7 @@ public final class AccountHousekeeping: Sendable {
         }
     }
 
-    public func stop() { task.cancel() }
+    public func stop() async { await task.stop() }
 
     /// One bounded pass: how many rows it deleted (0 when nothing was due).
     /// - Parameter retention: how long ended sessions, expired links and mail are kept (tests pass 0).

@@ -26,6 +26,8 @@ public final class PasswordHashingQueue: @unchecked Sendable {
     /// Jobs waiting or running, by address.
     private var held: [String: Int] = [:]
     private var stopped = false
+    /// Hashing threads not yet ended (they end after `stop()`, once the jobs already queued are done).
+    private var runningThreads = 0
 
     /// - Parameter niceness: of the hashing threads: 0 is the process's own priority; higher gives the CPU to
     ///   request handling first (19 is the lowest).
@@ -36,6 +38,7 @@ public final class PasswordHashingQueue: @unchecked Sendable {
         self.queueLimit = queueLimit
         // Half the queue, but at least the burst of 32 the contract asks to serve (which may come from one address).
         self.perAddressLimit = perAddressLimit ?? min(queueLimit, max(32, queueLimit / 2))
+        runningThreads = max(1, threads)
         for index in 0..<max(1, threads) {
             let thread = Thread { [weak self] in
                 // On Linux niceness is per thread: with who = 0, setpriority changes the calling thread only.
@@ -74,6 +77,13 @@ public final class PasswordHashingQueue: @unchecked Sendable {
         }
     }
 
+    /// Whether every hashing thread has ended (after `stop()`).
+    public var hasEnded: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return runningThreads == 0
+    }
+
     public func stop() {
         condition.lock()
         stopped = true
@@ -104,6 +114,7 @@ public final class PasswordHashingQueue: @unchecked Sendable {
             condition.lock()
             while turns.isEmpty && !stopped { condition.wait() }
             if stopped && turns.isEmpty {
+                runningThreads -= 1
                 condition.unlock()
                 return
             }

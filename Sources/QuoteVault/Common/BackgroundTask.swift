@@ -7,7 +7,14 @@ final class BackgroundTask: Sendable {
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     func set(_ new: Task<Void, Never>) { task.withLock { $0 = new } }
-    func cancel() { task.withLock { $0?.cancel() } }
+
+    /// Cancels the loop and waits until it has ended, so that nothing of it still runs when the process exits
+    /// (a pass in flight finishes or fails first).
+    func stop() async {
+        let running = task.withLock { $0 }
+        running?.cancel()
+        await running?.value
+    }
 
     /// Runs `pass` every `interval`, up to `passes` times in a row while it still finds something to delete (it
     /// returns how many rows it deleted); a failed pass is logged as `failure` and tried again next time. The first

@@ -25,7 +25,7 @@ public final class SyncMaintenance: Sendable {
         }
     }
 
-    public func stop() { task.cancel() }
+    public func stop() async { await task.stop() }
 
     /// One bounded pass: returns how many rows it deleted (0 when nothing was due).
     /// - Parameter historyRetention: how old a change must be to go (tests pass a shorter one).

@@ -39,7 +39,7 @@ public final class MailDelivery: Sendable {
             })
     }
 
-    public func stop() { task.cancel() }
+    public func stop() async { await task.stop() }
 
     /// Mails not yet delivered, as counted after the delivery loop's last pass (nil before the first): read by
     /// `/metrics` without touching the database, so a scrape never waits for it.
