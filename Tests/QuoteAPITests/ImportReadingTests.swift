@@ -50,7 +50,8 @@ final class ImportReadingTests: XCTestCase {
         let count = 45_001
         var text = ""
         for index in 1...count {
-            text += index % 1_000 == 0 ? "\n" : #"{"text": "Quote \#(index)", "author": "A", "category": "love"}"# + "\n"
+            let line = #"{"text": "Quote \#(index)", "author": "A", "category": "love"}"#
+            text += (index % 1_000 == 0 ? "" : line) + "\n"
         }
         let records = try QuoteFileReader.jsonLines(text)
         let expected = (1...count).filter { $0 % 1_000 != 0 }

@@ -65,7 +65,9 @@ public enum QuoteFileReader {
     }
 
     /// The record of one line (nil for a blank one).
-    private static func jsonLine(_ line: UnsafeBufferPointer<UInt8>, number: Int, decoder: JSONDecoder) -> QuoteRecord? {
+    private static func jsonLine(
+        _ line: UnsafeBufferPointer<UInt8>, number: Int, decoder: JSONDecoder
+    ) -> QuoteRecord? {
         if let object = try? decoder.decode(LineObject.self, from: Data(line)) {
             return QuoteRecord(line: number, text: object.text, author: object.author, category: object.category)
         }
