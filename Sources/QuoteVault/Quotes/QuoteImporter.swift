@@ -105,11 +105,11 @@ public struct QuoteImporter: Sendable {
         let text = normaliseWhitespace(record.text ?? "")
         let author = normaliseWhitespace(record.author ?? "")
         guard !text.isEmpty else { return reject("text is missing or empty") }
-        guard text.count <= maximumTextLength else {
+        guard (isNormalisedASCII(text) ? text.utf8.count : text.count) <= maximumTextLength else {
             return reject("text is longer than \(maximumTextLength) characters")
         }
         guard !author.isEmpty else { return reject("author is missing or empty") }
-        guard author.count <= maximumAuthorLength else {
+        guard (isNormalisedASCII(author) ? author.utf8.count : author.count) <= maximumAuthorLength else {
             return reject("author is longer than \(maximumAuthorLength) characters")
         }
         guard
@@ -123,7 +123,21 @@ public struct QuoteImporter: Sendable {
 
     /// Collapses every run of Unicode whitespace to one space, and trims.
     public static func normaliseWhitespace(_ text: String) -> String {
-        text.split(whereSeparator: { $0.isWhitespace || $0.isNewline }).joined(separator: " ")
+        if isNormalisedASCII(text) { return text }
+        return text.split(whereSeparator: { $0.isWhitespace || $0.isNewline }).joined(separator: " ")
+    }
+
+    /// Printable ASCII with single inner spaces only: already normalised (most rows of a bulk import), and its
+    /// length in characters is its length in bytes.
+    static func isNormalisedASCII(_ text: String) -> Bool {
+        var previousSpace = true
+        for byte in text.utf8 {
+            guard byte >= 0x20, byte < 0x7F else { return false }
+            let space = byte == UInt8(ascii: " ")
+            if space && previousSpace { return false }
+            previousSpace = space
+        }
+        return !previousSpace
     }
 
     /// Imports `records`; rejected rows are reported, valid ones kept. `progress` is called after each batch;
@@ -265,8 +279,12 @@ public struct QuoteImporter: Sendable {
     /// The digest of the valid rows in order: the same rows imported again find their earlier progress.
     static func key(of rows: [(text: String, author: String, category: QuoteCategory)]) -> String {
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(rows.count * 160)
         for row in rows {
-            bytes += Array(row.text.utf8) + [0] + Array(row.author.utf8) + [0] + Array(row.category.rawValue.utf8) + [0]
+            for field in [row.text, row.author, row.category.rawValue] {
+                bytes.append(contentsOf: field.utf8)
+                bytes.append(0)
+            }
         }
         return Digest.sha256Hex(bytes)
     }
