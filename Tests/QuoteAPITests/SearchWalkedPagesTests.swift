@@ -6,6 +6,7 @@ import XCTest
 /// Migration 0055: the search function says whether its page was the walk's (`walked`), and the server remembers
 /// the exact total of such a query per version of the quotes without telling a word by itself: asked again at
 /// that version, the walk alone answers, with the first answer's page and total; a new version counts again.
+/// Migration 0056: a walk whose rows all come from the window of ordered words runs no walk's statement.
 final class SearchWalkedPagesTests: XCTestCase {
     /// 240 matches of `word` over three tiers, interleaved in time: whole word, start of a word, inside a word.
     private func insertMatches(_ app: TestApp, _ word: String) async throws {
@@ -58,6 +59,24 @@ final class SearchWalkedPagesTests: XCTestCase {
         XCTAssertFalse(absent.walked)
         let twoWords = try await words(app, "velmir sings")
         XCTAssertFalse(twoWords.walked, "several words: not the walk's page")
+        await app.stop()
+    }
+
+    func testAWalkFromTheWindowAloneSetsUpNoWalkAndAnswersNewestFirst() async throws {
+        let app = try await TestApp.start()
+        let ids = try await app.insertQuotes((1...30).map { "Love number \($0)" } + ["Plain words"])
+        let call = "SELECT * FROM quote_search_walk_text('%love%', '\\mlove\\M', '\\mlove', 'love', NULL, 21)"
+        let fromWindow = try app.scansInPlans(of: call)
+        XCTAssertTrue(fromWindow.contains("quote_words_newest"), fromWindow)
+        XCTAssertFalse(fromWindow.contains("quotes_newest_author_idx"), "no walk set up: \(fromWindow)")
+        let page = try await app.withConnection { connection in
+            try connection.query(PGQuery(unsafeSQL: call)).map { try $0.decode("id", as: UUID.self) }
+        }
+        XCTAssertEqual(page, Array(ids[0..<30].reversed().prefix(21)), "newest first")
+        // Inside longer words only ("ove"): that tier is walked newest first, through the statement with walks.
+        let walked = try app.scansInPlans(
+            of: "SELECT * FROM quote_search_walk_text('%ove%', '\\move\\M', '\\move', 'ove', NULL, 21)")
+        XCTAssertTrue(walked.contains("quotes_newest_author_idx"), walked)
         await app.stop()
     }
 
