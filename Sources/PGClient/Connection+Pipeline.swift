@@ -13,6 +13,16 @@ extension PGConnection {
         case sharedReadOnlyTransaction(plan: PGPlanCaching = .automatic)
     }
 
+    /// Runs one statement on its own, as `query(_:)` does, but as a named prepared statement of this connection
+    /// (prepared the first time, see `PreparedStatements`): a statement a leased connection runs again and again
+    /// is not parsed and planned again each time. Unnamed when the connection keeps no prepared statements.
+    @discardableResult
+    public func queryPrepared(_ query: PGQuery) throws(PGError) -> PGRows {
+        var answer = Result<PGRows, PGError>.failure(PGError(kind: .connection, message: lastErrorMessage))
+        runPipelined([query], mode: .separateTransactions) { _, result in answer = result }
+        return try answer.get()
+    }
+
     /// Runs independent statements in libpq's pipeline mode: all are sent before the first answer is read, so
     /// the batch costs the database one wake-up instead of one round trip per statement. Each runs as a named
     /// prepared statement of this connection (see `PreparedStatements`), prepared in the same pipeline the first

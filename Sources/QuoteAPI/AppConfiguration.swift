@@ -9,8 +9,9 @@ public struct AppConfiguration: Sendable {
     public var databaseURL: String
     public var databasePoolSize: Int = 2 * ProcessInfo.processInfo.activeProcessorCount
     /// Connections kept for public reads (`DB_PUBLIC_POOL_SIZE`): quote pages, search, categories and quotes of
-    /// the day never queue behind writes (e.g. writes waiting for a synchronous standby's acknowledgement).
-    public var databasePublicPoolSize: Int = max(2, ProcessInfo.processInfo.activeProcessorCount)
+    /// the day never queue behind writes (e.g. writes waiting for a synchronous standby's acknowledgement). Twice
+    /// the cores, as `databasePoolSize`: while one connection's backend works, another's answer is being read.
+    public var databasePublicPoolSize: Int = max(2, 2 * ProcessInfo.processInfo.activeProcessorCount)
     /// How long a request waits for a free pool connection before it answers 503 (`DB_ACQUIRE_TIMEOUT`).
     public var databaseAcquireTimeout: Duration = .seconds(5)
     /// Read replicas for public reads (`DATABASE_READ_URL`); empty: everything runs on `databaseURL`.
@@ -28,7 +29,8 @@ public struct AppConfiguration: Sendable {
     /// `statement_timeout`); 0 turns it off.
     public var statementTimeoutMilliseconds = 5000
     /// `EXPENSIVE_CONCURRENCY`: expensive requests (search, `/rest/v1` pattern filters, bulk writes) running at
-    /// once in all; nil: half the smaller pool, at least 1, so the other classes always keep connections.
+    /// once in all; nil: half the cores and at most half the smaller pool, at least 1, so the other classes always
+    /// keep connections and the cores.
     public var expensiveConcurrency: Int?
     /// Expensive requests running at once from one address.
     public var expensivePerAddress = 2
@@ -103,7 +105,8 @@ public struct AppConfiguration: Sendable {
     public var publicURL: String { supabasePublicURL ?? "http://\(host):\(port)" }
     /// The global cap on expensive requests in effect.
     public var expensiveConcurrencyInEffect: Int {
-        expensiveConcurrency ?? max(1, min(databasePoolSize, databasePublicPoolSize) / 2)
+        expensiveConcurrency
+            ?? max(1, min(ProcessInfo.processInfo.activeProcessorCount, databasePoolSize, databasePublicPoolSize) / 2)
     }
     /// Prefixes a recovery link's `redirect_to` may start with (`SUPABASE_REDIRECT_ALLOW_LIST`, comma-separated);
     /// others go to `passwordResetURL`.

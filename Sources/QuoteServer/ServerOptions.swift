@@ -30,7 +30,7 @@ struct ServerOptions: ParsableArguments {
     var rateLimits: String?
     @Option(help: "Connections per instance (env DB_POOL_SIZE, default 2 x cores).")
     var dbPoolSize: Int?
-    @Option(help: "Connections for public reads, apart from writes (env DB_PUBLIC_POOL_SIZE, default cores, min 2).")
+    @Option(help: "Connections for public reads, apart from writes (env DB_PUBLIC_POOL_SIZE, default 2 x cores).")
     var dbPublicPoolSize: Int?
     @Option(help: "Milliseconds a request waits for a pool connection, then 503 (env DB_ACQUIRE_TIMEOUT, def. 5000).")
     var dbAcquireTimeout: Int?

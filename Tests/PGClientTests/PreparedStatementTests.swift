@@ -44,6 +44,22 @@ final class PreparedStatementTests: XCTestCase {
         }
     }
 
+    func testAStatementRunAloneIsPreparedOnceAndFailsAlone() throws {
+        let connection = try makeConnection()
+        for value in 1...3 {
+            let rows = try connection.queryPrepared("SELECT \(value)::int8 * 3 AS v /* alone */")
+            XCTAssertEqual(try single(rows).decode("v", as: Int.self), value * 3)
+        }
+        XCTAssertEqual(try prepared("/* alone */", on: connection), 1)
+        XCTAssertThrowsError(try connection.queryPrepared("SELECT 1 / \(0) AS v /* alone */")) { error in
+            XCTAssertEqual((error as? PGError)?.sqlState, "22012")  // division_by_zero
+        }
+        XCTAssertEqual(connection.transactionState, .idle)
+        XCTAssertFalse(connection.isBroken)
+        let after = try connection.queryPrepared("SELECT \(4)::int8 * 3 AS v /* alone */")
+        XCTAssertEqual(try single(after).decode("v", as: Int.self), 12, "the connection serves the next statement")
+    }
+
     func testTheSameTextWithOtherParameterTypesIsAnotherStatement() throws {
         let connection = try makeConnection()
         let answers = run(

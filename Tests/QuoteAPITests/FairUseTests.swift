@@ -94,6 +94,25 @@ final class FairUseTests: XCTestCase {
         XCTAssertEqual(try Self.rest(app, patternQuery, from: "127.0.0.2").status, 200, "the caps are given back")
     }
 
+    /// Defaults: public reads have twice the cores in connections, expensive requests half the cores in all.
+    func testByDefaultExpensiveRequestsRunOnHalfTheCoresBesideAPublicPoolOfTwiceThem() async throws {
+        let app = try await startTestApp {
+            $0.expensiveStatementTimeoutMilliseconds = 60_000
+            $0.httpRefusalDelay = 0
+        }
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        XCTAssertTrue(
+            try app.client.get("/metrics").text.contains("db_public_pool_connections{state=\"size\"} \(2 * cores)"))
+        let cap = max(1, cores / 2)
+        let lock = try TableLock(app.databaseURL)
+        let held = (0..<cap).map { inBackground(app, patternQuery, from: "127.0.1.\($0 + 1)") }
+        try lock.awaitWaiting(cap)
+        let pastCap = try Self.rest(app, patternQuery, from: "127.0.2.1")
+        XCTAssertEqual(pastCap.status, 503, "\(cap) expensive requests at once: \(pastCap.text)")
+        lock.release()
+        for request in held { XCTAssertEqual(request.status(), 200) }
+    }
+
     func testSearchIsAnExpensiveRoute() async throws {
         let app = try await startTestApp {
             $0.expensiveConcurrency = 1

@@ -31,8 +31,8 @@ public enum SearchField: String, Sendable {
 ///   where the more matches, the shorter the walk. Its `total` is 1,000 with `totalIsExact` false, as the
 ///   contract allows.
 /// Which queries have more than 1,000 matches is remembered per version of the quotes (`quotes_version`), so the
-/// bounded count is paid once per query until quotes change. So is the exact total of an ASCII word with at least
-/// `sortedReads` matches: its page from the index of words is the walk's (migration 0040), so at the same version
+/// bounded count is paid once per query until quotes change. So is the exact total of a query whose page from the
+/// index of words was the walk's (`walked`, migration 0055: one word with many candidates), so at the same version
 /// the page alone is read.
 public struct QuoteSearch: Sendable {
     private let pool: PGPool
@@ -42,10 +42,6 @@ public struct QuoteSearch: Sendable {
 
     /// Up to this many matches `total` is exact; beyond, it is this number and `totalIsExact` is false.
     public static let exactTotalLimit = 1_000
-
-    /// `quote_search_limit('sorted_reads')`: a word with fewer candidates is read whole and sorted; with this many
-    /// matches (so at least as many candidates) its page is the walk's.
-    static let sortedReads = 100
 
     public func search(_ searchQuery: SearchQuery, in field: SearchField, category: QuoteCategory?, page: PageRequest)
         async throws -> Page<Quote>
@@ -60,9 +56,7 @@ public struct QuoteSearch: Sendable {
         }
         if let words = try await fromWords(patterns, field: field, category: category, page: page) {
             guard words.total > Self.exactTotalLimit else {
-                if words.total >= Self.sortedReads, Self.isASCIIWord(query) {
-                    manyMatches.remember(key, total: words.total, version: words.version)
-                }
+                if words.walked { manyMatches.remember(key, total: words.total, version: words.version) }
                 return words.page
             }
             manyMatches.remember(key, total: words.total, version: words.version)
@@ -72,15 +66,6 @@ public struct QuoteSearch: Sendable {
         guard ranked.total > Self.exactTotalLimit else { return ranked.page }
         manyMatches.remember(key, total: ranked.total, version: ranked.version)
         return try await walk(patterns, field: field, category: category, page: page).page
-    }
-
-    /// ASCII letters, digits and `_` only: one word for the SQL too (`quote_words_one_word`).
-    static func isASCIIWord(_ query: String) -> Bool {
-        !query.isEmpty
-            && query.utf8.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                    || byte == 0x5F
-            }
     }
 
     /// The query as the SQL needs it: an ILIKE pattern, and regular expressions for the ranking.
@@ -112,13 +97,14 @@ public struct QuoteSearch: Sendable {
 
     /// A query answered from the index of words (`quote_search_words_text`/`_author`, migration 0014): its
     /// matches are found among the quotes holding the words its pieces allow, without reading other texts. Exact
-    /// when it answers (a total over 1,000: more than 1,000); nil when it cannot tell cheaply.
+    /// when it answers (a total over 1,000: more than 1,000); nil when it cannot tell cheaply. `walked`: the page
+    /// was the walk's, so with this total the walk alone answers again at this version.
     private func fromWords(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest)
-        async throws -> (page: Page<Quote>, total: Int, version: Int64)?
+        async throws -> (page: Page<Quote>, total: Int, version: Int64, walked: Bool)?
     {
         let rows = try await run(
             """
-            SELECT total, version, id AS quote_id, text AS quote_text, author AS quote_author, \
+            SELECT total, version, walked, id AS quote_id, text AS quote_text, author AS quote_author, \
             category AS quote_category, created_at AS quote_created_at \
             FROM quote_search_words_\(unsafeSQL: field.column)(\(patterns.query), \(patterns.contains), \
             \(patterns.wholeWord), \(patterns.wordStart), \(category?.rawValue), \(page.size + 1), \(page.offset))
@@ -127,7 +113,7 @@ public struct QuoteSearch: Sendable {
         let total = try rows[0].decode("total", as: Int.self)
         return (
             try pageOfQuotes(rows, page, total: total, exact: true), total,
-            try rows[0].decode("version", as: Int64.self)
+            try rows[0].decode("version", as: Int64.self), try rows[0].decode("walked", as: Bool.self)
         )
     }
 
@@ -176,10 +162,11 @@ public struct QuoteSearch: Sendable {
     }
 
     /// One statement on a connection of its own: a search may take milliseconds, and pipelined with the short
-    /// reads it would hold them up (and all searches would queue on one backend). The SQL sent is a function
-    /// call, cheap to plan; the functions keep their plans for the session.
+    /// reads it would hold them up (and all searches would queue on one backend). It runs as the connection's
+    /// prepared statement (one SQL text per function and field), so it is not parsed and planned again each time;
+    /// the functions keep their own plans for the session.
     private func run(_ query: PGQuery) async throws -> PGRows {
-        try await pool.withConnection { connection in try connection.query(query) }
+        try await pool.withConnection { connection in try connection.queryPrepared(query) }
     }
 
     /// The page from rows of quotes; a row without `quote_id` only carries the total or version.
