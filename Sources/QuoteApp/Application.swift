@@ -135,23 +135,33 @@ public final class Application: Sendable {
     }
 
     /// Graceful stop: no new connections, requests in flight finish (≤ 10 s), background loops end, then the pools
-    /// close. It returns once nothing of the server still runs: a thread still at work while the process exits
-    /// races the libraries freeing their state at exit.
+    /// close. It returns once nothing of the server still runs (each wait bounded): a thread still at work while the
+    /// process exits races the libraries freeing their state at exit.
     public func shutdown() async {
         await server.shutdown()
-        await context.mail.stop()
-        await context.sync.maintenance.stop()
-        await context.housekeeping.stop()
+        let context = self.context
+        context.mail.stop()
+        context.sync.maintenance.stop()
+        context.housekeeping.stop()
         context.hashing.stop()
+        // A pass in flight finishes first; one stuck (a mail to an SMTP server that never answers) is not waited for.
+        await Self.wait(atMost: .seconds(2)) {
+            context.mail.hasEnded && context.sync.maintenance.hasEnded && context.housekeeping.hasEnded
+        }
         let pools = [context.readPool, context.publicPool, context.pool]  // a read pool closes its replicas' only
         for pool in pools { pool.shutdown() }
-        // Worker threads close their connections themselves once idle; a thread stuck past the bound is left.
-        let deadline = ContinuousClock.now + .seconds(2)
-        while ContinuousClock.now < deadline, !context.hashing.hasEnded || pools.contains(where: { $0.stats.open > 0 })
-        {
-            try? await Task.sleep(for: .milliseconds(5))
+        // Worker threads close their connections themselves once idle.
+        await Self.wait(atMost: .seconds(2)) {
+            context.hashing.hasEnded && !pools.contains { $0.stats.open > 0 }
         }
         LogSink.standardError.flush()
+    }
+
+    private static func wait(atMost bound: Duration, until done: () -> Bool) async {
+        let deadline = ContinuousClock.now + bound
+        while !done(), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
     }
 }
 

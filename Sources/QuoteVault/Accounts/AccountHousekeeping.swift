@@ -28,7 +28,10 @@ public final class AccountHousekeeping: Sendable {
         }
     }
 
-    public func stop() async { await task.stop() }
+    public func stop() { task.cancel() }
+
+    /// Whether the loop has ended after `stop()` (a pass in flight finishes first).
+    public var hasEnded: Bool { task.hasEnded }
 
     /// One bounded pass: how many rows it deleted (0 when nothing was due).
     /// - Parameter retention: how long ended sessions, expired links and mail are kept (tests pass 0).

@@ -5,16 +5,24 @@ import Synchronization
 /// A background loop's task, cancellable from any thread.
 final class BackgroundTask: Sendable {
     private let task = Mutex<Task<Void, Never>?>(nil)
+    private let ended = Atomic<Bool>(false)
 
-    func set(_ new: Task<Void, Never>) { task.withLock { $0 = new } }
-
-    /// Cancels the loop and waits until it has ended, so that nothing of it still runs when the process exits
-    /// (a pass in flight finishes or fails first).
-    func stop() async {
-        let running = task.withLock { $0 }
-        running?.cancel()
-        await running?.value
+    /// Runs `body` as the loop.
+    func start(_ body: @escaping @Sendable () async -> Void) {
+        task.withLock {
+            $0 = Task { [self] in
+                await body()
+                ended.store(true, ordering: .relaxed)
+            }
+        }
     }
+
+    /// Asks the loop to end; a pass in flight finishes first (see `hasEnded`).
+    func cancel() { task.withLock { $0?.cancel() } }
+
+    /// Whether the loop has ended (or never started): a graceful stop waits for it, so that nothing of it still
+    /// runs when the process exits.
+    var hasEnded: Bool { task.withLock { $0 == nil } || ended.load(ordering: .relaxed) }
 
     /// Runs `pass` every `interval`, up to `passes` times in a row while it still finds something to delete (it
     /// returns how many rows it deleted); a failed pass is logged as `failure` and tried again next time. The first
@@ -23,17 +31,16 @@ final class BackgroundTask: Sendable {
         every interval: Duration, passes: Int, logger: Logger, failure: Logger.Message,
         _ pass: @escaping @Sendable () async throws -> Int
     ) {
-        set(
-            Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: interval)
-                    guard !Task.isCancelled else { return }
-                    do {
-                        for _ in 0..<passes where try await pass() > 0 {}
-                    } catch {
-                        logger.warning(failure, metadata: ["error": "\(error)"])
-                    }
+        start {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard !Task.isCancelled else { return }
+                do {
+                    for _ in 0..<passes where try await pass() > 0 {}
+                } catch {
+                    logger.warning(failure, metadata: ["error": "\(error)"])
                 }
-            })
+            }
+        }
     }
 }

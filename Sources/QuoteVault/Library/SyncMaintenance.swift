@@ -25,7 +25,10 @@ public final class SyncMaintenance: Sendable {
         }
     }
 
-    public func stop() async { await task.stop() }
+    public func stop() { task.cancel() }
+
+    /// Whether the loop has ended after `stop()` (a pass in flight finishes first).
+    public var hasEnded: Bool { task.hasEnded }
 
     /// One bounded pass: returns how many rows it deleted (0 when nothing was due).
     /// - Parameter historyRetention: how old a change must be to go (tests pass a shorter one).

@@ -25,21 +25,23 @@ public final class MailDelivery: Sendable {
 
     /// Starts the background loop (polls every `interval`).
     public func start(interval: Duration = .milliseconds(500)) {
-        task.set(
-            Task { [self] in
-                while !Task.isCancelled {
-                    do {
-                        while try await deliverBatch() > 0 {}
-                        try await countBacklog()
-                    } catch {
-                        logger.warning("mail delivery pass failed", metadata: ["error": "\(error)"])
-                    }
-                    try? await Task.sleep(for: interval)
+        task.start { [self] in
+            while !Task.isCancelled {
+                do {
+                    while try await deliverBatch() > 0 {}
+                    try await countBacklog()
+                } catch {
+                    logger.warning("mail delivery pass failed", metadata: ["error": "\(error)"])
                 }
-            })
+                try? await Task.sleep(for: interval)
+            }
+        }
     }
 
-    public func stop() async { await task.stop() }
+    public func stop() { task.cancel() }
+
+    /// Whether the loop has ended after `stop()` (a pass in flight finishes first).
+    public var hasEnded: Bool { task.hasEnded }
 
     /// Mails not yet delivered, as counted after the delivery loop's last pass (nil before the first): read by
     /// `/metrics` without touching the database, so a scrape never waits for it.
