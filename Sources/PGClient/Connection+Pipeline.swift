@@ -18,8 +18,9 @@ extension PGConnection {
     /// is not parsed and planned again each time. Unnamed when the connection keeps no prepared statements.
     @discardableResult
     public func queryPrepared(_ query: PGQuery) throws(PGError) -> PGRows {
-        var answer = Result<PGRows, PGError>.failure(PGError(kind: .connection, message: lastErrorMessage))
+        var answer: Result<PGRows, PGError>?
         runPipelined([query], mode: .separateTransactions) { _, result in answer = result }
+        guard let answer else { throw PGError(kind: .connection, message: lastErrorMessage) }
         return try answer.get()
     }
 

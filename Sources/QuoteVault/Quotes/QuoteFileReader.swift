@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Reads quote files: JSON Lines (the bundled corpus), a JSON array, or CSV with a header row
 /// `text,author,category` (RFC 4180 quoting). Each record keeps the line it starts on, for error reports.
@@ -38,40 +39,26 @@ public enum QuoteFileReader {
     /// One JSON object per line. A bulk import's million lines are split at their bytes and parsed on every core,
     /// each record in its line's place; a line the fast decoder refuses is read as before (JSONSerialization).
     public static func jsonLines(_ text: String) throws -> [QuoteRecord] {
-        var text = text
-        return text.withUTF8 { whole in
-            var starts: [Int] = [0]
-            for (offset, byte) in whole.enumerated() where byte == UInt8(ascii: "\n") { starts.append(offset + 1) }
-            let lineCount = starts.count
-            let chunks = min(ProcessInfo.processInfo.activeProcessorCount, max(1, lineCount / 20_000))
-            var parts = [[QuoteRecord]](repeating: [], count: chunks)
-            nonisolated(unsafe) let bytes = whole
-            nonisolated(unsafe) let lineStarts = starts
-            parts.withUnsafeMutableBufferPointer { output in
-                nonisolated(unsafe) let output = output
-                DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-                    let decoder = JSONDecoder()
-                    var records: [QuoteRecord] = []
-                    for index in (lineCount * chunk / chunks)..<(lineCount * (chunk + 1) / chunks) {
-                        let end = index + 1 < lineCount ? lineStarts[index + 1] - 1 : bytes.count
-                        let line = UnsafeBufferPointer(rebasing: bytes[lineStarts[index]..<end])
-                        if let record = jsonLine(line, number: index + 1, decoder: decoder) { records.append(record) }
-                    }
-                    output[chunk] = records
-                }
+        let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        let chunks = min(ProcessInfo.processInfo.activeProcessorCount, max(1, lines.count / 20_000))
+        let parts = Mutex([[QuoteRecord]](repeating: [], count: chunks))
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            let decoder = JSONDecoder()
+            var records: [QuoteRecord] = []
+            for index in (lines.count * chunk / chunks)..<(lines.count * (chunk + 1) / chunks) {
+                if let record = jsonLine(lines[index], number: index + 1, decoder: decoder) { records.append(record) }
             }
-            return parts.flatMap { $0 }
+            parts.withLock { $0[chunk] = records }
         }
+        return parts.withLock { $0.flatMap { $0 } }
     }
 
     /// The record of one line (nil for a blank one).
-    private static func jsonLine(
-        _ line: UnsafeBufferPointer<UInt8>, number: Int, decoder: JSONDecoder
-    ) -> QuoteRecord? {
+    private static func jsonLine(_ line: Substring.UTF8View, number: Int, decoder: JSONDecoder) -> QuoteRecord? {
         if let object = try? decoder.decode(LineObject.self, from: Data(line)) {
             return QuoteRecord(line: number, text: object.text, author: object.author, category: object.category)
         }
-        let trimmed = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+        let trimmed = Substring(line).trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return nil }
         guard let object = try? JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [String: Any] else {
             return QuoteRecord(line: number, text: nil, author: nil, category: nil)
