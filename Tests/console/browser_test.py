@@ -26,7 +26,8 @@ import urllib.parse
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.common.exceptions import (NoSuchElementException, StaleElementReferenceException, TimeoutException,
+                                        WebDriverException)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -123,9 +124,10 @@ def wait_for(driver, condition, what, seconds=30):
         WebDriverWait(driver, seconds, poll_frequency=0.25,
                       ignored_exceptions=[StaleElementReferenceException, NoSuchElementException]).until(condition)
         return True
-    except Exception:  # noqa: BLE001 - a timeout is a failed check, reported as such
+    except Exception as error:  # noqa: BLE001 - a timeout or a driver error is a failed check, reported as such
+        reason = f"waited {seconds} s" if isinstance(error, TimeoutException) else type(error).__name__
         shown = " ".join(driver.find_element(By.TAG_NAME, "body").text.split())[:300]
-        return check(False, f"{what} (waited {seconds} s; at {page_path(driver)}, showing: {shown})")
+        return check(False, f"{what} ({reason}; at {page_path(driver)}, showing: {shown})")
 
 
 def page_path(driver):
@@ -150,7 +152,7 @@ def main_text(driver):
     """The page's main text; empty while a navigation replaces the page."""
     try:
         return driver.find_element(By.TAG_NAME, "main").text
-    except (StaleElementReferenceException, NoSuchElementException):
+    except WebDriverException:  # stale, not there yet, or the page went away mid-read: read again at the next poll
         return ""
 
 
