@@ -8,17 +8,22 @@
 -- than ranked_reads by the words' counts are still counted by the trigrams. Results, totals and ranking are
 -- unchanged.
 --
--- A name stays in quote_authors when its last quote goes (it then matches no quote): deleting it would race a
--- concurrent insert of the same author; TRUNCATE empties both.
+-- No writer waits for another over a name (a unique key would make two inserts of one new author wait, as the
+-- import's batches side by side): two may both add the same new name, so the names are read DISTINCT. A name
+-- stays when its last quote goes (it then matches no quote): deleting it would race a concurrent insert of the
+-- same author. TRUNCATE empties both.
 
-CREATE TABLE quote_authors (author text PRIMARY KEY);
+CREATE TABLE quote_authors (author text NOT NULL);
 INSERT INTO quote_authors (author) SELECT DISTINCT q.author FROM quotes q;
+CREATE INDEX quote_authors_name_idx ON quote_authors (author);
 CREATE INDEX quote_authors_name_trgm_idx ON quote_authors USING gin (author gin_trgm_ops);
 CREATE INDEX quotes_by_author_idx ON quotes (author, created_at DESC);
 
 CREATE FUNCTION quote_authors_on_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO quote_authors (author) SELECT DISTINCT n.author FROM inserted n ON CONFLICT DO NOTHING;
+    INSERT INTO quote_authors (author)
+    SELECT DISTINCT n.author FROM inserted n
+    WHERE NOT EXISTS (SELECT FROM quote_authors a WHERE a.author = n.author);
     RETURN NULL;
 END $$;
 CREATE FUNCTION quote_authors_on_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -36,7 +41,7 @@ CREATE TRIGGER quote_authors_truncate AFTER TRUNCATE ON quotes
 -- The names an ILIKE pattern matches, through their trigrams.
 CREATE FUNCTION quote_authors_matching(contains text) RETURNS text[]
 LANGUAGE sql STABLE SET enable_seqscan = off SET enable_bitmapscan = on
-AS $$ SELECT ARRAY(SELECT a.author FROM quote_authors a WHERE a.author ILIKE contains) $$;
+AS $$ SELECT ARRAY(SELECT DISTINCT a.author FROM quote_authors a WHERE a.author ILIKE contains) $$;
 
 -- The matches of a query over authors, through the names: (total, no row) when there are none, more than
 -- exact_total, or none on the page; else the page's rows in rank order (tier, newest first), each with the total.

@@ -136,4 +136,19 @@ final class SearchAuthorNamesTests: XCTestCase {
             lines.contains { $0.contains("Heap Scan on quotes ") && !$0.contains("never executed") }, plans)
         await app.stop()
     }
+
+    func testANameAddedTwiceCountsItsQuotesOnce() async throws {
+        let app = try await start()
+        try await insert(app, count: 240, author: "Zed Zebra", start: "2023-01-01")
+        // Two writers adding one new author at once may both add the name (no unique key: neither waits).
+        try await app.withConnection { connection in
+            _ = try connection.query("INSERT INTO quote_authors (author) VALUES ('Zed Zebra')")
+            _ = try connection.query("VACUUM ANALYZE quotes")
+        }
+        let response = try search(app, "zed zebra", extra: "&page_size=100&page=3")
+        XCTAssertEqual(try response.jsonObject()["total"] as? Int, 240, "each quote once")
+        XCTAssertEqual(
+            try response.items().map { $0["text"] as! String }, (1...40).reversed().map { "Zed Zebra words \($0)" })
+        await app.stop()
+    }
 }
