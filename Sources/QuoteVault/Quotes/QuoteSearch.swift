@@ -19,8 +19,10 @@ public enum SearchField: String, Sendable {
 ///   hold it, then the quotes holding them, without reading a text. With at most 1,000 matches (and 5,000
 ///   candidates) that is the answer, ranked in full with an exact `total`. A text query of several words takes
 ///   its candidates from its pairs of adjacent words instead (`quotes_text_pairs_idx`, migration 0048), so two
-///   common words rarely together read about their matches only. The SQL decides what a word is and holds the
-///   thresholds (`quote_search_limit`).
+///   common words rarely together read about their matches only. An author query of several words, each in many
+///   quotes, is counted and paged through the names of authors (`quote_authors`, `quotes_by_author_idx`,
+///   migration 0060): the total from the index alone, the page newest first. The SQL decides what a word is and
+///   holds the thresholds (`quote_search_limit`).
 /// - Otherwise a query with at most 1,000 matches is answered from those matches (found by the trigram indexes, or
 ///   for a text query of several words by its pairs of adjacent words; at most 1,001 read), ranked in full, with
 ///   an exact `total`.
