@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// One unit of work waiting for a connection. Exactly one of finishing its work and `fail` happens,
 /// by whoever removes the job from the queue (under the lock): a worker, the acquire timer,
@@ -57,7 +58,9 @@ final class PoolCore: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var queue: [PoolJob] = []
-    private var nextJobID: UInt64 = 0
+    /// Not under `condition`'s lock: an id is taken for every job, on the request's thread, and the lock is the
+    /// one every worker takes to find its next job.
+    private let lastJobID = Atomic<UInt64>(0)
     private var inUse = 0
     private var open = 0
     private var isShutDown = false
@@ -100,10 +103,7 @@ final class PoolCore: @unchecked Sendable {
     }
 
     func makeJobID() -> UInt64 {
-        condition.lock()
-        defer { condition.unlock() }
-        nextJobID += 1
-        return nextJobID
+        lastJobID.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
     /// Queues `job` and arms its acquire timeout; fails it at once after shutdown.
