@@ -78,8 +78,8 @@ public struct QuoteImporter: Sendable {
         case always
     }
 
-    private let pool: PGPool
-    private let batchSize: Int
+    let pool: PGPool
+    let batchSize: Int
     private let deferral: IndexDeferral
     /// With `.auto`, how many rows an import into an empty table needs to set the indexes aside.
     private let deferFrom: Int
@@ -163,28 +163,36 @@ public struct QuoteImporter: Sendable {
                 """)[0].decode("done", as: Int.self)
         }
         if done > 0 { report.resumedAfter = done }
-        if deferral == .always || (deferral == .auto && total - done >= deferFrom) {
-            let always = deferral == .always
-            try await pool.withTransaction { connection in
+        let decide = deferral == .always || (deferral == .auto && total - done >= deferFrom)
+        let always = deferral == .always
+        // Set aside by this run, or by an earlier run of the same rows that was killed: the batches go in side by
+        // side (migration 0057).
+        let bulk = try await pool.withTransaction { connection in
+            if decide {
                 // Serialised with other imports deciding the same; by default a table that is not empty keeps them.
                 try connection.execute(unsafeSQL: "LOCK TABLE quote_import_deferred_indexes IN EXCLUSIVE MODE")
                 try connection.query(
-                    "SELECT quote_import_defer_indexes() WHERE \(always) OR NOT EXISTS (SELECT 1 FROM quotes)")
+                    "SELECT quote_import_set_aside(\(key)) WHERE \(always) OR NOT EXISTS (SELECT 1 FROM quotes)")
             }
+            return try connection.query(
+                "SELECT EXISTS (SELECT 1 FROM quote_import_deferred_upkeep WHERE import_key = \(key)) AS bulk"
+            )[0].decode("bulk", as: Bool.self)
         }
         let clock = ContinuousClock()
         let started = clock.now
         do {
-            try await insertBatches(valid, key: key, from: done, report: &report) { start in
+            try await insertBatches(valid, key: key, from: done, bulk: bulk, report: &report) { start in
                 try progress(
                     ImportProgress(
                         done: start, total: total, doneNow: start - done, elapsed: clock.now - started))
             }
         } catch {
-            // Stopped or failed: the committed rows stay, with their indexes.
+            // Stopped or failed: the committed rows stay, with their words and their indexes.
+            _ = try? await finishUpkeep()
             _ = try? await buildDeferredIndexes { _ in }
             throw error
         }
+        try await finishUpkeep()
         report.indexesBuilt = try await buildDeferredIndexes { count in
             // Every row is in: an interruption now changes nothing, so the building is shown and not stopped.
             try? progress(
@@ -196,47 +204,6 @@ public struct QuoteImporter: Sendable {
             try connection.query("DELETE FROM quote_imports WHERE key = \(key)")
         }
         return report
-    }
-
-    /// Sends `valid[from...]` batch by batch, each in its own transaction with the import's progress.
-    private func insertBatches(
-        _ valid: [(text: String, author: String, category: QuoteCategory)], key: String, from done: Int,
-        report: inout ImportReport, progress: (Int) throws -> Void
-    ) async throws {
-        var start = done
-        while start < valid.count {
-            let batch = valid[start..<min(start + batchSize, valid.count)]
-            let batchCount = batch.count
-            let copy = Self.copyText(batch, firstPosition: start)
-            let inserted = try await pool.withTransaction { connection in
-                try connection.execute(
-                    unsafeSQL: """
-                        CREATE TEMPORARY TABLE IF NOT EXISTS quote_import_rows (
-                            position bigint, text text, author text, category text) ON COMMIT DELETE ROWS
-                        """)
-                _ = try connection.copyIn(
-                    unsafeSQL: "COPY quote_import_rows (position, text, author, category) FROM STDIN", rows: copy)
-                // Dated from the import's start, a microsecond apart: a file's first quote is the newest.
-                let inserted = try connection.query(
-                    """
-                    INSERT INTO quotes (text, author, category, created_at)
-                    SELECT r.text, r.author, r.category, i.started_at - r.position * interval '1 microsecond'
-                    FROM quote_import_rows r, quote_imports i WHERE i.key = \(key)
-                    ORDER BY r.position
-                    ON CONFLICT DO NOTHING
-                    """
-                ).affectedRows
-                try connection.query(
-                    """
-                    UPDATE quote_imports SET done = done + \(batchCount), updated_at = now() WHERE key = \(key)
-                    """)
-                return inserted
-            }
-            report.inserted += inserted
-            report.duplicates += batch.count - inserted
-            start += batch.count
-            try progress(start)
-        }
     }
 
     /// Builds every index set aside (migration 0049), two at a time when the pool has two connections, then
@@ -267,6 +234,14 @@ public struct QuoteImporter: Sendable {
         }
         try await pool.withConnection { connection in try connection.execute(unsafeSQL: "ANALYZE quotes") }
         return names.count
+    }
+
+    /// Counts the words of the batches that went in without the vocabulary's trigger into the vocabulary, and
+    /// fills the window of newest words again, if an import (this one or one cut short) set them aside.
+    private func finishUpkeep() async throws {
+        try await pool.withTransaction { connection in
+            _ = try connection.query("SELECT quote_import_finish_upkeep()")
+        }
     }
 
     /// Index names handed out one at a time to the builders.
