@@ -62,6 +62,12 @@ public struct ImportProgress: Sendable, Equatable {
 /// import of at least `deferIndexesFrom` rows into an empty table does, when nothing is served from it yet. Indexes
 /// set aside are built at the end of the import, also when it is interrupted or fails, and at the end of any later
 /// import if it was killed.
+///
+/// Such an import also sets aside, for its own sessions, the vocabulary's counts and the window of newest words
+/// (migration 0057): each batch counts its words into a table of its own, so the batches go in on every connection
+/// of the pool side by side (`insertBatches`), and the counts join the vocabulary at the end (also when it is
+/// interrupted or fails, and at the end of any later import if it was killed). Until then a search does not find
+/// the imported words. A run resuming an import that set them aside goes on the same way.
 public struct QuoteImporter: Sendable {
     public static let maximumTextLength = 300
     public static let maximumAuthorLength = 200
@@ -188,12 +194,10 @@ public struct QuoteImporter: Sendable {
             }
         } catch {
             // Stopped or failed: the committed rows stay, with their words and their indexes.
-            _ = try? await finishUpkeep()
-            _ = try? await buildDeferredIndexes { _ in }
+            _ = try? await finishSetAside { _ in }
             throw error
         }
-        try await finishUpkeep()
-        report.indexesBuilt = try await buildDeferredIndexes { count in
+        report.indexesBuilt = try await finishSetAside { count in
             // Every row is in: an interruption now changes nothing, so the building is shown and not stopped.
             try? progress(
                 ImportProgress(
@@ -206,49 +210,51 @@ public struct QuoteImporter: Sendable {
         return report
     }
 
-    /// Builds every index set aside (migration 0049), two at a time when the pool has two connections, then
-    /// refreshes the table's statistics for the planner; returns how many were built. `starting` is told how many
-    /// before the first build.
-    private func buildDeferredIndexes(starting: @Sendable (Int) -> Void) async throws -> Int {
+    /// Finishes what an import set aside (this one, or one cut short): the vocabulary's counts and the window of
+    /// newest words (migration 0057) beside the first index build, and every index (migration 0049), two at a time
+    /// when the pool has two connections; then refreshes the table's statistics for the planner. Returns how many
+    /// indexes were built; `starting` is told how many before the first build.
+    private func finishSetAside(starting: @Sendable (Int) -> Void) async throws -> Int {
         let names = try await pool.withConnection { connection in
             try connection.query("SELECT name FROM quote_import_deferred_indexes ORDER BY name").map {
                 try $0.decode("name", as: String.self)
             }
         }
-        guard !names.isEmpty else { return 0 }
-        starting(names.count)
+        if !names.isEmpty { starting(names.count) }
         let pool = self.pool
         // The texts' indexes (the largest) first, each builder taking the next when it is done.
-        let queue = IndexQueue(names.sorted(by: >))
+        let queue = EndQueue([.upkeep] + names.sorted(by: >).map { .index($0) })
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<min(2, pool.stats.size) {
+            for _ in 0..<(names.isEmpty ? 1 : min(2, pool.stats.size)) {
                 group.addTask {
-                    while let name = queue.next() {
+                    while let work = queue.next() {
                         try await pool.withTransaction { connection in
-                            try connection.query("SELECT quote_import_build_index(\(name))")
+                            switch work {
+                            case .upkeep: try connection.query("SELECT quote_import_finish_upkeep()")
+                            case .index(let name): try connection.query("SELECT quote_import_build_index(\(name))")
+                            }
                         }
                     }
                 }
             }
             try await group.waitForAll()
         }
+        guard !names.isEmpty else { return 0 }
         try await pool.withConnection { connection in try connection.execute(unsafeSQL: "ANALYZE quotes") }
         return names.count
     }
 
-    /// Counts the words of the batches that went in without the vocabulary's trigger into the vocabulary, and
-    /// fills the window of newest words again, if an import (this one or one cut short) set them aside.
-    private func finishUpkeep() async throws {
-        try await pool.withTransaction { connection in
-            _ = try connection.query("SELECT quote_import_finish_upkeep()")
-        }
+    /// What is left to do at an import's end.
+    private enum EndWork: Sendable {
+        case upkeep
+        case index(String)
     }
 
-    /// Index names handed out one at a time to the builders.
-    private final class IndexQueue: Sendable {
-        private let names: Mutex<[String]>
-        init(_ names: [String]) { self.names = Mutex(names.reversed()) }
-        func next() -> String? { names.withLock { $0.popLast() } }
+    /// The end's work handed out one at a time to the builders.
+    private final class EndQueue: Sendable {
+        private let work: Mutex<[EndWork]>
+        init(_ work: [EndWork]) { self.work = Mutex(work.reversed()) }
+        func next() -> EndWork? { work.withLock { $0.popLast() } }
     }
 
     /// The digest of the valid rows in order: the same rows imported again find their earlier progress.
