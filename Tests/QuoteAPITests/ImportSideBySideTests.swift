@@ -153,6 +153,7 @@ final class ImportSideBySideTests: XCTestCase {
         XCTAssertEqual(try number(outsideWindow), 0, "the newest quotes have their words in order")
         XCTAssertEqual(try number("SELECT count(*)::int8 AS n FROM quote_import_deferred_upkeep"), 0)
         XCTAssertEqual(try number("SELECT count(*)::int8 AS n FROM quote_import_words"), 0)
+        XCTAssertEqual(try number("SELECT pg_relation_size('quote_import_words') AS n"), 0, "its pages given back")
         XCTAssertEqual(try number("SELECT count(*)::int8 AS n FROM quote_import_deferred_indexes"), 0)
         XCTAssertEqual(try number("SELECT count(*)::int8 AS n FROM quote_imports"), 0)
     }
