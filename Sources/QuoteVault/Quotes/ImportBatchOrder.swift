@@ -7,7 +7,8 @@ import Foundation
 /// stays one number). Everything else a batch does (COPY, counting its words) runs side by side.
 ///
 /// The waits block a pool worker thread inside the batch's transaction, hence a condition variable; every batch
-/// ends by marking its progress or by `stop()`, which releases every waiter.
+/// ends by marking its progress or by `stop()`, which releases every waiter. Unchecked `Sendable`: every stored
+/// `var` is read and written only with `condition` locked.
 final class ImportBatchOrder: @unchecked Sendable {
     /// Thrown to a batch that waited for one that failed or was stopped: it rolls back.
     struct Stopped: Error {}
