@@ -61,8 +61,10 @@ enum QuoteLoading {
         } catch let error as QuoteFileReader.ReadError {
             throw ValidationError(error.description)
         }
-        // Two connections: the indexes an import into an empty table sets aside are built two at a time.
-        return try await Database.withMigrated(options, logger: logger, poolSize: 2) { pool, _ in
+        // A connection per core (two at least): an import into an empty table sends its batches on all of them
+        // side by side, and builds the indexes it set aside two at a time.
+        let connections = max(2, ProcessInfo.processInfo.activeProcessorCount)
+        return try await Database.withMigrated(options, logger: logger, poolSize: connections) { pool, _ in
             try await importing(records, from: file, into: pool, logger: logger, deferral: deferral)
         }
     }

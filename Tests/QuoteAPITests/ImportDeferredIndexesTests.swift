@@ -27,6 +27,15 @@ final class ImportDeferredIndexesTests: XCTestCase {
         }
     }
 
+    /// Searches whose answers two databases of the same quotes must share.
+    private static let searches = [
+        "q=love", "q=river&page=2&page_size=7", "q=vel", "q=velmir", "q=torquarin&category=wisdom",
+        "q=%C3%A9t%C3%A9", "q=NA%C3%AFVE", "q=the%20river", "q=zephyr%20lantern", "q=xylophone", "q=12",
+        "q=ada&type=author",
+        "q=ada%20lovelace&type=author", "q=lovelace&type=author&page=3", "q=%C3%A9mile&type=author",
+        "q=nobody%20here&type=author",
+    ]
+
     /// The GIN indexes of quotes: name and definition.
     fileprivate static func ginIndexes(_ connection: PGConnection) throws -> [String] {
         try connection.query(
@@ -88,14 +97,7 @@ final class ImportDeferredIndexesTests: XCTestCase {
                             \(rows.map { $0[2] })::text[], \(rows.map { $0[3] })::text[]) AS r (t, a, c, at)
                 """)
         }
-        let searches = [
-            "q=love", "q=river&page=2&page_size=7", "q=vel", "q=velmir", "q=torquarin&category=wisdom",
-            "q=%C3%A9t%C3%A9", "q=NA%C3%AFVE", "q=the%20river", "q=zephyr%20lantern", "q=xylophone", "q=12",
-            "q=ada&type=author",
-            "q=ada%20lovelace&type=author", "q=lovelace&type=author&page=3", "q=%C3%A9mile&type=author",
-            "q=nobody%20here&type=author",
-        ]
-        for search in searches {
+        for search in Self.searches {
             let path = "/v1/quotes/search?\(search)"
             XCTAssertEqual(try answer(imported, path), try answer(inserted, path), path)
         }

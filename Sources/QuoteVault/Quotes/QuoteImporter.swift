@@ -62,6 +62,12 @@ public struct ImportProgress: Sendable, Equatable {
 /// import of at least `deferIndexesFrom` rows into an empty table does, when nothing is served from it yet. Indexes
 /// set aside are built at the end of the import, also when it is interrupted or fails, and at the end of any later
 /// import if it was killed.
+///
+/// Such an import also sets aside, for its own sessions, the vocabulary's counts and the window of newest words
+/// (migration 0057): each batch counts its words into a table of its own, so the batches go in on every connection
+/// of the pool side by side (`insertBatches`), and the counts join the vocabulary at the end (also when it is
+/// interrupted or fails, and at the end of any later import if it was killed). Until then a search does not find
+/// the imported words. A run resuming an import that set them aside goes on the same way.
 public struct QuoteImporter: Sendable {
     public static let maximumTextLength = 300
     public static let maximumAuthorLength = 200
@@ -78,8 +84,8 @@ public struct QuoteImporter: Sendable {
         case always
     }
 
-    private let pool: PGPool
-    private let batchSize: Int
+    let pool: PGPool
+    let batchSize: Int
     private let deferral: IndexDeferral
     /// With `.auto`, how many rows an import into an empty table needs to set the indexes aside.
     private let deferFrom: Int
@@ -163,29 +169,35 @@ public struct QuoteImporter: Sendable {
                 """)[0].decode("done", as: Int.self)
         }
         if done > 0 { report.resumedAfter = done }
-        if deferral == .always || (deferral == .auto && total - done >= deferFrom) {
-            let always = deferral == .always
-            try await pool.withTransaction { connection in
+        let decide = deferral == .always || (deferral == .auto && total - done >= deferFrom)
+        let always = deferral == .always
+        // Set aside by this run, or by an earlier run of the same rows that was killed: the batches go in side by
+        // side (migration 0057).
+        let bulk = try await pool.withTransaction { connection in
+            if decide {
                 // Serialised with other imports deciding the same; by default a table that is not empty keeps them.
                 try connection.execute(unsafeSQL: "LOCK TABLE quote_import_deferred_indexes IN EXCLUSIVE MODE")
                 try connection.query(
-                    "SELECT quote_import_defer_indexes() WHERE \(always) OR NOT EXISTS (SELECT 1 FROM quotes)")
+                    "SELECT quote_import_set_aside(\(key)) WHERE \(always) OR NOT EXISTS (SELECT 1 FROM quotes)")
             }
+            return try connection.query(
+                "SELECT EXISTS (SELECT 1 FROM quote_import_deferred_upkeep WHERE import_key = \(key)) AS bulk"
+            )[0].decode("bulk", as: Bool.self)
         }
         let clock = ContinuousClock()
         let started = clock.now
         do {
-            try await insertBatches(valid, key: key, from: done, report: &report) { start in
+            try await insertBatches(valid, key: key, from: done, bulk: bulk, report: &report) { start in
                 try progress(
                     ImportProgress(
                         done: start, total: total, doneNow: start - done, elapsed: clock.now - started))
             }
         } catch {
-            // Stopped or failed: the committed rows stay, with their indexes.
-            _ = try? await buildDeferredIndexes { _ in }
+            // Stopped or failed: the committed rows stay, with their words and their indexes.
+            _ = try? await finishSetAside { _ in }
             throw error
         }
-        report.indexesBuilt = try await buildDeferredIndexes { count in
+        report.indexesBuilt = try await finishSetAside { count in
             // Every row is in: an interruption now changes nothing, so the building is shown and not stopped.
             try? progress(
                 ImportProgress(
@@ -198,82 +210,55 @@ public struct QuoteImporter: Sendable {
         return report
     }
 
-    /// Sends `valid[from...]` batch by batch, each in its own transaction with the import's progress.
-    private func insertBatches(
-        _ valid: [(text: String, author: String, category: QuoteCategory)], key: String, from done: Int,
-        report: inout ImportReport, progress: (Int) throws -> Void
-    ) async throws {
-        var start = done
-        while start < valid.count {
-            let batch = valid[start..<min(start + batchSize, valid.count)]
-            let batchCount = batch.count
-            let copy = Self.copyText(batch, firstPosition: start)
-            let inserted = try await pool.withTransaction { connection in
-                try connection.execute(
-                    unsafeSQL: """
-                        CREATE TEMPORARY TABLE IF NOT EXISTS quote_import_rows (
-                            position bigint, text text, author text, category text) ON COMMIT DELETE ROWS
-                        """)
-                _ = try connection.copyIn(
-                    unsafeSQL: "COPY quote_import_rows (position, text, author, category) FROM STDIN", rows: copy)
-                // Dated from the import's start, a microsecond apart: a file's first quote is the newest.
-                let inserted = try connection.query(
-                    """
-                    INSERT INTO quotes (text, author, category, created_at)
-                    SELECT r.text, r.author, r.category, i.started_at - r.position * interval '1 microsecond'
-                    FROM quote_import_rows r, quote_imports i WHERE i.key = \(key)
-                    ORDER BY r.position
-                    ON CONFLICT DO NOTHING
-                    """
-                ).affectedRows
-                try connection.query(
-                    """
-                    UPDATE quote_imports SET done = done + \(batchCount), updated_at = now() WHERE key = \(key)
-                    """)
-                return inserted
-            }
-            report.inserted += inserted
-            report.duplicates += batch.count - inserted
-            start += batch.count
-            try progress(start)
-        }
-    }
-
-    /// Builds every index set aside (migration 0049), two at a time when the pool has two connections, then
-    /// refreshes the table's statistics for the planner; returns how many were built. `starting` is told how many
-    /// before the first build.
-    private func buildDeferredIndexes(starting: @Sendable (Int) -> Void) async throws -> Int {
+    /// Finishes what an import set aside (this one, or one cut short): the vocabulary's counts and the window of
+    /// newest words (migration 0057) beside the first index build, and every index (migration 0049), two at a time
+    /// when the pool has two connections; then refreshes the table's statistics for the planner. Returns how many
+    /// indexes were built; `starting` is told how many before the first build.
+    private func finishSetAside(starting: @Sendable (Int) -> Void) async throws -> Int {
         let names = try await pool.withConnection { connection in
             try connection.query("SELECT name FROM quote_import_deferred_indexes ORDER BY name").map {
                 try $0.decode("name", as: String.self)
             }
         }
-        guard !names.isEmpty else { return 0 }
-        starting(names.count)
+        if !names.isEmpty { starting(names.count) }
         let pool = self.pool
         // The texts' indexes (the largest) first, each builder taking the next when it is done.
-        let queue = IndexQueue(names.sorted(by: >))
+        let queue = EndQueue([.upkeep] + names.sorted(by: >).map { .index($0) })
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<min(2, pool.stats.size) {
+            for _ in 0..<(names.isEmpty ? 1 : min(2, pool.stats.size)) {
                 group.addTask {
-                    while let name = queue.next() {
+                    while let work = queue.next() {
                         try await pool.withTransaction { connection in
-                            try connection.query("SELECT quote_import_build_index(\(name))")
+                            switch work {
+                            case .upkeep: try connection.query("SELECT quote_import_finish_upkeep()")
+                            case .index(let name): try connection.query("SELECT quote_import_build_index(\(name))")
+                            }
                         }
                     }
                 }
             }
             try await group.waitForAll()
         }
-        try await pool.withConnection { connection in try connection.execute(unsafeSQL: "ANALYZE quotes") }
+        guard !names.isEmpty else { return 0 }
+        try await pool.withConnection { connection in
+            // The words counted aside are deleted: their pages go back to the disk at once.
+            try connection.execute(unsafeSQL: "VACUUM quote_import_words")
+            try connection.execute(unsafeSQL: "ANALYZE quotes")
+        }
         return names.count
     }
 
-    /// Index names handed out one at a time to the builders.
-    private final class IndexQueue: Sendable {
-        private let names: Mutex<[String]>
-        init(_ names: [String]) { self.names = Mutex(names.reversed()) }
-        func next() -> String? { names.withLock { $0.popLast() } }
+    /// What is left to do at an import's end.
+    private enum EndWork: Sendable {
+        case upkeep
+        case index(String)
+    }
+
+    /// The end's work handed out one at a time to the builders.
+    private final class EndQueue: Sendable {
+        private let work: Mutex<[EndWork]>
+        init(_ work: [EndWork]) { self.work = Mutex(work.reversed()) }
+        func next() -> EndWork? { work.withLock { $0.popLast() } }
     }
 
     /// The digest of the valid rows in order: the same rows imported again find their earlier progress.
