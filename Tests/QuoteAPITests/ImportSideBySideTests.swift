@@ -59,8 +59,10 @@ final class ImportSideBySideTests: XCTestCase {
         let response = try app.client.get(path)
         XCTAssertEqual(response.status, 200, path)
         let rows = try response.items().map { item in
-            item.filter { $0.key != "id" && $0.key != "created_at" }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-                .joined(separator: "|")
+            item.filter { $0.key != "id" && $0.key != "created_at" }.sorted { $0.key < $1.key }.map {
+                "\($0.key)=\($0.value)"
+            }
+            .joined(separator: "|")
         }
         return "\(try response.jsonObject()["total"] ?? "-") \(rows)"
     }

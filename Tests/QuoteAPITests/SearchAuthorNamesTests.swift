@@ -55,9 +55,11 @@ final class SearchAuthorNamesTests: XCTestCase {
         let first = try search(app, "Ada LOVELACE", extra: "&page_size=20")
         XCTAssertEqual(try first.jsonObject()["total"] as? Int, 650)
         XCTAssertEqual(try first.jsonObject()["total_is_exact"] as? Bool, true)
-        XCTAssertEqual(try first.items().map { $0["text"] as! String }, (581...600).reversed().map {
-            "Ada Lovelace words \($0)"
-        })
+        XCTAssertEqual(
+            try first.items().map { $0["text"] as! String },
+            (581...600).reversed().map {
+                "Ada Lovelace words \($0)"
+            })
         // Rows 626-650: the last 5 of the start of a word, then the 20 inside a word, each newest first.
         let crossing = try search(app, "ada lovelace", extra: "&page_size=25&page=26")
         XCTAssertEqual(
