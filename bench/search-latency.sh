@@ -2,7 +2,7 @@
 # One search at a time inside PostgreSQL: for each term, the statements the server runs for a first page of 20 once
 # its "more than 1,000 matches" memory is warm (the walk alone for common terms; the index of words, else the
 # trigram count, for the others), timed by pgbench (-M prepared, one client, DUR s). No answer cache is involved.
-# usage: bench/search-latency.sh DATABASE_URL   env: DUR (3)
+# usage: bench/search-latency.sh DATABASE_URL   env: DUR (3), TERMS (field:term,... instead of the list below)
 set -euo pipefail
 URL=$1; DUR=${DUR:-3}
 PGBENCH=${PGBENCH:-/usr/lib/postgresql/15/bin/pgbench}
@@ -19,10 +19,12 @@ patterns() { # query -> contains whole prefix (ASCII word characters and spaces 
 }
 NEW=$(psql -X -At "$URL" -c "SELECT to_regproc('quote_search_words_text') IS NOT NULL")
 printf '%-8s %-14s %8s %10s\n' field term total 'ms/query'
-for spec in keyword:love keyword:river keyword:zenith keyword:velmir keyword:torquarin keyword:xylophone \
-            keyword:"the river" keyword:"ephemeral fjord" \
-            author:smith author:lee author:curie author:ada author:tzu author:nobody \
-            author:"ada lovelace" author:"lao tzu" author:"nobody here"; do
+specs=(keyword:love keyword:river keyword:zenith keyword:velmir keyword:torquarin keyword:xylophone
+       keyword:"the river" keyword:"ephemeral fjord"
+       author:smith author:lee author:curie author:ada author:tzu author:nobody
+       author:"ada lovelace" author:"lao tzu" author:"nobody here")
+[ -z "${TERMS:-}" ] || IFS=, read -r -a specs <<<"$TERMS"
+for spec in "${specs[@]}"; do
   field=${spec%%:*}; term=${spec#*:}; column=$([ "$field" = keyword ] && echo text || echo author)
   f=$([ "$field" = keyword ] && echo t || echo a)
   total=$(psql -X -At "$URL" -c "SELECT total FROM $(words_call "$f" "$column" "$term")" | head -1)
