@@ -117,6 +117,7 @@ public final class PGPool: Sendable {
     /// a connection error (quickly, thanks to the connect timeout) if the database is down,
     /// `.poolShutdown` after `shutdown()`, and `CancellationError` if the task is cancelled
     /// while waiting. Errors thrown by `body` are rethrown unchanged.
+    @discardableResult
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
         switch backend {
         case .replicas(let router):
@@ -156,6 +157,7 @@ public final class PGPool: Sendable {
     /// Runs `body` inside a transaction on a leased connection (see `PGConnection.transaction`):
     /// COMMIT when it returns, ROLLBACK when it throws. Throw `PGCommitThenThrow(error)` to
     /// commit and still fail.
+    @discardableResult
     public func withTransaction<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
         try await withConnection { connection in try connection.transaction(body) }
     }

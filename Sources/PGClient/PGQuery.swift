@@ -118,6 +118,12 @@ public struct PGQuery: ExpressibleByStringInterpolation, Sendable, CustomStringC
             query.appendBind(PGBind(value))
         }
 
+        /// An optional parameter, bound as above (its own overload, so that the compiler does not warn of a debug
+        /// description: the value is bound, never printed).
+        public mutating func appendInterpolation<T: PGEncodable>(_ value: T?) {
+            query.appendBind(PGBind(value))
+        }
+
         /// A ready-made bind (e.g. `PGBind(type: .int4, value: .text("3"))`).
         public mutating func appendInterpolation(bind: PGBind) {
             query.appendBind(bind)

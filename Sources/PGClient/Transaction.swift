@@ -15,6 +15,7 @@ extension PGConnection {
     /// failure); and if the body swallowed a failed statement, COMMIT would silently roll
     /// back, so that throws `PGError` of kind `.transactionAborted` instead.
     /// Called inside another transaction, it uses a savepoint.
+    @discardableResult
     public func transaction<T>(_ body: (PGConnection) throws -> T) throws -> T {
         let nested = transactionState != .idle
         let savepoint = "pgclient_savepoint_\(savepointDepth)"

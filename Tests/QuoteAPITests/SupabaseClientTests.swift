@@ -25,7 +25,7 @@ final class SupabaseClientTests: XCTestCase {
     {
         guard FileManager.default.isExecutableFile(atPath: executable) else { return (127, "\(executable) not found") }
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("supabase-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
         let handle = try FileHandle(forWritingTo: output)
         let process = Process()

@@ -24,11 +24,8 @@ public final class LogCapture: Sendable {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(
-            level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-            function: String, line: UInt
-        ) {
-            sink.messages.withLock { $0.append(message.description) }
+        func log(event: LogEvent) {
+            sink.messages.withLock { $0.append(event.message.description) }
         }
     }
 }

@@ -63,6 +63,7 @@ public final class TestApp: Sendable {
     public var pool: PGPool { application.context.pool }
 
     /// Runs `body` with a database connection of the app's pool.
+    @discardableResult
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
         try await pool.withConnection(body)
     }
