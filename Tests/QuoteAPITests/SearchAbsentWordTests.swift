@@ -6,11 +6,6 @@ import XCTest
 /// vocabulary's trigram index (total 0), and a word found only inside longer words is searched and ranked as
 /// before.
 final class SearchAbsentWordTests: XCTestCase {
-    private func search(_ app: TestApp, _ query: String, type: String) throws -> HTTPTestResponse {
-        let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        return try app.client.get("/v1/quotes/search?q=\(encoded)&type=\(type)&page_size=20")
-    }
-
     func testAnAbsentWordAnswersAnEmptyPageFromOneProbe() async throws {
         let app = try await TestApp.start()
         try await app.insertQuotes(["Ostvelmir sings", "The velmirbra river", "Plain words"])
@@ -18,7 +13,7 @@ final class SearchAbsentWordTests: XCTestCase {
             ("xylophone", "keyword"), ("XYLOPHONE", "keyword"), ("nobody", "author"), ("ÉCOLÉ", "keyword"),
         ]
         for (query, type) in absentWords {
-            let response = try search(app, query, type: type)
+            let response = try app.search(query, type: type, extra: "&page_size=20")
             XCTAssertEqual(response.status, 200, query)
             XCTAssertEqual(try response.items().count, 0, query)
             XCTAssertEqual(try response.jsonObject()["total"] as? Int, 0, query)
@@ -44,14 +39,17 @@ final class SearchAbsentWordTests: XCTestCase {
         let ids = try await app.insertQuotes([
             "Ostvelmir sings", "The velmirbra river", "A kavelmir night", "Plain words", "Snake_case_words",
         ])
-        let response = try search(app, "velmir", type: "keyword")
+        let response = try app.search("velmir", type: "keyword", extra: "&page_size=20")
         XCTAssertEqual(try response.jsonObject()["total"] as? Int, 3)
         let order = try response.items().map { $0["id"] as! String }
         XCTAssertEqual(order, [ids[1], ids[2], ids[0]].map { $0.uuidString.lowercased() })
         // An underscore is a word character and a literal: inside a longer word, found.
-        let underscore = try search(app, "e_cas", type: "keyword").items().map { $0["text"] as! String }
+        let underscore = try app.search("e_cas", type: "keyword", extra: "&page_size=20").items().map {
+            $0["text"] as! String
+        }
         XCTAssertEqual(underscore, ["Snake_case_words"])
-        XCTAssertEqual(try search(app, "e_xas", type: "keyword").jsonObject()["total"] as? Int, 0)
+        XCTAssertEqual(
+            try app.search("e_xas", type: "keyword", extra: "&page_size=20").jsonObject()["total"] as? Int, 0)
         await app.stop()
     }
 

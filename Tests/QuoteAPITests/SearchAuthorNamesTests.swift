@@ -7,11 +7,6 @@ import XCTest
 /// authors (`quote_authors`, `quotes_by_author_idx`): the same ranking and exact total, the count from the index
 /// alone, the page newest first reading only its rows.
 final class SearchAuthorNamesTests: XCTestCase {
-    private func search(_ app: TestApp, _ query: String, extra: String = "") throws -> HTTPTestResponse {
-        let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        return try app.client.get("/v1/quotes/search?q=\(encoded)&type=author\(extra)")
-    }
-
     private func authors(_ response: HTTPTestResponse) throws -> [String] {
         try response.items().map { $0["author"] as! String }
     }
@@ -52,7 +47,7 @@ final class SearchAuthorNamesTests: XCTestCase {
 
     func testPagesRankByTierThenNewestWithTheExactTotal() async throws {
         let app = try await start()
-        let first = try search(app, "Ada LOVELACE", extra: "&page_size=20")
+        let first = try app.search("Ada LOVELACE", type: "author", extra: "&page_size=20")
         XCTAssertEqual(try first.jsonObject()["total"] as? Int, 650)
         XCTAssertEqual(try first.jsonObject()["total_is_exact"] as? Bool, true)
         XCTAssertEqual(
@@ -61,13 +56,13 @@ final class SearchAuthorNamesTests: XCTestCase {
                 "Ada Lovelace words \($0)"
             })
         // Rows 626-650: the last 5 of the start of a word, then the 20 inside a word, each newest first.
-        let crossing = try search(app, "ada lovelace", extra: "&page_size=25&page=26")
+        let crossing = try app.search("ada lovelace", type: "author", extra: "&page_size=25&page=26")
         XCTAssertEqual(
             try crossing.items().map { $0["text"] as! String },
             (1...5).reversed().map { "Ada Lovelaces words \($0)" }
                 + (1...20).reversed().map { "Nevada Lovelace words \($0)" })
         XCTAssertEqual(try crossing.jsonObject()["has_more"] as? Bool, false)
-        let past = try search(app, "ada lovelace", extra: "&page_size=25&page=27")
+        let past = try app.search("ada lovelace", type: "author", extra: "&page_size=25&page=27")
         XCTAssertEqual(try past.items().count, 0)
         XCTAssertEqual(try past.jsonObject()["total"] as? Int, 650)
         // Every page equals the ranking of all matches read in full (0007's function), row for row.
@@ -81,7 +76,7 @@ final class SearchAuthorNamesTests: XCTestCase {
         }
         var paged: [String] = []
         for page in 1...7 {
-            paged += try search(app, "ada lovelace", extra: "&page_size=100&page=\(page)").items()
+            paged += try app.search("ada lovelace", type: "author", extra: "&page_size=100&page=\(page)").items()
                 .map { ($0["id"] as! String).lowercased() }
         }
         XCTAssertEqual(paged, ranked)
@@ -90,8 +85,11 @@ final class SearchAuthorNamesTests: XCTestCase {
 
     func testCategoryAndLaterWritesAreCounted() async throws {
         let app = try await start()
-        XCTAssertEqual(try search(app, "ada lovelace", extra: "&category=wisdom").jsonObject()["total"] as? Int, 650)
-        XCTAssertEqual(try search(app, "ada lovelace", extra: "&category=humor").jsonObject()["total"] as? Int, 0)
+        XCTAssertEqual(
+            try app.search("ada lovelace", type: "author", extra: "&category=wisdom").jsonObject()["total"] as? Int, 650
+        )
+        XCTAssertEqual(
+            try app.search("ada lovelace", type: "author", extra: "&category=humor").jsonObject()["total"] as? Int, 0)
         try await app.withConnection { connection in
             _ = try connection.query(
                 """
@@ -101,15 +99,15 @@ final class SearchAuthorNamesTests: XCTestCase {
             _ = try connection.query(
                 "INSERT INTO quotes (text, author, category) VALUES ('new words', 'Lady Ada Lovelace', 'humor')")
         }
-        let humor = try search(app, "ada lovelace", extra: "&category=humor")
+        let humor = try app.search("ada lovelace", type: "author", extra: "&category=humor")
         XCTAssertEqual(try humor.jsonObject()["total"] as? Int, 2)
         XCTAssertEqual(try authors(humor), ["Ada Lovelace Jr", "Lady Ada Lovelace"], "newest first within the tier")
-        XCTAssertEqual(try search(app, "ada lovelace").jsonObject()["total"] as? Int, 652)
+        XCTAssertEqual(try app.search("ada lovelace", type: "author").jsonObject()["total"] as? Int, 652)
         // A name whose last quote went matches nothing.
         try await app.withConnection { connection in
             _ = try connection.query("DELETE FROM quotes WHERE author = 'Nevada Lovelace'")
         }
-        XCTAssertEqual(try search(app, "ada lovelace").jsonObject()["total"] as? Int, 632)
+        XCTAssertEqual(try app.search("ada lovelace", type: "author").jsonObject()["total"] as? Int, 632)
         await app.stop()
     }
 
@@ -147,7 +145,7 @@ final class SearchAuthorNamesTests: XCTestCase {
             _ = try connection.query("INSERT INTO quote_authors (author) VALUES ('Zed Zebra')")
             _ = try connection.query("VACUUM ANALYZE quotes")
         }
-        let response = try search(app, "zed zebra", extra: "&page_size=100&page=3")
+        let response = try app.search("zed zebra", type: "author", extra: "&page_size=100&page=3")
         XCTAssertEqual(try response.jsonObject()["total"] as? Int, 240, "each quote once")
         XCTAssertEqual(
             try response.items().map { $0["text"] as! String }, (1...40).reversed().map { "Zed Zebra words \($0)" })

@@ -6,11 +6,6 @@ import XCTest
 /// Migration 0061: a query of several words with few matches counts every match but ranks only the newest ones its
 /// page needs (a match's tier costs two regular expressions); every page is still the full ranking's.
 final class SearchSeveralWordsPagesTests: XCTestCase {
-    private func search(_ app: TestApp, _ query: String, extra: String) throws -> HTTPTestResponse {
-        let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        return try app.client.get("/v1/quotes/search?q=\(encoded)&type=keyword\(extra)")
-    }
-
     /// `count` quotes of `text` and a number, one a minute from `start`.
     private func insert(_ app: TestApp, count: Int, text: String, category: String = "wisdom", start: String)
         async throws
@@ -48,7 +43,7 @@ final class SearchSeveralWordsPagesTests: XCTestCase {
         for size in [7, 20, 100] {
             var shown: [String] = []
             for page in 1...(ranking.count / size + 2) {
-                let response = try search(app, "Quiet Fjord", extra: "&page=\(page)&page_size=\(size)")
+                let response = try app.search("Quiet Fjord", extra: "&page=\(page)&page_size=\(size)")
                 XCTAssertEqual(response.status, 200)
                 XCTAssertEqual(try response.jsonObject()["total"] as? Int, ranking.count)
                 XCTAssertEqual(try response.jsonObject()["total_is_exact"] as? Bool, true)
@@ -57,7 +52,7 @@ final class SearchSeveralWordsPagesTests: XCTestCase {
             XCTAssertEqual(shown, ranking, "pages of \(size)")
         }
         // With a category: its matches only, in the same order.
-        let humor = try search(app, "quiet fjord", extra: "&category=humor&page_size=100")
+        let humor = try app.search("quiet fjord", extra: "&category=humor&page_size=100")
         XCTAssertEqual(try humor.jsonObject()["total"] as? Int, 40)
         XCTAssertEqual(
             try humor.items().map { $0["text"] as! String },

@@ -4,13 +4,6 @@ import XCTest
 
 /// `GET /v1/quotes/search`: literal, case-insensitive, Unicode-aware substring search with ranking.
 final class SearchTests: XCTestCase {
-    private func search(_ app: TestApp, _ query: String, type: String = "keyword", extra: String = "") throws
-        -> HTTPTestResponse
-    {
-        let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        return try app.client.get("/v1/quotes/search?q=\(encoded)&type=\(type)\(extra)")
-    }
-
     func testEveryResultContainsTheQueryOverManyQueries() async throws {
         let app = try await startTestApp()
         let corpus = [
@@ -24,7 +17,7 @@ final class SearchTests: XCTestCase {
             "zzz",
         ]
         for query in queries {
-            let response = try search(app, query, extra: "&page_size=100")
+            let response = try app.search(query, extra: "&page_size=100")
             XCTAssertEqual(response.status, 200, query)
             let texts = try response.items().map { $0["text"] as! String }
             let expected = corpus.filter { $0.lowercased().contains(query.lowercased()) }
@@ -36,9 +29,9 @@ final class SearchTests: XCTestCase {
     func testWildcardsAreLiteral() async throws {
         let app = try await startTestApp()
         try await app.insertQuotes(["50% off", "fifty percent", "a_b", "axb"])
-        XCTAssertEqual(try search(app, "%").items().map { $0["text"] as! String }, ["50% off"])
-        XCTAssertEqual(try search(app, "_").items().map { $0["text"] as! String }, ["a_b"])
-        XCTAssertEqual(try search(app, "a_b").items().map { $0["text"] as! String }, ["a_b"])
+        XCTAssertEqual(try app.search("%").items().map { $0["text"] as! String }, ["50% off"])
+        XCTAssertEqual(try app.search("_").items().map { $0["text"] as! String }, ["a_b"])
+        XCTAssertEqual(try app.search("a_b").items().map { $0["text"] as! String }, ["a_b"])
     }
 
     func testRankingWholeWordThenPrefixThenAnywhereThenNewest() async throws {
@@ -50,7 +43,7 @@ final class SearchTests: XCTestCase {
             "A glove",  // anywhere (newest)
             "Love, actually",  // whole word (newest)
         ])
-        let order = try search(app, "love").items().map { $0["id"] as! String }
+        let order = try app.search("love").items().map { $0["id"] as! String }
         let expected = [ids[4], ids[2], ids[1], ids[3], ids[0]].map { $0.uuidString.lowercased() }
         XCTAssertEqual(order, expected)
     }
@@ -61,10 +54,10 @@ final class SearchTests: XCTestCase {
         let ids = try await app.insertQuotes([
             "I love C++ a lot", "C++11 rocks", "ObjC++ too", "Say (hi) there", "(hi)s and",
         ])
-        let cpp = try search(app, "c++").items().map { $0["id"] as! String }
+        let cpp = try app.search("c++").items().map { $0["id"] as! String }
         XCTAssertEqual(cpp, [ids[0], ids[1], ids[2]].map { $0.uuidString.lowercased() })
         // A query that starts and ends with punctuation: "(hi)" followed by a letter is the start of a word.
-        let hi = try search(app, "(hi)").items().map { $0["id"] as! String }
+        let hi = try app.search("(hi)").items().map { $0["id"] as! String }
         XCTAssertEqual(hi, [ids[3], ids[4]].map { $0.uuidString.lowercased() })
     }
 
@@ -73,29 +66,29 @@ final class SearchTests: XCTestCase {
         try await app.insertQuotes(["One"], author: "Mark Twain", category: "humor")
         try await app.insertQuotes(["Two"], author: "Mark Twain", category: "wisdom")
         try await app.insertQuotes(["Twain in the text"], author: "Someone Else", category: "humor")
-        let byAuthor = try search(app, "twain", type: "author")
+        let byAuthor = try app.search("twain", type: "author")
         XCTAssertEqual(Set(try byAuthor.items().map { $0["text"] as! String }), ["One", "Two"])
-        let filtered = try search(app, "twain", type: "author", extra: "&category=humor")
+        let filtered = try app.search("twain", type: "author", extra: "&category=humor")
         XCTAssertEqual(try filtered.items().map { $0["text"] as! String }, ["One"])
-        let keyword = try search(app, "twain")
+        let keyword = try app.search("twain")
         XCTAssertEqual(try keyword.items().map { $0["text"] as! String }, ["Twain in the text"])
     }
 
     func testInvalidQueriesAre422() async throws {
         let app = try await startTestApp()
         XCTAssertEqual(try app.client.get("/v1/quotes/search").status, 422)
-        XCTAssertEqual(try search(app, "   ").status, 422)
-        XCTAssertEqual(try search(app, String(repeating: "a", count: 201)).status, 422)
-        XCTAssertEqual(try search(app, String(repeating: "a", count: 200)).status, 200)
+        XCTAssertEqual(try app.search("   ").status, 422)
+        XCTAssertEqual(try app.search(String(repeating: "a", count: 201)).status, 422)
+        XCTAssertEqual(try app.search(String(repeating: "a", count: 200)).status, 200)
         // Characters are code points, as the OpenAPI maxLength counts them: 101 "e + combining accent" pairs
         // are 101 characters to Swift but 202 code points.
-        XCTAssertEqual(try search(app, String(repeating: "e\u{301}", count: 101)).status, 422)
-        XCTAssertEqual(try search(app, "  padded  ").status, 200, "trimmed before the length check")
-        let badType = try search(app, "x", type: "title")
+        XCTAssertEqual(try app.search(String(repeating: "e\u{301}", count: 101)).status, 422)
+        XCTAssertEqual(try app.search("  padded  ").status, 200, "trimmed before the length check")
+        let badType = try app.search("x", type: "title")
         XCTAssertEqual(badType.status, 422)
         XCTAssertEqual(try badType.errorFields(), ["type"])
-        XCTAssertEqual(try search(app, "x", extra: "&category=nope").status, 422)
-        XCTAssertEqual(try search(app, "x", extra: "&page_size=101").status, 422)
+        XCTAssertEqual(try app.search("x", extra: "&category=nope").status, 422)
+        XCTAssertEqual(try app.search("x", extra: "&page_size=101").status, 422)
     }
 
     func testUnicodeWhitespaceAroundTheQueryIsTrimmed() async throws {
@@ -103,15 +96,15 @@ final class SearchTests: XCTestCase {
         try await app.insertQuotes(["Love is patient", "Lovely weather", "Nothing here"])
         // Tab, newline, no-break space, em space, ideographic space, line separator: all Unicode White_Space.
         for padded in ["\tlove\n", "\u{00A0}love\u{2003}", "\u{3000}love\u{2028}"] {
-            let response = try search(app, padded)
+            let response = try app.search(padded)
             XCTAssertEqual(response.status, 200, padded.debugDescription)
             XCTAssertEqual(
                 Set(try response.items().map { $0["text"] as! String }), ["Love is patient", "Lovely weather"],
                 padded.debugDescription)
         }
-        XCTAssertEqual(try search(app, "\u{00A0}\u{2003}\u{3000}\t").status, 422, "only whitespace")
+        XCTAssertEqual(try app.search("\u{00A0}\u{2003}\u{3000}\t").status, 422, "only whitespace")
         // Inside the query, whitespace is kept: this matches nothing.
-        XCTAssertEqual(try search(app, "love\u{00A0}is").items().count, 0)
+        XCTAssertEqual(try app.search("love\u{00A0}is").items().count, 0)
     }
 
     func testRegexMetacharactersAndCombiningMarksAreLiteralInTheRanking() async throws {
@@ -125,7 +118,7 @@ final class SearchTests: XCTestCase {
             "C++", "(and C)", "$5.00", "[sale]", "a|b", "c*d?", "^x", "e\u{301}", "de\u{301}ja\u{300}", "\\",
         ]
         for query in queries {
-            let response = try search(app, query)
+            let response = try app.search(query)
             XCTAssertEqual(response.status, 200, query)
             let expected = texts.filter { $0.lowercased().contains(query.lowercased()) }
             XCTAssertEqual(Set(try response.items().map { $0["text"] as! String }), Set(expected), query)
@@ -135,14 +128,14 @@ final class SearchTests: XCTestCase {
     func testSearchPagesDoNotOverlap() async throws {
         let app = try await startTestApp()
         try await app.insertQuotes((0..<25).map { "needle \($0)" })
-        let first = try search(app, "needle", extra: "&page_size=10&page=1").items().map { $0["id"] as! String }
-        let second = try search(app, "needle", extra: "&page_size=10&page=2").items().map { $0["id"] as! String }
-        let third = try search(app, "needle", extra: "&page_size=10&page=3")
+        let first = try app.search("needle", extra: "&page_size=10&page=1").items().map { $0["id"] as! String }
+        let second = try app.search("needle", extra: "&page_size=10&page=2").items().map { $0["id"] as! String }
+        let third = try app.search("needle", extra: "&page_size=10&page=3")
         XCTAssertEqual(Set(first).intersection(second), [])
         XCTAssertEqual(try third.items().count, 5)
         XCTAssertEqual(try third.jsonObject()["has_more"] as? Bool, false)
         XCTAssertEqual(
-            try search(app, "needle", extra: "&page=9").jsonObject()["total"] as? Int, 25, "total past the end")
+            try app.search("needle", extra: "&page=9").jsonObject()["total"] as? Int, 25, "total past the end")
     }
 
     func testSearchUsesTheTrigramIndex() async throws {
@@ -181,7 +174,7 @@ final class SearchTests: XCTestCase {
         let app = try await startTestApp()
         try await insertMany(app, count: 1_000, text: "a needle number #")
         try await app.insertQuotes(["no match here"])
-        var response = try search(app, "needle")
+        var response = try app.search("needle")
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(try totals(response).total, 1_000)
         XCTAssertEqual(try totals(response).exact, true, "1,000 matches: exact")
@@ -189,13 +182,13 @@ final class SearchTests: XCTestCase {
 
         // One more match: the next answer (a new version of the quotes) stops counting.
         try await app.insertQuotes(["the last needle"])
-        response = try search(app, "needle")
+        response = try app.search("needle")
         XCTAssertEqual(try totals(response).total, 1_000)
         XCTAssertEqual(try totals(response).exact, false, "1,001 matches: not exact")
         XCTAssertEqual(
             try response.items().first?["text"] as? String, "the last needle", "newest whole-word match first")
         // Asked again (the remembered "more than 1,000" path), the same answer.
-        let again = try search(app, "needle")
+        let again = try app.search("needle")
         XCTAssertEqual(try totals(again).exact, false)
         XCTAssertEqual(try again.items().map { $0["id"] as! String }, try response.items().map { $0["id"] as! String })
 
@@ -204,13 +197,13 @@ final class SearchTests: XCTestCase {
             _ = try connection.query(
                 "DELETE FROM quotes WHERE id IN (SELECT id FROM quotes WHERE text ILIKE '%needle%' LIMIT 2)")
         }
-        response = try search(app, "needle")
+        response = try app.search("needle")
         XCTAssertEqual(try totals(response).total, 999)
         XCTAssertEqual(try totals(response).exact, true)
 
         // total_is_exact is in every search answer, also with no match at all; not in the other lists.
-        XCTAssertEqual(try totals(try search(app, "absent-term")).exact, true)
-        XCTAssertEqual(try totals(try search(app, "absent-term")).total, 0)
+        XCTAssertEqual(try totals(try app.search("absent-term")).exact, true)
+        XCTAssertEqual(try totals(try app.search("absent-term")).total, 0)
         XCTAssertNil(try app.client.get("/v1/quotes").jsonObject()["total_is_exact"])
     }
 
@@ -227,7 +220,7 @@ final class SearchTests: XCTestCase {
         // Two words, fewer than 1,000 matches: ranked in full.
         try await assertWalk(app, "a NEEDLE", expectedCount: 400, tier: "0", pageSizes: [100])
         // Past the end: no items, no more.
-        let past = try search(app, "needle", extra: "&page_size=100&page=13")
+        let past = try app.search("needle", extra: "&page_size=100&page=13")
         XCTAssertEqual(try past.items().count, 0)
         XCTAssertEqual(try past.jsonObject()["has_more"] as? Bool, false)
     }
@@ -237,7 +230,7 @@ final class SearchTests: XCTestCase {
         // 900 quotes, each with six distinct words containing "ab": 5,400 entries in the index of words, more
         // than it is read for, yet 900 matches: counted through the trigram index instead, exactly.
         try await insertMany(app, count: 900, text: "ab abc xab xabx abd abe #")
-        let response = try search(app, "AB", extra: "&page_size=50&page=18")
+        let response = try app.search("AB", extra: "&page_size=50&page=18")
         XCTAssertEqual(try totals(response).total, 900)
         XCTAssertEqual(try totals(response).exact, true)
         XCTAssertEqual(try response.items().count, 50)
@@ -324,8 +317,8 @@ final class SearchTests: XCTestCase {
                 "UPDATE quotes SET created_at = created_at - interval '1 day' WHERE text LIKE 'bulk words 1%'")
         }
         try await assertInStep("updated")
-        XCTAssertEqual(try search(app, "lovely").status, 200)
-        XCTAssertEqual(try totals(try search(app, "lovely")).total, 0, "the old words are gone")
+        XCTAssertEqual(try app.search("lovely").status, 200)
+        XCTAssertEqual(try totals(try app.search("lovely")).total, 0, "the old words are gone")
         try await app.withConnection { connection in
             _ = try connection.query("DELETE FROM quotes WHERE text LIKE 'bulk words 2%'")
         }
@@ -366,7 +359,7 @@ final class SearchTests: XCTestCase {
             var walked: [String] = []
             var page = 1
             while page <= 200 {
-                let response = try search(app, query, extra: "&page_size=\(pageSize)&page=\(page)\(categoryParameter)")
+                let response = try app.search(query, extra: "&page_size=\(pageSize)&page=\(page)\(categoryParameter)")
                 XCTAssertEqual(response.status, 200, file: file, line: line)
                 XCTAssertEqual(try totals(response).exact, expectedCount <= 1_000, file: file, line: line)
                 let ids = try response.items().map { $0["id"] as! String }
@@ -398,13 +391,13 @@ final class SearchTests: XCTestCase {
                 FROM generate_series(1, 3000) AS i
                 """)
         }
-        let response = try search(app, "lee", type: "author", extra: "&page_size=100&page=10")
+        let response = try app.search("lee", type: "author", extra: "&page_size=100&page=10")
         XCTAssertEqual(try totals(response).exact, false)
         XCTAssertEqual(
             Set(try response.items().map { $0["author"] as! String }), ["Ann Lee"], "rows 901-1000: whole word")
-        let page11 = try search(app, "lee", type: "author", extra: "&page_size=100&page=11")
+        let page11 = try app.search("lee", type: "author", extra: "&page_size=100&page=11")
         XCTAssertEqual(Set(try page11.items().map { $0["author"] as! String }), ["Leeroy Jenkins"], "then word start")
-        let humor = try search(app, "lee", type: "author", extra: "&category=humor&page_size=100")
+        let humor = try app.search("lee", type: "author", extra: "&category=humor&page_size=100")
         XCTAssertEqual(Set(try humor.items().map { $0["category"] as! String }), ["humor"])
         XCTAssertEqual(try totals(humor).exact, false, "1,500 humor matches")
     }

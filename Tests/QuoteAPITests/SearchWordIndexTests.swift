@@ -8,11 +8,6 @@ import XCTest
 /// shown by the plans of the real search functions, one word's window of ordered words, and the vocabulary
 /// forgetting unused words.
 final class SearchWordIndexTests: XCTestCase {
-    private func search(_ app: TestApp, _ query: String, type: String, extra: String = "") throws -> HTTPTestResponse {
-        let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        return try app.client.get("/v1/quotes/search?q=\(encoded)&type=\(type)\(extra)")
-    }
-
     /// `count` quotes by `author`, one a minute from `start`, each text distinct.
     private func insert(_ app: TestApp, count: Int, author: String, text: String = "words", start: String)
         async throws
@@ -35,16 +30,16 @@ final class SearchWordIndexTests: XCTestCase {
         try await insert(app, count: 300, author: "Ada Lovelaceson", start: "2020-01-01 05:00:10")
         try await insert(app, count: 300, author: "Nada Lovelace", start: "2020-01-01 10:00:20")
         try await insert(app, count: 1_200, author: "Grace Hopper", start: "2020-01-01 00:00:30")
-        let first = try search(app, "ADA lovelace", type: "author", extra: "&page_size=20")
+        let first = try app.search("ADA lovelace", type: "author", extra: "&page_size=20")
         XCTAssertEqual(first.status, 200)
         XCTAssertEqual(try first.jsonObject()["total_is_exact"] as? Bool, false, "1,800 matches")
         let newest = try first.items()
         XCTAssertEqual(Set(newest.map { $0["author"] as! String }), ["Ada Lovelace"], "the whole words first")
         XCTAssertEqual(newest.first?["text"] as? String, "words 1200", "newest first")
         // Rows 1,201-1,300: the start of a word; 1,501-1,600: inside a word.
-        let startOfWord = try search(app, "ada lovelace", type: "author", extra: "&page_size=100&page=13").items()
+        let startOfWord = try app.search("ada lovelace", type: "author", extra: "&page_size=100&page=13").items()
         XCTAssertEqual(Set(startOfWord.map { $0["author"] as! String }), ["Ada Lovelaceson"])
-        let inside = try search(app, "ada lovelace", type: "author", extra: "&page_size=100&page=16").items()
+        let inside = try app.search("ada lovelace", type: "author", extra: "&page_size=100&page=16").items()
         XCTAssertEqual(Set(inside.map { $0["author"] as! String }), ["Nada Lovelace"])
 
         // The first page walks the newest-first index and stops after the rows it needs (21 matches, every other
@@ -81,20 +76,20 @@ final class SearchWordIndexTests: XCTestCase {
     }
 
     private func assertTheRiverRanks(_ app: TestApp, _ context: String) throws {
-        let first = try search(app, "The River", type: "keyword", extra: "&page_size=20")
+        let first = try app.search("The River", type: "keyword", extra: "&page_size=20")
         XCTAssertEqual(try first.jsonObject()["total_is_exact"] as? Bool, false, "2,100 matches; \(context)")
         XCTAssertEqual(
             try first.items().map { $0["text"] as! String }, (1_481...1_500).reversed().map { "the river \($0)" },
             "the whole words first, newest first, before newer quotes of later tiers; \(context)")
         // Rows 1,501-1,600: the start of a word; 1,801-1,900: inside a word.
-        let startOfWord = try search(app, "the river", type: "keyword", extra: "&page_size=100&page=16").items()
+        let startOfWord = try app.search("the river", type: "keyword", extra: "&page_size=100&page=16").items()
         func texts(_ prefix: String, _ range: ClosedRange<Int>) -> [String] {
             range.reversed().map { "\(prefix) \($0)" }
         }
         XCTAssertEqual(startOfWord.map { $0["text"] as! String }, texts("the riverside", 201...300), context)
-        let inside = try search(app, "the river", type: "keyword", extra: "&page_size=100&page=19").items()
+        let inside = try app.search("the river", type: "keyword", extra: "&page_size=100&page=19").items()
         XCTAssertEqual(inside.map { $0["text"] as! String }, texts("bathe river", 201...300), context)
-        let deep = try search(app, "the river", type: "keyword", extra: "&page_size=100&page=4").items()
+        let deep = try app.search("the river", type: "keyword", extra: "&page_size=100&page=4").items()
         XCTAssertEqual(deep.map { $0["text"] as! String }, texts("the river", 1_101...1_200), context)
     }
 
@@ -133,7 +128,7 @@ final class SearchWordIndexTests: XCTestCase {
         try await insert(app, count: 5, author: "Lao Tzus", start: "2021-01-01")
         try await insert(app, count: 5, author: "Blao Tzu", start: "2022-01-01")
         try await insert(app, count: 2_000, author: "Someone Else", start: "2019-01-01")
-        let response = try search(app, "lao tzu", type: "author", extra: "&page_size=100")
+        let response = try app.search("lao tzu", type: "author", extra: "&page_size=100")
         XCTAssertEqual(try response.jsonObject()["total"] as? Int, 40)
         XCTAssertEqual(try response.jsonObject()["total_is_exact"] as? Bool, true)
         let authors = try response.items().map { $0["author"] as! String }
@@ -162,7 +157,7 @@ final class SearchWordIndexTests: XCTestCase {
         try await insert(app, count: 1_500, author: "Someone", text: "a fjord, never ephemeral", start: "2019-01-01")
         try await insert(app, count: 1_000, author: "Someone", text: "elsewhere", start: "2018-01-01")
         try await app.withConnection { connection in _ = try connection.query("ANALYZE quotes") }
-        let response = try search(app, "Ephemeral Fjord", type: "keyword", extra: "&page_size=100")
+        let response = try app.search("Ephemeral Fjord", type: "keyword", extra: "&page_size=100")
         XCTAssertEqual(try response.jsonObject()["total"] as? Int, 40)
         XCTAssertEqual(try response.jsonObject()["total_is_exact"] as? Bool, true)
         XCTAssertEqual(
@@ -204,7 +199,7 @@ final class SearchWordIndexTests: XCTestCase {
         let app = try await TestApp.start()
         try await insert(app, count: 3_000, author: "Someone", text: "zanzibar", start: "2020-01-01")
         try await insert(app, count: 500, author: "Someone", text: "elsewhere", start: "2021-01-01")
-        let first = try search(app, "Zanzibar", type: "keyword", extra: "&page_size=20")
+        let first = try app.search("Zanzibar", type: "keyword", extra: "&page_size=20")
         XCTAssertEqual(
             try first.items().map { $0["text"] as! String },
             (2_981...3_000).reversed().map { "zanzibar \($0)" })
@@ -230,12 +225,12 @@ final class SearchWordIndexTests: XCTestCase {
             _ = try connection.query("DELETE FROM quote_words_newest WHERE created_at < '2020-01-01 01:31'")
         }
         for (page, newest) in [(1, 100), (2, 75), (4, 25)] {
-            let items = try search(app, "zanzibar", type: "keyword", extra: "&page_size=25&page=\(page)").items()
+            let items = try app.search("zanzibar", type: "keyword", extra: "&page_size=25&page=\(page)").items()
             XCTAssertEqual(
                 items.map { $0["text"] as! String },
                 (newest - 24...newest).reversed().map { "zanzibar \($0)" }, "page \(page)")
         }
-        let inCategory = try search(app, "zanzibar", type: "keyword", extra: "&page_size=30&category=wisdom")
+        let inCategory = try app.search("zanzibar", type: "keyword", extra: "&page_size=30&category=wisdom")
         XCTAssertEqual(try inCategory.items().count, 30)
         XCTAssertEqual(try inCategory.items().last?["text"] as? String, "zanzibar 71")
         await app.stop()
@@ -306,8 +301,8 @@ final class SearchWordIndexTests: XCTestCase {
         }
         let afterUpdate = try await uses("zanzibar")
         XCTAssertNil(afterUpdate, "its last quote changed")
-        XCTAssertEqual(try search(app, "zanzibar", type: "keyword").jsonObject()["total"] as? Int, 0)
-        XCTAssertEqual(try search(app, "renamed", type: "keyword").jsonObject()["total"] as? Int, 1)
+        XCTAssertEqual(try app.search("zanzibar", type: "keyword").jsonObject()["total"] as? Int, 0)
+        XCTAssertEqual(try app.search("renamed", type: "keyword").jsonObject()["total"] as? Int, 1)
         await app.stop()
     }
 }
