@@ -6,6 +6,11 @@ extension TestApp {
     /// The scans in the plans of every statement the real search function runs (auto_explain, nested statements,
     /// with row counts; not the statements' text), read on a connection of its own.
     func scansInPlans(of call: String) throws -> String {
+        try planLines(of: call) { $0.contains("Scan") }
+    }
+
+    /// The lines of those plans that `keep` selects.
+    func planLines(of call: String, keep: (Substring) -> Bool) throws -> String {
         let notices = LogCapture(level: .debug)  // the server's notices carry auto_explain's plans
         let connection = try PGConnection(connectionString: databaseURL, logger: notices.logger())
         try connection.execute(
@@ -15,7 +20,6 @@ extension TestApp {
                 SET client_min_messages = log
                 """)
         _ = try connection.query(PGQuery(unsafeSQL: call))
-        return notices.all.joined(separator: "\n").split(separator: "\n").filter { $0.contains("Scan") }
-            .joined(separator: "\n")
+        return notices.all.joined(separator: "\n").split(separator: "\n").filter(keep).joined(separator: "\n")
     }
 }
