@@ -9,6 +9,9 @@
 -- * quote_text_holds: the test, written once; a plain SQL expression, so PostgreSQL inlines it. Its coalesce keeps
 --   the trigram index from taking it over where a word index selects (as the tests it replaces did).
 -- * quote_search_matches_text and quote_search_by_words_text (0061): the same statements with it.
+-- * quote_search_ranked_text (0048), the count of several words with more candidates than the words' lists read:
+--   the same with it, and each match's tier from quote_search_tier (0061: the whole word tested first, so a
+--   whole-word match costs one regular expression instead of two; the tier is the same).
 
 CREATE FUNCTION quote_text_holds(value text, pattern text)
     RETURNS boolean
@@ -71,4 +74,40 @@ BEGIN
     WHERE c.tier >= min_tier
     ORDER BY c.tier, c.created_at DESC, c.id DESC
     LIMIT wanted;
+END $$;
+
+CREATE OR REPLACE FUNCTION quote_search_ranked_text(contains text, whole text, prefix text, only_category text,
+                                                    page_size bigint, page_offset bigint)
+RETURNS TABLE (total bigint, version bigint, id uuid, text text, author text, category text,
+               created_at timestamptz)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET plan_cache_mode = force_generic_plan SET jit = off
+SET max_parallel_workers_per_gather = 0
+AS $$
+DECLARE
+    first_keys int[];
+    second_keys int[];
+BEGIN
+    SELECT k.first, k.second INTO first_keys, second_keys FROM quote_search_pair_keys('t', contains) k;
+    RETURN QUERY
+        WITH matches AS MATERIALIZED (
+            (SELECT q.id, q.text, q.author, q.category, q.created_at FROM quotes q
+             WHERE first_keys IS NOT NULL
+               AND quote_word_pairs(q.text) && first_keys AND quote_word_pairs(q.text) && second_keys
+               AND quote_text_holds(q.text, contains)
+               AND (only_category IS NULL OR q.category = only_category)
+             LIMIT 1001)
+            UNION ALL
+            (SELECT q.id, q.text, q.author, q.category, q.created_at FROM quotes q
+             WHERE first_keys IS NULL
+               AND q.text ILIKE contains AND (only_category IS NULL OR q.category = only_category)
+             LIMIT 1001)),
+        counted AS (SELECT count(*) AS n FROM matches)
+        SELECT counted.n, (SELECT v.version FROM quotes_version v), r.id, r.text, r.author, r.category,
+               r.created_at
+        FROM counted LEFT JOIN LATERAL (
+            SELECT m.id, m.text, m.author, m.category, m.created_at FROM matches m
+            WHERE counted.n <= 1000
+            ORDER BY quote_search_tier(m.text, false, 0, whole, prefix), m.created_at DESC, m.id DESC
+            LIMIT page_size OFFSET page_offset) AS r ON true;
 END $$;

@@ -63,4 +63,29 @@ final class SearchExactCaseFirstTests: XCTestCase {
         XCTAssertFalse(filters.contains("COALESCE((text ~~* $3), false)"), filters)
         await app.stop()
     }
+
+    func testTheFullRankingTestsLikeBeforeILikeAndRanksAsTheWordsDo() async throws {
+        let app = try await start()
+        try await app.insertQuotes(["quiet fjords, a word's start", "disquiet fjord, inside a word"])
+        let patterns = "'%quiet fjord%', '\\mquiet fjord\\M', '\\mquiet fjord'"
+        // quote_search_ranked_text, the count of several words with too many candidates for the words' lists
+        let ranked = "SELECT * FROM quote_search_ranked_text(\(patterns), NULL, 21, 0)"
+        let words = "SELECT * FROM quote_search_words_text('quiet fjord', \(patterns), NULL, 21, 0)"
+        let rows = try await app.withConnection { connection in
+            try [ranked, words].map { call in
+                try connection.query(PGQuery(unsafeSQL: call)).map { try $0.decode("text", as: String.self) }
+            }
+        }
+        XCTAssertEqual(
+            rows[0],
+            [
+                "a qUiEt FjOrD, mixed", "A QUIET FJORD, SHOUTED", "A Quiet Fjord, capitalised",
+                "a quiet fjord, as typed",
+                "quiet fjords, a word's start", "disquiet fjord, inside a word",
+            ])
+        XCTAssertEqual(rows[0], rows[1])
+        let filters = try app.planLines(of: ranked) { $0.contains("Filter:") && $0.contains("~~*") }
+        XCTAssertTrue(filters.contains("((text ~~ $1) OR (text ~~* $1))"), filters)
+        await app.stop()
+    }
 }
