@@ -4,7 +4,8 @@ import TestSupport
 import XCTest
 
 /// Migration 0064: a candidate is tested with LIKE (the query as typed, a byte comparison) before ILIKE, which
-/// lowercases the whole text. What matches stays ILIKE's: every case of the query, Unicode letters too.
+/// lowercases the whole text. What matches stays ILIKE's: every case of the query, Unicode letters too. The full
+/// rankings (`quote_search_ranked_text`/`_author`) take their tiers from `quote_search_tier`: the same order.
 final class SearchExactCaseFirstTests: XCTestCase {
     /// One quote a day from 2024-01-01, in this order (the last is the newest).
     private static let texts = [
@@ -86,6 +87,27 @@ final class SearchExactCaseFirstTests: XCTestCase {
         XCTAssertEqual(rows[0], rows[1])
         let filters = try app.planLines(of: ranked) { $0.contains("Filter:") && $0.contains("~~*") }
         XCTAssertTrue(filters.contains("((text ~~ $1) OR (text ~~* $1))"), filters)
+        await app.stop()
+    }
+
+    func testTheFullRankingOfAuthorsRanksAsTheWordsDo() async throws {
+        let app = try await TestApp.start()
+        // oldest first: a whole word, the start of a word, inside a word
+        for author in ["Ann Lee", "Annabel Lee", "Joann Smith"] {
+            try await app.insertQuotes(["A saying by \(author)"], author: author)
+        }
+        let patterns = "'%ann%', '\\mann\\M', '\\mann'"
+        let calls = [
+            "SELECT * FROM quote_search_ranked_author(\(patterns), NULL, 21, 0)",
+            "SELECT * FROM quote_search_words_author('ann', \(patterns), NULL, 21, 0)",
+        ]
+        let rows = try await app.withConnection { connection in
+            try calls.map { call in
+                try connection.query(PGQuery(unsafeSQL: call)).map { try $0.decode("author", as: String.self) }
+            }
+        }
+        XCTAssertEqual(rows[0], ["Ann Lee", "Annabel Lee", "Joann Smith"])
+        XCTAssertEqual(rows[0], rows[1])
         await app.stop()
     }
 }

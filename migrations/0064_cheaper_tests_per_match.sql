@@ -12,6 +12,8 @@
 -- * quote_search_ranked_text (0048), the count of several words with more candidates than the words' lists read:
 --   the same with it, and each match's tier from quote_search_tier (0061: the whole word tested first, so a
 --   whole-word match costs one regular expression instead of two; the tier is the same).
+-- * quote_search_ranked_author (0007): its tiers from quote_search_tier too (an author's name and its query
+--   differ in case as a rule, so LIKE first would only add a test there).
 
 CREATE FUNCTION quote_text_holds(value text, pattern text)
     RETURNS boolean
@@ -109,5 +111,29 @@ BEGIN
             SELECT m.id, m.text, m.author, m.category, m.created_at FROM matches m
             WHERE counted.n <= 1000
             ORDER BY quote_search_tier(m.text, false, 0, whole, prefix), m.created_at DESC, m.id DESC
+            LIMIT page_size OFFSET page_offset) AS r ON true;
+END $$;
+
+CREATE OR REPLACE FUNCTION quote_search_ranked_author(contains text, whole text, prefix text, only_category text,
+                                                      page_size bigint, page_offset bigint)
+RETURNS TABLE (total bigint, version bigint, id uuid, text text, author text, category text,
+               created_at timestamptz)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET plan_cache_mode = force_generic_plan SET jit = off
+SET max_parallel_workers_per_gather = 0
+AS $$
+BEGIN
+    RETURN QUERY
+        WITH matches AS MATERIALIZED (
+            SELECT q.id, q.text, q.author, q.category, q.created_at FROM quotes q
+            WHERE q.author ILIKE contains AND (only_category IS NULL OR q.category = only_category)
+            LIMIT 1001),
+        counted AS (SELECT count(*) AS n FROM matches)
+        SELECT counted.n, (SELECT v.version FROM quotes_version v), r.id, r.text, r.author, r.category,
+               r.created_at
+        FROM counted LEFT JOIN LATERAL (
+            SELECT m.id, m.text, m.author, m.category, m.created_at FROM matches m
+            WHERE counted.n <= 1000
+            ORDER BY quote_search_tier(m.author, false, 0, whole, prefix), m.created_at DESC, m.id DESC
             LIMIT page_size OFFSET page_offset) AS r ON true;
 END $$;
