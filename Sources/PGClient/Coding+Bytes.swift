@@ -54,7 +54,8 @@ private func hexBytes(_ chars: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
     return bytes
 }
 
-private func hexValue(_ char: UInt8) -> UInt8? {
+/// The value of a hexadecimal digit in either case (also for `UUID(canonicalText:)`).
+func hexValue(_ char: UInt8) -> UInt8? {
     switch char {
     case UInt8(ascii: "0")...UInt8(ascii: "9"): char - UInt8(ascii: "0")
     case UInt8(ascii: "a")...UInt8(ascii: "f"): char - UInt8(ascii: "a") + 10

@@ -49,7 +49,7 @@ func parseISOTimestamp(_ chars: UnsafeBufferPointer<UInt8>) -> Int64? {
     var micros = 0
     if scanner.expect(".") {
         var digits = 0
-        while let digit = scanner.digit() {
+        while let digit = scanner.number(1) {
             guard digits < 6 else { return nil }
             micros = micros * 10 + digit
             digits += 1
@@ -107,15 +107,6 @@ private struct TimestampScanner {
         }
         index += count
         return value
-    }
-
-    /// The next byte as a digit, consumed; nil if it is not one.
-    mutating func digit() -> Int? {
-        guard index < chars.count else { return nil }
-        let digit = Int(chars[index]) - Int(UInt8(ascii: "0"))
-        guard (0...9).contains(digit) else { return nil }
-        index += 1
-        return digit
     }
 
     /// Consumes `char` if it comes next.

@@ -20,9 +20,8 @@ extension Double: PGEncodable, PGDecodable {
     public static var pgType: PGType { .float8 }
     public func pgEncode() -> PGBind.Value { .text(pgFloatText(self)) }
     public init(pgText text: String) throws(PGError) {
-        guard let value = pgParseFloat(text) ?? Double(text) else {
-            throw .decodingFailure(Double.self, text)
-        }
+        // Swift reads PostgreSQL's NaN, Infinity and -Infinity too.
+        guard let value = Double(text) else { throw .decodingFailure(Double.self, text) }
         self = value
     }
 }
@@ -31,9 +30,7 @@ extension Float: PGEncodable, PGDecodable {
     public static var pgType: PGType { .float4 }
     public func pgEncode() -> PGBind.Value { .text(pgFloatText(Double(self))) }
     public init(pgText text: String) throws(PGError) {
-        guard let value = pgParseFloat(text).map({ Float($0) }) ?? Float(text) else {
-            throw .decodingFailure(Float.self, text)
-        }
+        guard let value = Float(text) else { throw .decodingFailure(Float.self, text) }
         self = value
     }
 }
@@ -45,14 +42,4 @@ private func pgFloatText(_ value: Double) -> String {
     if value == .infinity { return "Infinity" }
     if value == -.infinity { return "-Infinity" }
     return String(value)
-}
-
-/// PostgreSQL's spellings of the special values.
-private func pgParseFloat(_ text: String) -> Double? {
-    switch text {
-    case "NaN": .nan
-    case "Infinity": .infinity
-    case "-Infinity": -.infinity
-    default: nil
-    }
 }

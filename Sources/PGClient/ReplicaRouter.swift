@@ -140,10 +140,7 @@ final class ReplicaRouter: Sendable {
             var connections = [PGConnection?](repeating: nil, count: self?.replicas.count ?? 0)
             var lags = [ReplayLag](repeating: ReplayLag(), count: connections.count)
             while let router = self, router.checkAll(&connections, &lags) {
-                let interval = router.checkInterval
-                Thread.sleep(
-                    forTimeInterval: Double(interval.components.seconds) + Double(interval.components.attoseconds)
-                        / 1e18)
+                Thread.sleep(forTimeInterval: router.checkInterval / .seconds(1))
             }
         }
         thread.name = "pg-replica-monitor"
