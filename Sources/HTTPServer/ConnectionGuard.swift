@@ -275,8 +275,7 @@ final class ConnectionGuard: Sendable {
     private func isBelowMinimumRate(_ connection: TrackedConnection, now: UInt64) -> Bool {
         let started = connection.bodyStartedAt.load(ordering: .relaxed)
         guard limits.bodyMinRate > 0, started != 0, now > started else { return false }
-        let (graceSeconds, graceAttoseconds) = limits.bodyGrace.components
-        let grace = Double(graceSeconds) + Double(graceAttoseconds) / 1e18
+        let grace = limits.bodyGrace / .seconds(1)
         let allowed = grace + Double(connection.bodyReceived.load(ordering: .relaxed)) / Double(limits.bodyMinRate)
         return Double(now - started) / 1e9 > allowed
     }

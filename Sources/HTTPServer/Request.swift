@@ -98,14 +98,14 @@ public enum RequestID {
     /// A counter rather than fresh randomness per request: ids need uniqueness, not secrecy, and a
     /// `getrandom` call per request showed up in profiles.
     public static func generate() -> String {
-        hex(processPrefix) + hex(counter.next())
+        hex(processPrefix) + hex(counter.wrappingAdd(1, ordering: .relaxed).newValue)
     }
 
     private static let processPrefix: UInt64 = {
         var generator = SystemRandomNumberGenerator()
         return generator.next()
     }()
-    private static let counter = RequestCounter()
+    private static let counter = Atomic<UInt64>(0)
 
     private static func hex(_ value: UInt64) -> String {
         String(unsafeUninitializedCapacity: 16) { buffer in
@@ -115,14 +115,5 @@ public enum RequestID {
             }
             return 16
         }
-    }
-}
-
-/// A thread-safe increasing counter.
-private final class RequestCounter: Sendable {
-    private let value = Atomic<UInt64>(0)
-
-    func next() -> UInt64 {
-        value.wrappingAdd(1, ordering: .relaxed).newValue
     }
 }
