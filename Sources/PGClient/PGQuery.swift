@@ -136,7 +136,7 @@ public struct PGQuery: ExpressibleByStringInterpolation, Sendable, CustomStringC
 
         /// An identifier (table or column name), double-quoted and escaped.
         public mutating func appendInterpolation(identifier: String) {
-            query.appendSQL("\"" + identifier.replacingAll("\"", with: "\"\"") + "\"")
+            query.appendSQL("\"" + identifier.replacing("\"", with: "\"\"") + "\"")
         }
 
         /// Another query (e.g. a WHERE fragment), its parameters renumbered.
@@ -153,16 +153,6 @@ extension Sequence where Element == PGQuery {
         for (index, query) in enumerated() {
             if index > 0 { result.appendSQL(separator) }
             result.append(query)
-        }
-        return result
-    }
-}
-
-extension String {
-    fileprivate func replacingAll(_ target: Character, with replacement: String) -> String {
-        var result = ""
-        for char in self {
-            if char == target { result += replacement } else { result.append(char) }
         }
         return result
     }
