@@ -284,16 +284,9 @@ public final class BackRest: Sendable {
     /// The WAL segment before `name` (24 hex digits: timeline, log, segment of 16 MB).
     static func previous(_ name: String) -> String? {
         guard name.count == 24, let log = UInt32(name.dropFirst(8).prefix(8), radix: 16),
-            let segment = UInt32(name.suffix(8), radix: 16)
+            let segment = UInt32(name.suffix(8), radix: 16), log > 0 || segment > 0
         else { return nil }
-        let (newLog, newSegment): (UInt32, UInt32)
-        if segment > 0 {
-            (newLog, newSegment) = (log, segment - 1)
-        } else if log > 0 {
-            (newLog, newSegment) = (log - 1, 0xFF)
-        } else {
-            return nil
-        }
+        let (newLog, newSegment) = segment > 0 ? (log, segment - 1) : (log - 1, UInt32(0xFF))
         return String(name.prefix(8)) + String(format: "%08X%08X", newLog, newSegment)
     }
 

@@ -188,7 +188,7 @@ public final class EmbeddedPostgres: Sendable {
 
     private func initialise(_ tools: Tools) throws {
         logger.info("initialising a PostgreSQL cluster", metadata: ["dataDirectory": "\(dataDirectory.path)"])
-        let password = try Self.generatePassword()
+        let password = Self.generatePassword()
         // initdb reads the password from a file: a private one, readable by whoever runs initdb, deleted after.
         let passwordFile = FileManager.default.temporaryDirectory.appendingPathComponent(
             "embedded-postgres-\(UUID().uuidString).pw")
@@ -324,7 +324,7 @@ public final class EmbeddedPostgres: Sendable {
         if let password, !password.isEmpty { return password }
         guard let port = try runningServerPort(tools) else { throw EmbeddedPostgresError("PostgreSQL is not running") }
         logger.warning("the embedded PostgreSQL trusted local connections; setting a password and turning trust off")
-        let password = try Self.generatePassword()
+        let password = Self.generatePassword()
         try tools.runner.check(
             tools.psql,
             [
@@ -370,17 +370,10 @@ public final class EmbeddedPostgres: Sendable {
         try tools.runner.runAs?.own(secretFile.path)
     }
 
-    /// 32 random bytes from the kernel, as hexadecimal.
-    private static func generatePassword() throws -> String {
-        guard let source = FileHandle(forReadingAtPath: "/dev/urandom") else {
-            throw EmbeddedPostgresError("cannot open /dev/urandom for the database password")
-        }
-        defer { try? source.close() }
-        let bytes = source.readData(ofLength: 32)
-        guard bytes.count == 32 else {
-            throw EmbeddedPostgresError("cannot read random bytes for the database password")
-        }
-        return bytes.map { String(format: "%02x", $0) }.joined()
+    /// 32 random bytes as hexadecimal (`getrandom(2)` on Linux: cryptographically secure).
+    private static func generatePassword() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 
     /// Writes a file in the data directory, owned by the user running PostgreSQL.
