@@ -125,19 +125,12 @@ public final class EmbeddedPostgres: Sendable {
         for directory in path.split(separator: ":").map(String.init) where !directory.isEmpty && hasTools(directory) {
             return URL(fileURLWithPath: directory)
         }
-        if let pgConfig = findExecutable("pg_config") {
-            let process = Process()
-            let pipe = Pipe()
-            process.executableURL = URL(fileURLWithPath: pgConfig)
-            process.arguments = ["--bindir"]
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            if (try? process.run()) != nil {
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                let directory = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                if process.terminationStatus == 0, hasTools(directory) { return URL(fileURLWithPath: directory) }
-            }
+        let runner = CommandRunner(runAs: nil, binDirectory: URL(fileURLWithPath: "/usr/bin"))
+        if let pgConfig = findExecutable("pg_config"),
+            let bindir = try? runner.check(URL(fileURLWithPath: pgConfig), ["--bindir"], failure: "pg_config")
+        {
+            let directory = bindir.trimmingCharacters(in: .whitespacesAndNewlines)
+            if hasTools(directory) { return URL(fileURLWithPath: directory) }
         }
         throw EmbeddedPostgresError(
             """
@@ -304,17 +297,26 @@ public final class EmbeddedPostgres: Sendable {
     }
 
     private func ensureDatabase(_ tools: Tools, port: Int, password: String) throws {
-        let common = ["-X", "-q", "-t", "-A", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user, "-d", "postgres"]
-        let environment = ["PGPASSWORD=" + password]
-        let exists = try tools.runner.check(
-            tools.psql, common + ["-c", "SELECT 1 FROM pg_database WHERE datname = '\(Self.database)'"],
-            asPostgresUser: false, environment: environment,
+        let exists = try psql(
+            "SELECT 1 FROM pg_database WHERE datname = '\(Self.database)'", tools, port: port, password: password,
             failure: "cannot query the embedded PostgreSQL on port \(port)")
         if exists.trimmingCharacters(in: .whitespacesAndNewlines) != "1" {
-            try tools.runner.check(
-                tools.psql, common + ["-c", "CREATE DATABASE \(Self.database)"],
-                asPostgresUser: false, environment: environment, failure: "cannot create database \(Self.database)")
+            try psql(
+                "CREATE DATABASE \(Self.database)", tools, port: port, password: password,
+                failure: "cannot create database \(Self.database)")
         }
+    }
+
+    /// Runs `sql` in database `postgres` as the superuser, over TCP; returns psql's unaligned output.
+    @discardableResult
+    private func psql(_ sql: String, _ tools: Tools, port: Int, password: String?, failure: String) throws -> String {
+        try tools.runner.check(
+            tools.psql,
+            [
+                "-X", "-q", "-t", "-A", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user, "-d", "postgres", "-c",
+                sql,
+            ],
+            asPostgresUser: false, environment: password.map { ["PGPASSWORD=" + $0] } ?? [], failure: failure)
     }
 
     /// The superuser's password. A cluster initialised by an earlier version has none and trusts local TCP
@@ -325,13 +327,10 @@ public final class EmbeddedPostgres: Sendable {
         guard let port = try runningServerPort(tools) else { throw EmbeddedPostgresError("PostgreSQL is not running") }
         logger.warning("the embedded PostgreSQL trusted local connections; setting a password and turning trust off")
         let password = Self.generatePassword()
-        try tools.runner.check(
-            tools.psql,
-            [
-                "-X", "-q", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user, "-d", "postgres",
-                "-c", "ALTER ROLE \(Self.user) PASSWORD '\(password)'",
-            ],  // hexadecimal: nothing to quote
-            asPostgresUser: false, failure: "cannot set the embedded PostgreSQL's password")
+        // The password is hexadecimal: nothing to quote.
+        try psql(
+            "ALTER ROLE \(Self.user) PASSWORD '\(password)'", tools, port: port, password: nil,
+            failure: "cannot set the embedded PostgreSQL's password")
         try writeSecret(password, tools)
         try writeAuthentication(tools)
         try tools.runner.check(
@@ -378,10 +377,7 @@ public final class EmbeddedPostgres: Sendable {
 
     /// Writes a file in the data directory, owned by the user running PostgreSQL.
     private func writeOwnedFile(_ name: String, tools: Tools, contents: String) throws {
-        let url = dataDirectory.appendingPathComponent(name)
-        try contents.write(to: url, atomically: false, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
-        try tools.runner.runAs?.own(url.path)
+        try tools.runner.writeOwned(contents, to: dataDirectory.appendingPathComponent(name), permissions: 0o600)
     }
 
     private func chownRecursively(_ directory: URL, to user: RunAs) throws {
