@@ -65,6 +65,11 @@ public enum RouteLookup: Sendable {
     case found(Route, parameters: [String: String])
     case notFound
     case methodNotAllowed(allowed: [HTTPMethod])
+
+    /// The matched route, if any.
+    var route: Route? {
+        if case .found(let route, _) = self { route } else { nil }
+    }
 }
 
 /// Matches paths segment by segment in a tree: literal segments win over parameters.
