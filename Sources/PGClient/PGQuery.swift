@@ -183,26 +183,17 @@ func splitPlaceholders(_ sql: String, bindCount: Int) -> [PGQuery.Fragment] {
     while index < chars.count {
         let char = chars[index]
         switch char {
-        case UInt8(ascii: "'"):
-            // E'...' strings allow backslash escapes; standard strings only ''.
+        case UInt8(ascii: "'"), UInt8(ascii: "\""):
+            // E'...' strings allow backslash escapes; standard strings and quoted identifiers only a doubled quote.
             let backslashes =
-                index > 0 && (chars[index - 1] == UInt8(ascii: "E") || chars[index - 1] == UInt8(ascii: "e"))
+                char == UInt8(ascii: "'") && index > 0
+                && (chars[index - 1] == UInt8(ascii: "E") || chars[index - 1] == UInt8(ascii: "e"))
                 && (index < 2 || !isIdentChar(chars[index - 2]))
             index += 1
             while index < chars.count {
                 if backslashes && chars[index] == UInt8(ascii: "\\") { index += 2; continue }
-                if chars[index] == UInt8(ascii: "'") {
-                    if index + 1 < chars.count && chars[index + 1] == UInt8(ascii: "'") { index += 2; continue }
-                    break
-                }
-                index += 1
-            }
-            index += 1
-        case UInt8(ascii: "\""):
-            index += 1
-            while index < chars.count {
-                if chars[index] == UInt8(ascii: "\"") {
-                    if index + 1 < chars.count && chars[index + 1] == UInt8(ascii: "\"") { index += 2; continue }
+                if chars[index] == char {
+                    if index + 1 < chars.count && chars[index + 1] == char { index += 2; continue }
                     break
                 }
                 index += 1
