@@ -275,8 +275,7 @@ public final class HTTPServer: @unchecked Sendable {
             let small = configuration.smallBodyReserve > 0 && !chunked && declared <= configuration.smallBodyLimit
             let account = small ? nil : credentials.account
             if let tracked, !connectionGuard.reserveBody(declared, for: tracked, small: small, account: account) {
-                return send(
-                    Self.tooManyBodies.response, for: state, on: connection)
+                return send(Self.tooManyBodies.response, for: state, on: connection)
             }
             state.tracked = tracked
             state.reservedBytes = declared
