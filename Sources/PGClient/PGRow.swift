@@ -79,13 +79,6 @@ public struct PGRows: Sendable, RandomAccessCollection {
     /// The command tag, e.g. "INSERT 0 1" or "SELECT 3".
     public let commandTag: String
 
-    init(columns: PGColumns, rows: [PGRow], affectedRows: Int, commandTag: String) {
-        self.columnSet = columns
-        self.rows = rows
-        self.affectedRows = affectedRows
-        self.commandTag = commandTag
-    }
-
     /// The result's column names, in order.
     public var columns: [String] { columnSet.names }
 

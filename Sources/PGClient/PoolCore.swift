@@ -30,8 +30,7 @@ struct PoolJob: Sendable {
     let fail: @Sendable (any Error) -> Void
 
     var statement: Statement? {
-        if case .statement(let statement) = work { return statement }
-        return nil
+        if case .statement(let statement) = work { statement } else { nil }
     }
 
     var isStatement: Bool { statement != nil }

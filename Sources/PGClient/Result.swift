@@ -52,7 +52,7 @@ final class PGResultHandle {
         }
         let tag = PQcmdStatus(pointer).map { String(cString: $0) } ?? ""
         let affected = PQcmdTuples(pointer).flatMap { Int(String(cString: $0)) } ?? 0
-        return PGRows(columns: columns, rows: rows, affectedRows: affected, commandTag: tag)
+        return PGRows(columnSet: columns, rows: rows, affectedRows: affected, commandTag: tag)
     }
 
     /// The error this result reports. `connectionBroken` (PQstatus after the call) decides
