@@ -124,11 +124,6 @@ public struct PGQuery: ExpressibleByStringInterpolation, Sendable, CustomStringC
             query.appendBind(PGBind(value))
         }
 
-        /// A ready-made bind (e.g. `PGBind(type: .int4, value: .text("3"))`).
-        public mutating func appendInterpolation(bind: PGBind) {
-            query.appendBind(bind)
-        }
-
         /// Trusted SQL text, inserted verbatim. Never pass user input.
         public mutating func appendInterpolation(unsafeSQL text: String) {
             query.appendSQL(text)

@@ -63,11 +63,6 @@ public struct PGRow: Sendable {
         guard let index = columns.index(of: column) else { return false }
         return values[index] == nil
     }
-
-    /// The raw text of the column at `index`, nil for NULL.
-    public func text(at index: Int) -> String? {
-        values.indices.contains(index) ? values[index] : nil
-    }
 }
 
 /// A statement's materialised result: its rows, column names and affected-row count.
