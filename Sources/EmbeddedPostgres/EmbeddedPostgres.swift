@@ -160,13 +160,9 @@ public final class EmbeddedPostgres: Sendable {
         let test = URL(fileURLWithPath: findExecutable("test") ?? "/usr/bin/test")
         let reachable = try tools.runner.run(test, ["-w", path, "-a", "-x", path])
         guard reachable.status == 0 else {
-            // Name the first parent the user cannot pass through.
-            var blocked = dataDirectory.deletingLastPathComponent()
-            var ancestors = [URL]()
-            while blocked.path != "/" && ancestors.count < 64 {
-                ancestors.insert(blocked, at: 0)
-                blocked = blocked.deletingLastPathComponent()
-            }
+            // Name the first parent the user cannot pass through, from the root down.
+            let parents = sequence(first: dataDirectory.deletingLastPathComponent()) { $0.deletingLastPathComponent() }
+            let ancestors = parents.prefix(64).prefix { $0.path != "/" }.reversed()
             let firstBlocked = try ancestors.first { try tools.runner.run(test, ["-x", $0.path]).status != 0 }
             throw EmbeddedPostgresError(
                 "user '\(runAs.name)' (which runs PostgreSQL because this process is root) cannot reach \(path)"
