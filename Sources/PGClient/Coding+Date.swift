@@ -57,31 +57,17 @@ func parseISOTimestamp(_ chars: UnsafeBufferPointer<UInt8>) -> Int64? {
         guard digits > 0 else { return nil }
         for _ in digits..<6 { micros *= 10 }
     }
+    // The offset: `Z`, or a sign and hours, then optionally `:` minutes and `:` seconds.
     var offset = 0
-    if !scanner.isAtEnd {
-        let sign: Int
-        if scanner.expect("+") {
-            sign = 1
-        } else if scanner.expect("-") {
-            sign = -1
-        } else if scanner.expect("Z") {
-            sign = 0
-        } else {
-            return nil
-        }
-        if sign != 0 {
-            guard let offsetHours = scanner.number(2) else { return nil }
-            var offsetSeconds = offsetHours * 3600
-            if scanner.expect(":") {
-                guard let offsetMinutes = scanner.number(2) else { return nil }
-                offsetSeconds += offsetMinutes * 60
-                if scanner.expect(":") {
-                    guard let extra = scanner.number(2) else { return nil }
-                    offsetSeconds += extra
-                }
-            }
-            offset = sign * offsetSeconds
-        }
+    if !scanner.isAtEnd, !scanner.expect("Z") {
+        let sign = scanner.expect("+") ? 1 : scanner.expect("-") ? -1 : 0
+        guard sign != 0 else { return nil }
+        var unit = 3600
+        repeat {
+            guard let value = scanner.number(2) else { return nil }
+            offset += sign * value * unit
+            unit /= 60
+        } while unit > 0 && scanner.expect(":")
     }
     guard scanner.isAtEnd else { return nil }
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
