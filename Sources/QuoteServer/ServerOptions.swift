@@ -192,9 +192,9 @@ struct ServerOptions: ParsableArguments {
         return number
     }
 
-    /// `on` or `off` (any case), from the flag or the environment; `fallback` when neither is set.
-    func switchValue(_ flag: String?, _ variable: String, default fallback: Bool = true) throws -> Bool {
-        guard let text = value(flag, variable) else { return fallback }
+    /// `on` or `off` (any case), from the flag or the environment; on when neither is set.
+    func switchValue(_ flag: String?, _ variable: String) throws -> Bool {
+        guard let text = value(flag, variable) else { return true }
         switch text.lowercased() {
         case "on": return true
         case "off": return false
@@ -213,12 +213,12 @@ struct ServerOptions: ParsableArguments {
         return format
     }
 
-    func makeLogger(label: String = "quote-server") throws -> Logger {
+    func makeLogger() throws -> Logger {
         let levelText = value(logLevel, "LOG_LEVEL") ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
             throw ValidationError("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
         }
         LoggingBootstrap.once(level: level, format: try resolvedLogFormat())
-        return Logger(label: label)
+        return Logger(label: "quote-server")
     }
 }
