@@ -101,12 +101,8 @@ public enum RequestID {
         processPrefix.hexDigits + counter.wrappingAdd(1, ordering: .relaxed).newValue.hexDigits
     }
 
-    private static let processPrefix: UInt64 = {
-        var generator = SystemRandomNumberGenerator()
-        return generator.next()
-    }()
+    private static let processPrefix = UInt64.random(in: .min ... .max)
     private static let counter = Atomic<UInt64>(0)
-
 }
 
 extension UInt64 {

@@ -76,7 +76,6 @@ final class PGResultHandle {
             column: field(clibpq_diag_column_name()),
             query: query)
     }
-
 }
 
 /// The primary message of a notice; `result` is borrowed from libpq's notice callback.
