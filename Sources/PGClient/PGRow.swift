@@ -8,14 +8,10 @@ final class PGColumns: Sendable {
 
     init(names: [String]) {
         self.names = names
-        guard names.count > Self.linearSearchLimit else {
-            wideIndexes = nil
-            return
-        }
         // With duplicate names (e.g. two joined "id"s) the first wins, as in most drivers.
-        var indexes = [String: Int]()
-        for (index, name) in names.enumerated() where indexes[name] == nil { indexes[name] = index }
-        wideIndexes = indexes
+        wideIndexes =
+            names.count > Self.linearSearchLimit
+            ? Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first }) : nil
     }
 
     /// The position of the first column called `name`.
