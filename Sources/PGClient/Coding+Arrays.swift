@@ -34,12 +34,9 @@ extension PGArrayElement {
 
     public static func pgDecodeArray(_ text: String) throws(PGError) -> [Self] {
         guard let items = parseArrayLiteral(text) else { throw .decodingFailure([Self].self, text) }
-        var result = [Self]()
-        result.reserveCapacity(items.count)
-        for item in items {
-            if let item { result.append(try Self(pgText: item)) } else { result.append(try Self.pgDecodeNull()) }
+        return try items.map { item throws(PGError) in
+            if let item { try Self(pgText: item) } else { try Self.pgDecodeNull() }
         }
-        return result
     }
 }
 
