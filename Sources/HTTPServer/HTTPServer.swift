@@ -227,11 +227,9 @@ public final class HTTPServer: @unchecked Sendable {
         let contentLength = connection.header("Content-Length")
         let chunked = connection.header("Transfer-Encoding") != nil
         let tracked = connection.tracked
-        guard contentLength != nil || chunked else {
-            if let tracked { connectionGuard.headersReceived(tracked, expectsBody: false) }
-            return true
-        }
-        if let tracked { connectionGuard.headersReceived(tracked, expectsBody: true) }
+        let expectsBody = contentLength != nil || chunked
+        if let tracked { connectionGuard.headersReceived(tracked, expectsBody: expectsBody) }
+        guard expectsBody else { return true }
         if chunked && contentLength != nil || connection.headerCount("Content-Length") > 1
             || connection.headerCount("Transfer-Encoding") > 1
         {
