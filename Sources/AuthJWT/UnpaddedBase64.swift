@@ -39,7 +39,9 @@ struct UnpaddedBase64: Sendable {
         let left = input.count - index
         if left > 0 {
             let chunk = UInt32(input[index]) << 16 | (left == 2 ? UInt32(input[index + 1]) << 8 : 0)
-            for shift: UInt32 in [18, 12, 6].prefix(left + 1) { out.append(encodeTable[Int(chunk >> shift & 63)]) }
+            for shift in stride(from: 18, through: 18 - 6 * left, by: -6) {
+                out.append(encodeTable[Int(chunk >> UInt32(shift) & 63)])
+            }
         }
         return String(decoding: out, as: UTF8.self)
     }
