@@ -267,11 +267,12 @@ public final class EmbeddedPostgres: Sendable {
     private func choosePort(fresh: Bool) throws -> Int {
         if let requestedPort { return requestedPort }
         if !fresh, let text = try? String(contentsOf: portFile, encoding: .utf8),
-            let remembered = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), isPortFree(remembered)
+            let remembered = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+            freeLoopbackPort(remembered) == remembered
         {
             return remembered
         }
-        guard let port = findFreePort() else { throw EmbeddedPostgresError("no free TCP port on 127.0.0.1") }
+        guard let port = freeLoopbackPort() else { throw EmbeddedPostgresError("no free TCP port on 127.0.0.1") }
         return port
     }
 
