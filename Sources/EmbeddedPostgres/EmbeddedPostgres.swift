@@ -222,10 +222,7 @@ public final class EmbeddedPostgres: Sendable {
             let port = try choosePort(fresh: attempt > 0)
             try writeOwnedFile("embedded.conf", tools: tools, contents: try configuration(port: port))
             let result = try tools.runner.run(
-                tools.pgCtl,
-                [
-                    "start", "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-s",
-                ])
+                tools.pgCtl, ["start", "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-s"])
             if result.status == 0 {
                 try? String(port).write(to: portFile, atomically: true, encoding: .utf8)
                 logger.info(
