@@ -304,13 +304,10 @@ public final class EmbeddedPostgres: Sendable {
     /// Runs `sql` in database `postgres` as the superuser, over TCP; returns psql's unaligned output.
     @discardableResult
     private func psql(_ sql: String, _ tools: Tools, port: Int, password: String?, failure: String) throws -> String {
-        try tools.runner.check(
-            tools.psql,
-            [
-                "-X", "-q", "-t", "-A", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user, "-d", "postgres", "-c",
-                sql,
-            ],
-            asPostgresUser: false, environment: password.map { ["PGPASSWORD=" + $0] } ?? [], failure: failure)
+        let options = ["-X", "-q", "-t", "-A", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user]
+        return try tools.runner.check(
+            tools.psql, options + ["-d", "postgres", "-c", sql], asPostgresUser: false,
+            environment: password.map { ["PGPASSWORD=" + $0] } ?? [], failure: failure)
     }
 
     /// The superuser's password. A cluster initialised by an earlier version has none and trusts local TCP
