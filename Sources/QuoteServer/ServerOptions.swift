@@ -155,9 +155,7 @@ struct ServerOptions: ParsableArguments {
 
     /// The flag if given, else the environment variable, else nil. Empty variables count as unset.
     func value(_ flag: String?, _ variable: String) -> String? {
-        if let flag { return flag }
-        guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else { return nil }
-        return value
+        flag ?? ProcessInfo.processInfo.environment[variable].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     func intValue(
