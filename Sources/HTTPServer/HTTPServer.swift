@@ -248,38 +248,35 @@ public final class HTTPServer: @unchecked Sendable {
             declared = value
         }
         guard declared > 0 || chunked else { return true }
-        switch state.lookup {
-        case .notFound, .methodNotAllowed:
-            return bodyComplete(state, connection: connection)
-        case .found(let route, _):
-            if declared > state.bodyLimit {
-                return refuseLater(tooLarge(state, route: route, connection: connection), for: state, on: connection)
-            }
-            let head = headRequest(state, route: route, connection: connection)
-            let credentials: Verified
-            do {
-                credentials = try route.policy.authentication.verify(head)
-                let large = chunked || declared > configuration.smallBodyLimit
-                guard !large || credentials.mayStreamLargeBodies else {
-                    let limit = configuration.smallBodyLimit
-                    throw Failure.forbidden("A request body over \(limit) bytes needs a signed-in user's access token")
-                }
-            } catch {
-                let refusal = render(error, request: head, dialect: route.policy.dialect)
-                return Self.isDelayedRefusal(refusal)
-                    ? refuseLater(refusal, for: state, on: connection) : send(refusal, for: state, on: connection)
-            }
-            state.credentials = credentials
-            let small = configuration.smallBodyReserve > 0 && !chunked && declared <= configuration.smallBodyLimit
-            let account = small ? nil : credentials.account
-            if let tracked, !connectionGuard.reserveBody(declared, for: tracked, small: small, account: account) {
-                return send(Self.tooManyBodies.response, for: state, on: connection)
-            }
-            state.tracked = tracked
-            state.reservedBytes = declared
-            state.body.reserveCapacity(declared)
-            return true
+        // Unrouted requests are answered from their headers.
+        guard let route = state.lookup.route else { return bodyComplete(state, connection: connection) }
+        if declared > state.bodyLimit {
+            return refuseLater(tooLarge(state, route: route, connection: connection), for: state, on: connection)
         }
+        let head = headRequest(state, route: route, connection: connection)
+        let credentials: Verified
+        do {
+            credentials = try route.policy.authentication.verify(head)
+            let large = chunked || declared > configuration.smallBodyLimit
+            guard !large || credentials.mayStreamLargeBodies else {
+                let limit = configuration.smallBodyLimit
+                throw Failure.forbidden("A request body over \(limit) bytes needs a signed-in user's access token")
+            }
+        } catch {
+            let refusal = render(error, request: head, dialect: route.policy.dialect)
+            return Self.isDelayedRefusal(refusal)
+                ? refuseLater(refusal, for: state, on: connection) : send(refusal, for: state, on: connection)
+        }
+        state.credentials = credentials
+        let small = configuration.smallBodyReserve > 0 && !chunked && declared <= configuration.smallBodyLimit
+        let account = small ? nil : credentials.account
+        if let tracked, !connectionGuard.reserveBody(declared, for: tracked, small: small, account: account) {
+            return send(Self.tooManyBodies.response, for: state, on: connection)
+        }
+        state.tracked = tracked
+        state.reservedBytes = declared
+        state.body.reserveCapacity(declared)
+        return true
     }
 
     /// The body budget is spent (`ConnectionGuard.reserveBody`).
@@ -315,11 +312,9 @@ public final class HTTPServer: @unchecked Sendable {
         if state.earlyResponse != nil || state.body.count + chunk.count > state.bodyLimit {
             if state.earlyResponse == nil {
                 // Only a routed request reads a body (others are answered from their headers).
-                if let route = state.lookup.route {
-                    state.earlyResponse = tooLarge(state, route: route, connection: connection)
-                } else {
-                    state.earlyResponse = ProblemJSON.problem(.payloadTooLarge(limit: state.bodyLimit)).response
-                }
+                state.earlyResponse =
+                    state.lookup.route.map { tooLarge(state, route: $0, connection: connection) }
+                    ?? ProblemJSON.problem(.payloadTooLarge(limit: state.bodyLimit)).response
                 state.body = []
             }
             // A chunked body with no declared length: drain a bounded amount so the 413 can be read, then give up.
