@@ -14,12 +14,10 @@ public enum Base64URL {
     // The same for the common concrete types. A generic call from another module is not specialised: it looks up
     // type metadata at run time, which cost a cursor page about a microsecond per call.
 
-    /// Encodes `bytes` with the `-`/`_` alphabet and no `=` padding.
     public static func encode(_ bytes: [UInt8]) -> String {
         UnpaddedBase64.url.encode(bytes)
     }
 
-    /// Decodes canonical unpadded base64url; nil for any other input.
     public static func decode(_ text: String) -> [UInt8]? {
         UnpaddedBase64.url.decode(text.utf8)
     }

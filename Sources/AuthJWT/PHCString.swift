@@ -11,17 +11,14 @@ struct PHCString: Sendable, Equatable {
     /// Longer than any string we write (about 150 bytes); checked before parsing.
     static let maximumLength = 512
 
-    init(parameters: ScryptParameters, salt: [UInt8], hash: [UInt8]) {
-        self.parameters = parameters
-        self.salt = salt
-        self.hash = hash
-    }
-
     var encoded: String {
         "$scrypt$ln=\(parameters.logN),r=\(parameters.r),p=\(parameters.p)"
             + "$\(UnpaddedBase64.standard.encode(salt))$\(UnpaddedBase64.standard.encode(hash))"
     }
+}
 
+// In an extension, so that the memberwise initializer stays.
+extension PHCString {
     /// Parses strictly: exactly the fields we write, in our order, canonical
     /// numbers and base64, parameters and sizes within bounds.
     init(parsing text: String) throws(PasswordHashError) {

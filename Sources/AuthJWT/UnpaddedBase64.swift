@@ -35,18 +35,13 @@ struct UnpaddedBase64: Sendable {
             out.append(encodeTable[Int(chunk & 63)])
             index += 3
         }
-        switch input.count - index {
-        case 1:
-            let chunk = UInt32(input[index]) << 16
-            out.append(encodeTable[Int(chunk >> 18 & 63)])
-            out.append(encodeTable[Int(chunk >> 12 & 63)])
-        case 2:
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
-            out.append(encodeTable[Int(chunk >> 18 & 63)])
-            out.append(encodeTable[Int(chunk >> 12 & 63)])
-            out.append(encodeTable[Int(chunk >> 6 & 63)])
-        default:
-            break
+        // One or two bytes left: two or three characters.
+        let left = input.count - index
+        if left > 0 {
+            let chunk = UInt32(input[index]) << 16 | (left == 2 ? UInt32(input[index + 1]) << 8 : 0)
+            for shift in stride(from: 18, through: 18 - 6 * left, by: -6) {
+                out.append(encodeTable[Int(chunk >> UInt32(shift) & 63)])
+            }
         }
         return String(decoding: out, as: UTF8.self)
     }

@@ -57,28 +57,21 @@ public final class BackRest: Sendable {
             settings.workDirectory.appendingPathComponent("lock"),
         ]
         if settings.configFile == nil, creatingRepository { directories.append(settings.repository) }
-        for directory in directories {
-            try FileManager.default.createDirectory(
-                at: directory, withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o750])
-            try tools.runner.runAs?.own(directory.path)
-        }
+        for directory in directories { try tools.runner.createOwnedDirectory(directory, permissions: 0o750) }
         if let configFile = settings.configFile, !FileManager.default.isReadableFile(atPath: configFile.path) {
             throw EmbeddedPostgresError("BACKUP_CONFIG \(configFile.path) cannot be read")
         }
         let work = settings.workDirectory.path
         if settings.configFile == nil {
-            try write(
-                mainConfig, tools,
+            try tools.runner.writeOwned(
                 """
                 # Written by quote-server at every start: the repository (BACKUP_REPO).
                 [global]
                 repo1-path=\(settings.repository.path)
 
-                """)
+                """, to: mainConfig, permissions: 0o640)
         }
-        try write(
-            confDirectory.appendingPathComponent("quotevault.conf"), tools,
+        try tools.runner.writeOwned(
             """
             # Written by quote-server at every start: the embedded cluster and where pgBackRest keeps its own files.
             [global]
@@ -96,7 +89,7 @@ public final class BackRest: Sendable {
             pg1-user=\(EmbeddedPostgres.user)
             pg1-database=postgres
 
-            """)
+            """, to: confDirectory.appendingPathComponent("quotevault.conf"), permissions: 0o640)
     }
 
     /// Creates the stanza (or checks that the repository's matches this cluster). Needs the server running.
@@ -156,10 +149,7 @@ public final class BackRest: Sendable {
         guard let newest = info.backups.last else {
             throw EmbeddedPostgresError("the backup repository at \(settings.repositoryDescription) holds no backup")
         }
-        try FileManager.default.createDirectory(
-            at: directory, withIntermediateDirectories: true,
-            attributes: [.posixPermissions: 0o700])
-        try tools.runner.runAs?.own(directory.path)
+        try tools.runner.createOwnedDirectory(directory, permissions: 0o700)
         var arguments = ["restore", "--pg1-path=\(directory.path)", "--archive-mode=preserve"]
         switch target {
         case .latest:
@@ -284,26 +274,13 @@ public final class BackRest: Sendable {
     /// The WAL segment before `name` (24 hex digits: timeline, log, segment of 16 MB).
     static func previous(_ name: String) -> String? {
         guard name.count == 24, let log = UInt32(name.dropFirst(8).prefix(8), radix: 16),
-            let segment = UInt32(name.suffix(8), radix: 16)
+            let segment = UInt32(name.suffix(8), radix: 16), log > 0 || segment > 0
         else { return nil }
-        let (newLog, newSegment): (UInt32, UInt32)
-        if segment > 0 {
-            (newLog, newSegment) = (log, segment - 1)
-        } else if log > 0 {
-            (newLog, newSegment) = (log - 1, 0xFF)
-        } else {
-            return nil
-        }
+        let (newLog, newSegment) = segment > 0 ? (log, segment - 1) : (log - 1, UInt32(0xFF))
         return String(name.prefix(8)) + String(format: "%08X%08X", newLog, newSegment)
     }
 
     // MARK: Files
-
-    private func write(_ file: URL, _ tools: Tools, _ contents: String) throws {
-        try contents.write(to: file, atomically: false, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: file.path)
-        try tools.runner.runAs?.own(file.path)
-    }
 
     private static func shellQuoted(_ word: String) -> String {
         guard word.contains(where: { !($0.isLetter || $0.isNumber || "-_./=%:".contains($0)) }) else { return word }

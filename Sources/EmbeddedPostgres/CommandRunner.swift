@@ -77,6 +77,20 @@ struct CommandRunner: Sendable {
         return CommandResult(status: status, output: output)
     }
 
+    /// Writes `contents` to `file` with `permissions`, owned by the user running PostgreSQL.
+    func writeOwned(_ contents: String, to file: URL, permissions: Int) throws {
+        try contents.write(to: file, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: permissions], ofItemAtPath: file.path)
+        try runAs?.own(file.path)
+    }
+
+    /// Creates `directory` (and missing parents) with `permissions`, owned by the user running PostgreSQL.
+    func createOwnedDirectory(_ directory: URL, permissions: Int) throws {
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: permissions])
+        try runAs?.own(directory.path)
+    }
+
     /// Runs and throws with `failure` and the output unless the command exits 0.
     @discardableResult
     func check(

@@ -125,19 +125,12 @@ public final class EmbeddedPostgres: Sendable {
         for directory in path.split(separator: ":").map(String.init) where !directory.isEmpty && hasTools(directory) {
             return URL(fileURLWithPath: directory)
         }
-        if let pgConfig = findExecutable("pg_config") {
-            let process = Process()
-            let pipe = Pipe()
-            process.executableURL = URL(fileURLWithPath: pgConfig)
-            process.arguments = ["--bindir"]
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            if (try? process.run()) != nil {
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                let directory = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                if process.terminationStatus == 0, hasTools(directory) { return URL(fileURLWithPath: directory) }
-            }
+        let runner = CommandRunner(runAs: nil, binDirectory: URL(fileURLWithPath: "/usr/bin"))
+        if let pgConfig = findExecutable("pg_config"),
+            let bindir = try? runner.check(URL(fileURLWithPath: pgConfig), ["--bindir"], failure: "pg_config")
+        {
+            let directory = bindir.trimmingCharacters(in: .whitespacesAndNewlines)
+            if hasTools(directory) { return URL(fileURLWithPath: directory) }
         }
         throw EmbeddedPostgresError(
             """
@@ -167,13 +160,9 @@ public final class EmbeddedPostgres: Sendable {
         let test = URL(fileURLWithPath: findExecutable("test") ?? "/usr/bin/test")
         let reachable = try tools.runner.run(test, ["-w", path, "-a", "-x", path])
         guard reachable.status == 0 else {
-            // Name the first parent the user cannot pass through.
-            var blocked = dataDirectory.deletingLastPathComponent()
-            var ancestors = [URL]()
-            while blocked.path != "/" && ancestors.count < 64 {
-                ancestors.insert(blocked, at: 0)
-                blocked = blocked.deletingLastPathComponent()
-            }
+            // Name the first parent the user cannot pass through, from the root down.
+            let parents = sequence(first: dataDirectory.deletingLastPathComponent()) { $0.deletingLastPathComponent() }
+            let ancestors = parents.prefix(64).prefix { $0.path != "/" }.reversed()
             let firstBlocked = try ancestors.first { try tools.runner.run(test, ["-x", $0.path]).status != 0 }
             throw EmbeddedPostgresError(
                 "user '\(runAs.name)' (which runs PostgreSQL because this process is root) cannot reach \(path)"
@@ -188,7 +177,7 @@ public final class EmbeddedPostgres: Sendable {
 
     private func initialise(_ tools: Tools) throws {
         logger.info("initialising a PostgreSQL cluster", metadata: ["dataDirectory": "\(dataDirectory.path)"])
-        let password = try Self.generatePassword()
+        let password = Self.generatePassword()
         // initdb reads the password from a file: a private one, readable by whoever runs initdb, deleted after.
         let passwordFile = FileManager.default.temporaryDirectory.appendingPathComponent(
             "embedded-postgres-\(UUID().uuidString).pw")
@@ -233,10 +222,7 @@ public final class EmbeddedPostgres: Sendable {
             let port = try choosePort(fresh: attempt > 0)
             try writeOwnedFile("embedded.conf", tools: tools, contents: try configuration(port: port))
             let result = try tools.runner.run(
-                tools.pgCtl,
-                [
-                    "start", "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-s",
-                ])
+                tools.pgCtl, ["start", "-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "60", "-s"])
             if result.status == 0 {
                 try? String(port).write(to: portFile, atomically: true, encoding: .utf8)
                 logger.info(
@@ -278,11 +264,12 @@ public final class EmbeddedPostgres: Sendable {
     private func choosePort(fresh: Bool) throws -> Int {
         if let requestedPort { return requestedPort }
         if !fresh, let text = try? String(contentsOf: portFile, encoding: .utf8),
-            let remembered = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), isPortFree(remembered)
+            let remembered = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+            freeLoopbackPort(remembered) == remembered
         {
             return remembered
         }
-        guard let port = findFreePort() else { throw EmbeddedPostgresError("no free TCP port on 127.0.0.1") }
+        guard let port = freeLoopbackPort() else { throw EmbeddedPostgresError("no free TCP port on 127.0.0.1") }
         return port
     }
 
@@ -304,17 +291,23 @@ public final class EmbeddedPostgres: Sendable {
     }
 
     private func ensureDatabase(_ tools: Tools, port: Int, password: String) throws {
-        let common = ["-X", "-q", "-t", "-A", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user, "-d", "postgres"]
-        let environment = ["PGPASSWORD=" + password]
-        let exists = try tools.runner.check(
-            tools.psql, common + ["-c", "SELECT 1 FROM pg_database WHERE datname = '\(Self.database)'"],
-            asPostgresUser: false, environment: environment,
+        let exists = try psql(
+            "SELECT 1 FROM pg_database WHERE datname = '\(Self.database)'", tools, port: port, password: password,
             failure: "cannot query the embedded PostgreSQL on port \(port)")
         if exists.trimmingCharacters(in: .whitespacesAndNewlines) != "1" {
-            try tools.runner.check(
-                tools.psql, common + ["-c", "CREATE DATABASE \(Self.database)"],
-                asPostgresUser: false, environment: environment, failure: "cannot create database \(Self.database)")
+            try psql(
+                "CREATE DATABASE \(Self.database)", tools, port: port, password: password,
+                failure: "cannot create database \(Self.database)")
         }
+    }
+
+    /// Runs `sql` in database `postgres` as the superuser, over TCP; returns psql's unaligned output.
+    @discardableResult
+    private func psql(_ sql: String, _ tools: Tools, port: Int, password: String?, failure: String) throws -> String {
+        let options = ["-X", "-q", "-t", "-A", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user]
+        return try tools.runner.check(
+            tools.psql, options + ["-d", "postgres", "-c", sql], asPostgresUser: false,
+            environment: password.map { ["PGPASSWORD=" + $0] } ?? [], failure: failure)
     }
 
     /// The superuser's password. A cluster initialised by an earlier version has none and trusts local TCP
@@ -324,14 +317,11 @@ public final class EmbeddedPostgres: Sendable {
         if let password, !password.isEmpty { return password }
         guard let port = try runningServerPort(tools) else { throw EmbeddedPostgresError("PostgreSQL is not running") }
         logger.warning("the embedded PostgreSQL trusted local connections; setting a password and turning trust off")
-        let password = try Self.generatePassword()
-        try tools.runner.check(
-            tools.psql,
-            [
-                "-X", "-q", "-h", "127.0.0.1", "-p", String(port), "-U", Self.user, "-d", "postgres",
-                "-c", "ALTER ROLE \(Self.user) PASSWORD '\(password)'",
-            ],  // hexadecimal: nothing to quote
-            asPostgresUser: false, failure: "cannot set the embedded PostgreSQL's password")
+        let password = Self.generatePassword()
+        // The password is hexadecimal: nothing to quote.
+        try psql(
+            "ALTER ROLE \(Self.user) PASSWORD '\(password)'", tools, port: port, password: nil,
+            failure: "cannot set the embedded PostgreSQL's password")
         try writeSecret(password, tools)
         try writeAuthentication(tools)
         try tools.runner.check(
@@ -370,25 +360,15 @@ public final class EmbeddedPostgres: Sendable {
         try tools.runner.runAs?.own(secretFile.path)
     }
 
-    /// 32 random bytes from the kernel, as hexadecimal.
-    private static func generatePassword() throws -> String {
-        guard let source = FileHandle(forReadingAtPath: "/dev/urandom") else {
-            throw EmbeddedPostgresError("cannot open /dev/urandom for the database password")
-        }
-        defer { try? source.close() }
-        let bytes = source.readData(ofLength: 32)
-        guard bytes.count == 32 else {
-            throw EmbeddedPostgresError("cannot read random bytes for the database password")
-        }
-        return bytes.map { String(format: "%02x", $0) }.joined()
+    /// 32 random bytes as hexadecimal (`getrandom(2)` on Linux: cryptographically secure).
+    private static func generatePassword() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 
     /// Writes a file in the data directory, owned by the user running PostgreSQL.
     private func writeOwnedFile(_ name: String, tools: Tools, contents: String) throws {
-        let url = dataDirectory.appendingPathComponent(name)
-        try contents.write(to: url, atomically: false, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
-        try tools.runner.runAs?.own(url.path)
+        try tools.runner.writeOwned(contents, to: dataDirectory.appendingPathComponent(name), permissions: 0o600)
     }
 
     private func chownRecursively(_ directory: URL, to user: RunAs) throws {

@@ -4,19 +4,9 @@ import Glibc
 import Darwin
 #endif
 
-/// Asks the kernel for a free TCP port on 127.0.0.1 (bind to port 0, read it back).
-/// Another process could take it before PostgreSQL binds it; the caller retries then.
-func findFreePort() -> Int? {
-    bindLoopback(port: 0)
-}
-
-/// Whether `port` on 127.0.0.1 can be bound right now.
-func isPortFree(_ port: Int) -> Bool {
-    bindLoopback(port: port) == port
-}
-
-/// Binds a TCP socket to 127.0.0.1:`port`, closes it and returns the bound port, or nil.
-private func bindLoopback(port: Int) -> Int? {
+/// Binds a TCP socket to 127.0.0.1:`port` (0: a free one the kernel picks), closes it and returns the bound port,
+/// or nil. Another process could take the port before PostgreSQL binds it; the caller retries then.
+func freeLoopbackPort(_ port: Int = 0) -> Int? {
     #if canImport(Glibc)
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     #else

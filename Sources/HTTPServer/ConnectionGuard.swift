@@ -49,14 +49,29 @@ final class TrackedConnection: Sendable {
 /// connection fail and closes it itself. The socket is still the connection's while it is tracked: MHD tells
 /// `closed` before it closes the descriptor, and `closed` waits for the reaper's lock.
 final class ConnectionGuard: Sendable {
+    /// What is held of one resource, in all and per address.
+    private struct Held {
+        var total = 0
+        var byAddress: [ClientAddressKey: Int] = [:]
+
+        mutating func add(_ count: Int, for address: ClientAddressKey) {
+            total += count
+            byAddress[address, default: 0] += count
+        }
+
+        /// Gives `count` back; an address holding nothing more is forgotten.
+        mutating func remove(_ count: Int, for address: ClientAddressKey) {
+            total -= count
+            let left = byAddress[address, default: 0] - count
+            byAddress[address] = left > 0 ? left : nil
+        }
+    }
+
     private struct State {
-        var connectionsByAddress: [ClientAddressKey: Int] = [:]
-        var connections = 0
+        var connections = Held()
         var tracked: [ObjectIdentifier: TrackedConnection] = [:]
-        var bodyBytes = 0
-        var bodyBytesByAddress: [ClientAddressKey: Int] = [:]
-        var smallBodyBytes = 0
-        var smallBodyBytesByAddress: [ClientAddressKey: Int] = [:]
+        var bodyBytes = Held()
+        var smallBodyBytes = Held()
         var bodyBytesByAccount: [String: Int] = [:]
         /// Each address's allowance of new connections (a token bucket) and when it was last topped up.
         var allowances: [ClientAddressKey: (tokens: Double, at: UInt64)] = [:]
@@ -81,9 +96,10 @@ final class ConnectionGuard: Sendable {
     /// turns it away.
     func admit(_ address: ClientAddressKey, now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Bool {
         let refusal: String? = state.withLock { state in
-            if state.connections >= limits.connectionLimit { return "connection limit reached" }
-            let held = state.connectionsByAddress[address, default: 0]
-            if held >= limits.connectionsPerAddress { return "per-address connection limit reached" }
+            if state.connections.total >= limits.connectionLimit { return "connection limit reached" }
+            if state.connections.byAddress[address, default: 0] >= limits.connectionsPerAddress {
+                return "per-address connection limit reached"
+            }
             if limits.newConnectionsPerAddressPerSecond > 0 {
                 // Refused at accept, before a byte is read: a flood of short connections costs little.
                 let burst = Double(2 * limits.newConnectionsPerAddressPerSecond)
@@ -97,8 +113,7 @@ final class ConnectionGuard: Sendable {
                 }
                 state.allowances[address] = (tokens - 1, now)
             }
-            state.connections += 1
-            state.connectionsByAddress[address] = held + 1
+            state.connections.add(1, for: address)
             return nil
         }
         if let refusal { warnings.note(refusal) }
@@ -115,27 +130,14 @@ final class ConnectionGuard: Sendable {
     func closed(_ connection: TrackedConnection) {
         state.withLock { state in
             state.tracked[ObjectIdentifier(connection)] = nil
-            release(address: connection.address, connections: 1, bodyBytes: 0, in: &state)
+            state.connections.remove(1, for: connection.address)
         }
         releaseBody(of: connection)
     }
 
     /// A connection MHD refused after `admit` (so `opened` never came): gives the slot back.
     func abandon(_ address: ClientAddressKey) {
-        state.withLock { release(address: address, connections: 1, bodyBytes: 0, in: &$0) }
-    }
-
-    private func release(address: ClientAddressKey, connections: Int, bodyBytes: Int, in state: inout State) {
-        if connections > 0 {
-            state.connections -= connections
-            let left = state.connectionsByAddress[address, default: 0] - connections
-            state.connectionsByAddress[address] = left > 0 ? left : nil
-        }
-        if bodyBytes > 0 {
-            state.bodyBytes -= bodyBytes
-            let left = state.bodyBytesByAddress[address, default: 0] - bodyBytes
-            state.bodyBytesByAddress[address] = left > 0 ? left : nil
-        }
+        state.withLock { $0.connections.remove(1, for: address) }
     }
 
     // MARK: request phases
@@ -176,12 +178,8 @@ final class ConnectionGuard: Sendable {
         }
         guard bytes > 0 || small > 0 else { return }
         state.withLock { state in
-            release(address: connection.address, connections: 0, bodyBytes: bytes, in: &state)
-            if small > 0 {
-                state.smallBodyBytes -= small
-                let left = state.smallBodyBytesByAddress[connection.address, default: 0] - small
-                state.smallBodyBytesByAddress[connection.address] = left > 0 ? left : nil
-            }
+            if bytes > 0 { state.bodyBytes.remove(bytes, for: connection.address) }
+            if small > 0 { state.smallBodyBytes.remove(small, for: connection.address) }
             if let account, bytes > 0 {
                 let left = state.bodyBytesByAccount[account, default: 0] - bytes
                 state.bodyBytesByAccount[account] = left > 0 ? left : nil
@@ -206,13 +204,12 @@ final class ConnectionGuard: Sendable {
             return current
         }
         let reserved = state.withLock { state -> Bool in
-            let byAddress = state.bodyBytesByAddress[connection.address, default: 0]
+            let byAddress = state.bodyBytes.byAddress[connection.address, default: 0]
             let byAccount = account.map { state.bodyBytesByAccount[$0, default: 0] } ?? 0
-            guard state.bodyBytes + bytes <= limits.bodyBudget - limits.smallBodyReserve,
+            guard state.bodyBytes.total + bytes <= limits.bodyBudget - limits.smallBodyReserve,
                 byAddress + bytes <= limits.bodyBudgetPerAddress, byAccount + bytes <= limits.bodyBudgetPerAccount
             else { return false }
-            state.bodyBytes += bytes
-            state.bodyBytesByAddress[connection.address] = byAddress + bytes
+            state.bodyBytes.add(bytes, for: connection.address)
             if let account { state.bodyBytesByAccount[account] = byAccount + bytes }
             return true
         }
@@ -226,12 +223,11 @@ final class ConnectionGuard: Sendable {
 
     private func reserveSmallBody(_ bytes: Int, for connection: TrackedConnection) -> Bool {
         let reserved = state.withLock { state -> Bool in
-            let byAddress = state.smallBodyBytesByAddress[connection.address, default: 0]
-            guard state.smallBodyBytes + bytes <= limits.smallBodyReserve,
+            let byAddress = state.smallBodyBytes.byAddress[connection.address, default: 0]
+            guard state.smallBodyBytes.total + bytes <= limits.smallBodyReserve,
                 byAddress + bytes <= max(limits.smallBodyLimit, limits.smallBodyReserve / 8)
             else { return false }
-            state.smallBodyBytes += bytes
-            state.smallBodyBytesByAddress[connection.address] = byAddress + bytes
+            state.smallBodyBytes.add(bytes, for: connection.address)
             return true
         }
         if reserved {
@@ -242,7 +238,7 @@ final class ConnectionGuard: Sendable {
         return reserved
     }
 
-    var bufferedBodyBytes: Int { state.withLock { $0.bodyBytes + $0.smallBodyBytes } }
+    var bufferedBodyBytes: Int { state.withLock { $0.bodyBytes.total + $0.smallBodyBytes.total } }
 
     // MARK: the reaper
 
@@ -275,8 +271,7 @@ final class ConnectionGuard: Sendable {
     private func isBelowMinimumRate(_ connection: TrackedConnection, now: UInt64) -> Bool {
         let started = connection.bodyStartedAt.load(ordering: .relaxed)
         guard limits.bodyMinRate > 0, started != 0, now > started else { return false }
-        let (graceSeconds, graceAttoseconds) = limits.bodyGrace.components
-        let grace = Double(graceSeconds) + Double(graceAttoseconds) / 1e18
+        let grace = limits.bodyGrace / .seconds(1)
         let allowed = grace + Double(connection.bodyReceived.load(ordering: .relaxed)) / Double(limits.bodyMinRate)
         return Double(now - started) / 1e9 > allowed
     }

@@ -50,14 +50,10 @@ public struct HTTPError: Error, Sendable, Equatable {
         ProblemJSON.problem(.unsupportedMediaType(detail))
     }
     public static func unauthorized() -> HTTPError { ProblemJSON.problem(.unauthorized) }
-    public static func serviceUnavailable(
-        _ detail: String = "The service is temporarily unavailable", retryAfter: Int = 1
-    )
-        -> HTTPError
-    {
+    public static func serviceUnavailable(_ detail: String) -> HTTPError {
         HTTPError(
             status: 503, code: "service_unavailable", title: "Service unavailable", detail: detail,
-            headers: ["Retry-After": String(retryAfter)])
+            headers: ["Retry-After": "1"])
     }
 
     /// The problem+json response for this error.

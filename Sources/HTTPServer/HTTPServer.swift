@@ -214,13 +214,9 @@ public final class HTTPServer: @unchecked Sendable {
         let lookup = nulInPath ? .notFound : router.lookup(method: method, path: path)
         let requestID =
             connection.header("X-Request-Id").flatMap { RequestID.isAcceptable($0) ? $0 : nil } ?? RequestID.generate()
-        let limit: Int
-        if case .found(let route, _) = lookup {
-            limit = route.policy.bodyLimit
-        } else {
-            limit = Route.defaultMaxBodySize
-        }
-        return RequestContext(method: method, path: path, requestID: requestID, lookup: lookup, bodyLimit: limit)
+        return RequestContext(
+            method: method, path: path, requestID: requestID, lookup: lookup,
+            bodyLimit: lookup.route?.policy.bodyLimit ?? Route.defaultMaxBodySize)
     }
 
     /// Everything decided from the headers, before a byte of the body is read: framing that could smuggle a
@@ -231,11 +227,9 @@ public final class HTTPServer: @unchecked Sendable {
         let contentLength = connection.header("Content-Length")
         let chunked = connection.header("Transfer-Encoding") != nil
         let tracked = connection.tracked
-        guard contentLength != nil || chunked else {
-            if let tracked { connectionGuard.headersReceived(tracked, expectsBody: false) }
-            return true
-        }
-        if let tracked { connectionGuard.headersReceived(tracked, expectsBody: true) }
+        let expectsBody = contentLength != nil || chunked
+        if let tracked { connectionGuard.headersReceived(tracked, expectsBody: expectsBody) }
+        guard expectsBody else { return true }
         if chunked && contentLength != nil || connection.headerCount("Content-Length") > 1
             || connection.headerCount("Transfer-Encoding") > 1
         {
@@ -254,41 +248,39 @@ public final class HTTPServer: @unchecked Sendable {
             declared = value
         }
         guard declared > 0 || chunked else { return true }
-        switch state.lookup {
-        case .notFound, .methodNotAllowed:
-            return bodyComplete(state, connection: connection)
-        case .found(let route, _):
-            if declared > state.bodyLimit {
-                return refuseLater(tooLarge(state, route: route, connection: connection), for: state, on: connection)
-            }
-            let head = headRequest(state, route: route, connection: connection)
-            let credentials: Verified
-            do {
-                credentials = try route.policy.authentication.verify(head)
-                let large = chunked || declared > configuration.smallBodyLimit
-                guard !large || credentials.mayStreamLargeBodies else {
-                    let limit = configuration.smallBodyLimit
-                    throw Failure.forbidden("A request body over \(limit) bytes needs a signed-in user's access token")
-                }
-            } catch {
-                let refusal = render(error, request: head, dialect: route.policy.dialect)
-                return Self.isDelayedRefusal(refusal)
-                    ? refuseLater(refusal, for: state, on: connection) : send(refusal, for: state, on: connection)
-            }
-            state.credentials = credentials
-            let small = configuration.smallBodyReserve > 0 && !chunked && declared <= configuration.smallBodyLimit
-            let account = small ? nil : credentials.account
-            if let tracked, !connectionGuard.reserveBody(declared, for: tracked, small: small, account: account) {
-                return send(
-                    HTTPError.serviceUnavailable("Too many request bodies in flight; retry shortly").response,
-                    for: state, on: connection)
-            }
-            state.tracked = tracked
-            state.reservedBytes = declared
-            state.body.reserveCapacity(declared)
-            return true
+        // Unrouted requests are answered from their headers.
+        guard let route = state.lookup.route else { return bodyComplete(state, connection: connection) }
+        if declared > state.bodyLimit {
+            return refuseLater(tooLarge(state, route: route, connection: connection), for: state, on: connection)
         }
+        let head = headRequest(state, route: route, connection: connection)
+        let credentials: Verified
+        do {
+            credentials = try route.policy.authentication.verify(head)
+            let large = chunked || declared > configuration.smallBodyLimit
+            guard !large || credentials.mayStreamLargeBodies else {
+                let limit = configuration.smallBodyLimit
+                throw Failure.forbidden("A request body over \(limit) bytes needs a signed-in user's access token")
+            }
+        } catch {
+            let refusal = render(error, request: head, dialect: route.policy.dialect)
+            return Self.isDelayedRefusal(refusal)
+                ? refuseLater(refusal, for: state, on: connection) : send(refusal, for: state, on: connection)
+        }
+        state.credentials = credentials
+        let small = configuration.smallBodyReserve > 0 && !chunked && declared <= configuration.smallBodyLimit
+        let account = small ? nil : credentials.account
+        if let tracked, !connectionGuard.reserveBody(declared, for: tracked, small: small, account: account) {
+            return send(Self.tooManyBodies.response, for: state, on: connection)
+        }
+        state.tracked = tracked
+        state.reservedBytes = declared
+        state.body.reserveCapacity(declared)
+        return true
     }
+
+    /// The body budget is spent (`ConnectionGuard.reserveBody`).
+    private static let tooManyBodies = HTTPError.serviceUnavailable("Too many request bodies in flight; retry shortly")
 
     /// The client's address: the peer's, or the one a trusted proxy forwarded. Every `X-Forwarded-For` field
     /// counts, in order (a client may send its own before the proxy appends another).
@@ -302,8 +294,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// The request as known from its headers (no body), for the credentials check.
     private func headRequest(_ state: RequestContext, route: Route, connection: ConnectionHandle) -> Request {
-        let parameters: [String: String]
-        if case .found(_, let found) = state.lookup { parameters = found } else { parameters = [:] }
+        let parameters: [String: String] = if case .found(_, let found) = state.lookup { found } else { [:] }
         return Request(
             method: state.method, path: state.path, headers: connection.headers(), pathParameters: parameters,
             routePattern: route.pattern, requestID: state.requestID, clientAddress: clientAddress(of: connection))
@@ -321,11 +312,9 @@ public final class HTTPServer: @unchecked Sendable {
         if state.earlyResponse != nil || state.body.count + chunk.count > state.bodyLimit {
             if state.earlyResponse == nil {
                 // Only a routed request reads a body (others are answered from their headers).
-                if case .found(let route, _) = state.lookup {
-                    state.earlyResponse = tooLarge(state, route: route, connection: connection)
-                } else {
-                    state.earlyResponse = ProblemJSON.problem(.payloadTooLarge(limit: state.bodyLimit)).response
-                }
+                state.earlyResponse =
+                    state.lookup.route.map { tooLarge(state, route: $0, connection: connection) }
+                    ?? ProblemJSON.problem(.payloadTooLarge(limit: state.bodyLimit)).response
                 state.body = []
             }
             // A chunked body with no declared length: drain a bounded amount so the 413 can be read, then give up.
@@ -338,8 +327,7 @@ public final class HTTPServer: @unchecked Sendable {
             let beyond = state.body.count + chunk.count - state.reservedBytes
             if beyond > 0 {
                 guard let tracked = state.tracked, connectionGuard.reserveBody(beyond, for: tracked) else {
-                    state.earlyResponse =
-                        HTTPError.serviceUnavailable("Too many request bodies in flight; retry shortly").response
+                    state.earlyResponse = Self.tooManyBodies.response
                     state.body = []
                     state.discarded += chunk.count
                     return true
@@ -489,12 +477,10 @@ public final class HTTPServer: @unchecked Sendable {
         state.responded = true
         let queued = connection.queue(response)
         let duration = ContinuousClock.now - state.startedAt
-        let route: String
-        if case .found(let matched, _) = state.lookup { route = matched.pattern } else { route = "unmatched" }
         observer?(
             CompletedRequest(
-                method: state.method, route: route, status: response.status, duration: duration,
-                requestID: state.requestID))
+                method: state.method, route: state.lookup.route?.pattern ?? "unmatched", status: response.status,
+                duration: duration, requestID: state.requestID))
         return queued
     }
 }

@@ -50,9 +50,11 @@ public enum JSONCoding {
     }
 
     private static func mapDecodingError(_ error: DecodingError, data: Data) -> HTTPError {
+        /// The path as the client wrote it (`items[2].text`); the body itself at the root.
         func fieldName(_ path: [any CodingKey]) -> String {
-            path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            let name = path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
                 .replacingOccurrences(of: ".[", with: "[")
+            return name.isEmpty ? "body" : name
         }
         switch error {
         case .dataCorrupted(let context):
@@ -62,13 +64,13 @@ public enum JSONCoding {
             {
                 return .invalidJSON()
             }
-            return .validation(field: fieldName(context.codingPath).nonEmpty ?? "body", "is invalid")
+            return .validation(field: fieldName(context.codingPath), "is invalid")
         case .keyNotFound(let key, let context):
             return .validation(field: fieldName(context.codingPath + [key]), "is required")
         case .valueNotFound(_, let context):
-            return .validation(field: fieldName(context.codingPath).nonEmpty ?? "body", "must not be null")
+            return .validation(field: fieldName(context.codingPath), "must not be null")
         case .typeMismatch(let type, let context):
-            return .validation(field: fieldName(context.codingPath).nonEmpty ?? "body", "must be \(describe(type))")
+            return .validation(field: fieldName(context.codingPath), "must be \(describe(type))")
         @unknown default:
             return .validation(field: "body", "is invalid")
         }
@@ -82,10 +84,6 @@ public enum JSONCoding {
         default: return type == [String: Any].self ? "an object" : "of another type"
         }
     }
-}
-
-extension String {
-    fileprivate var nonEmpty: String? { isEmpty ? nil : self }
 }
 
 /// RFC 3339 timestamps in UTC with milliseconds, without Foundation's slow date formatters.

@@ -22,14 +22,7 @@ public struct PreparedBody: Sendable {
 public enum ETag {
     /// `"<16 hex digits>"`: a 64-bit checksum of the bytes, the same in every process.
     public static func of(_ bytes: [UInt8]) -> String {
-        let value = Gzip.checksum(bytes)
-        let digits = Array("0123456789abcdef".utf8)
-        return String(unsafeUninitializedCapacity: 18) { buffer in
-            buffer[0] = UInt8(ascii: "\"")
-            for index in 0..<16 { buffer[1 + index] = digits[Int((value >> (60 - 4 * UInt64(index))) & 0xf)] }
-            buffer[17] = UInt8(ascii: "\"")
-            return 18
-        }
+        "\"" + Gzip.checksum(bytes).hexDigits + "\""
     }
 }
 

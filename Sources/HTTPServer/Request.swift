@@ -98,31 +98,22 @@ public enum RequestID {
     /// A counter rather than fresh randomness per request: ids need uniqueness, not secrecy, and a
     /// `getrandom` call per request showed up in profiles.
     public static func generate() -> String {
-        hex(processPrefix) + hex(counter.next())
+        processPrefix.hexDigits + counter.wrappingAdd(1, ordering: .relaxed).newValue.hexDigits
     }
 
-    private static let processPrefix: UInt64 = {
-        var generator = SystemRandomNumberGenerator()
-        return generator.next()
-    }()
-    private static let counter = RequestCounter()
+    private static let processPrefix = UInt64.random(in: .min ... .max)
+    private static let counter = Atomic<UInt64>(0)
+}
 
-    private static func hex(_ value: UInt64) -> String {
+extension UInt64 {
+    /// The value's 16 lower-case hexadecimal digits (request ids, ETags).
+    var hexDigits: String {
         String(unsafeUninitializedCapacity: 16) { buffer in
             for index in 0..<16 {
-                let nibble = UInt8((value >> (4 * UInt64(15 - index))) & 0xf)
+                let nibble = UInt8((self >> (4 * UInt64(15 - index))) & 0xf)
                 buffer[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
             }
             return 16
         }
-    }
-}
-
-/// A thread-safe increasing counter.
-private final class RequestCounter: Sendable {
-    private let value = Atomic<UInt64>(0)
-
-    func next() -> UInt64 {
-        value.wrappingAdd(1, ordering: .relaxed).newValue
     }
 }

@@ -71,9 +71,6 @@ final class RequestContext: @unchecked Sendable {
     }
 
     var isRunning: Bool {
-        completion.withLock { completion in
-            if case .running = completion { return true }
-            return false
-        }
+        completion.withLock { if case .running = $0 { true } else { false } }
     }
 }

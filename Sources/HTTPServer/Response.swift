@@ -21,14 +21,9 @@ public struct Response: Sendable {
     public static var noContent: Response { Response(status: 204) }
 
     /// A JSON body encoded with the API's conventions (RFC 3339 dates with milliseconds).
-    /// - Parameters:
-    ///   - value: the value to encode.
-    ///   - status: the status code, `200` by default.
     public static func json<T: Encodable>(_ value: T, status: Int = 200, headers: HTTPHeaders = [:]) throws -> Response
     {
-        var response = Response(status: status, headers: headers, body: try JSONCoding.encode(value))
-        response.headers.set("Content-Type", "application/json; charset=utf-8")
-        return response
+        json(bytes: try JSONCoding.encode(value), status: status, headers: headers)
     }
 
     /// Pre-encoded JSON bytes.

@@ -65,6 +65,11 @@ public enum RouteLookup: Sendable {
     case found(Route, parameters: [String: String])
     case notFound
     case methodNotAllowed(allowed: [HTTPMethod])
+
+    /// The matched route, if any.
+    var route: Route? {
+        if case .found(let route, _) = self { route } else { nil }
+    }
 }
 
 /// Matches paths segment by segment in a tree: literal segments win over parameters.
@@ -95,25 +100,19 @@ public final class Router: Sendable {
             for segment in route.pattern.split(separator: "/") {
                 if segment.hasPrefix("{") && segment.hasSuffix("...}") {
                     let name = String(segment.dropFirst().dropLast(4))
-                    precondition(
-                        node.rest == nil || node.rest?.name == name, "conflicting rest parameters in \(route.pattern)")
+                    precondition((node.rest?.name ?? name) == name, "conflicting rest parameters in \(route.pattern)")
                     let child = node.rest?.node ?? Node()
                     node.rest = (name, child)
                     node = child
                 } else if segment.hasPrefix("{") && segment.hasSuffix("}") {
                     let name = String(segment.dropFirst().dropLast())
-                    if let existing = node.parameter {
-                        precondition(existing.name == name, "conflicting parameter names in \(route.pattern)")
-                        node = existing.node
-                    } else {
-                        let child = Node()
-                        node.parameter = (name, child)
-                        node = child
-                    }
-                } else if let child = node.literals[segment] {
+                    precondition(
+                        (node.parameter?.name ?? name) == name, "conflicting parameter names in \(route.pattern)")
+                    let child = node.parameter?.node ?? Node()
+                    node.parameter = (name, child)
                     node = child
                 } else {
-                    let child = Node()
+                    let child = node.literals[segment] ?? Node()
                     node.literals[segment] = child
                     node = child
                 }

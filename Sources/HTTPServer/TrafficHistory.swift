@@ -34,9 +34,7 @@ public final class TrafficHistory: Sendable {
 
     public func record(status: Int, duration: Duration, now: Date = Date()) {
         let minute = Self.minute(of: now)
-        let milliseconds =
-            Double(duration.components.seconds) * 1000
-            + Double(duration.components.attoseconds) / 1e15
+        let milliseconds = duration / .milliseconds(1)
         let bucket =
             milliseconds <= Self.firstBound
             ? 0

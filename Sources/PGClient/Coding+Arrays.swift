@@ -34,12 +34,9 @@ extension PGArrayElement {
 
     public static func pgDecodeArray(_ text: String) throws(PGError) -> [Self] {
         guard let items = parseArrayLiteral(text) else { throw .decodingFailure([Self].self, text) }
-        var result = [Self]()
-        result.reserveCapacity(items.count)
-        for item in items {
-            if let item { result.append(try Self(pgText: item)) } else { result.append(try Self.pgDecodeNull()) }
+        return try items.map { item throws(PGError) in
+            if let item { try Self(pgText: item) } else { try Self.pgDecodeNull() }
         }
-        return result
     }
 }
 
@@ -84,32 +81,23 @@ func parseArrayLiteral(_ text: String) -> [String?]? {
     let end = chars.count - 1  // the closing brace
     while index <= end {
         var bytes = [UInt8]()
-        var quoted = false
-        if chars[index] == UInt8(ascii: "\"") {
-            quoted = true
-            index += 1
-            while true {
+        // A quoted item ends at its closing quote, an unquoted one at a separator or the closing brace.
+        let quoted = chars[index] == UInt8(ascii: "\"")
+        if quoted { index += 1 }
+        while index < end {
+            let char = chars[index]
+            if quoted ? char == UInt8(ascii: "\"") : char == UInt8(ascii: ",") { break }
+            if !quoted, char == UInt8(ascii: "{") || char == UInt8(ascii: "\"") { return nil }
+            if char == UInt8(ascii: "\\") {
+                index += 1
                 guard index < end else { return nil }
-                let char = chars[index]
-                if char == UInt8(ascii: "\"") { index += 1; break }
-                if char == UInt8(ascii: "\\") {
-                    index += 1
-                    guard index < end else { return nil }
-                }
-                bytes.append(chars[index])
-                index += 1
             }
-        } else {
-            while index < end, chars[index] != UInt8(ascii: ",") {
-                let char = chars[index]
-                if char == UInt8(ascii: "{") || char == UInt8(ascii: "\"") { return nil }
-                if char == UInt8(ascii: "\\") {
-                    index += 1
-                    guard index < end else { return nil }
-                }
-                bytes.append(chars[index])
-                index += 1
-            }
+            bytes.append(chars[index])
+            index += 1
+        }
+        if quoted {
+            guard index < end else { return nil }  // no closing quote
+            index += 1
         }
         let item = String(decoding: bytes, as: UTF8.self)
         items.append(!quoted && item.uppercased() == "NULL" ? nil : item)

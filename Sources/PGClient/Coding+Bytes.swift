@@ -12,14 +12,9 @@ extension Data: PGEncodable, PGDecodable {
 }
 
 /// `[UInt8]` is bytea; see `PGArrayElement` for why this goes through `UInt8`.
-extension UInt8: PGArrayElement {
+extension UInt8: PGInteger, PGArrayElement {
     /// A lone byte is sent as a smallint.
     public static var pgType: PGType { .int2 }
-    public func pgEncode() -> PGBind.Value { .text(String(self)) }
-    public init(pgText text: String) throws(PGError) {
-        guard let value = UInt8(text) else { throw .decodingFailure(UInt8.self, text) }
-        self = value
-    }
 
     public static var pgArrayType: PGType { .bytea }
     public static func pgEncodeArray(_ elements: [UInt8]) -> PGBind.Value { .binary(elements) }
@@ -54,7 +49,8 @@ private func hexBytes(_ chars: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
     return bytes
 }
 
-private func hexValue(_ char: UInt8) -> UInt8? {
+/// The value of a hexadecimal digit in either case (also for `UUID(canonicalText:)`).
+func hexValue(_ char: UInt8) -> UInt8? {
     switch char {
     case UInt8(ascii: "0")...UInt8(ascii: "9"): char - UInt8(ascii: "0")
     case UInt8(ascii: "a")...UInt8(ascii: "f"): char - UInt8(ascii: "a") + 10

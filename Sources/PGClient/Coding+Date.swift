@@ -49,7 +49,7 @@ func parseISOTimestamp(_ chars: UnsafeBufferPointer<UInt8>) -> Int64? {
     var micros = 0
     if scanner.expect(".") {
         var digits = 0
-        while let digit = scanner.digit() {
+        while let digit = scanner.number(1) {
             guard digits < 6 else { return nil }
             micros = micros * 10 + digit
             digits += 1
@@ -57,31 +57,17 @@ func parseISOTimestamp(_ chars: UnsafeBufferPointer<UInt8>) -> Int64? {
         guard digits > 0 else { return nil }
         for _ in digits..<6 { micros *= 10 }
     }
+    // The offset: `Z`, or a sign and hours, then optionally `:` minutes and `:` seconds.
     var offset = 0
-    if !scanner.isAtEnd {
-        let sign: Int
-        if scanner.expect("+") {
-            sign = 1
-        } else if scanner.expect("-") {
-            sign = -1
-        } else if scanner.expect("Z") {
-            sign = 0
-        } else {
-            return nil
-        }
-        if sign != 0 {
-            guard let offsetHours = scanner.number(2) else { return nil }
-            var offsetSeconds = offsetHours * 3600
-            if scanner.expect(":") {
-                guard let offsetMinutes = scanner.number(2) else { return nil }
-                offsetSeconds += offsetMinutes * 60
-                if scanner.expect(":") {
-                    guard let extra = scanner.number(2) else { return nil }
-                    offsetSeconds += extra
-                }
-            }
-            offset = sign * offsetSeconds
-        }
+    if !scanner.isAtEnd, !scanner.expect("Z") {
+        let sign = scanner.expect("+") ? 1 : scanner.expect("-") ? -1 : 0
+        guard sign != 0 else { return nil }
+        var unit = 3600
+        repeat {
+            guard let value = scanner.number(2) else { return nil }
+            offset += sign * value * unit
+            unit /= 60
+        } while unit > 0 && scanner.expect(":")
     }
     guard scanner.isAtEnd else { return nil }
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
@@ -107,15 +93,6 @@ private struct TimestampScanner {
         }
         index += count
         return value
-    }
-
-    /// The next byte as a digit, consumed; nil if it is not one.
-    mutating func digit() -> Int? {
-        guard index < chars.count else { return nil }
-        let digit = Int(chars[index]) - Int(UInt8(ascii: "0"))
-        guard (0...9).contains(digit) else { return nil }
-        index += 1
-        return digit
     }
 
     /// Consumes `char` if it comes next.

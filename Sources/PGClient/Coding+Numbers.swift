@@ -16,27 +16,20 @@ extension Int64: PGInteger { public static var pgType: PGType { .int8 } }
 extension Int32: PGInteger { public static var pgType: PGType { .int4 } }
 extension Int16: PGInteger { public static var pgType: PGType { .int2 } }
 
-extension Double: PGEncodable, PGDecodable {
-    public static var pgType: PGType { .float8 }
-    public func pgEncode() -> PGBind.Value { .text(pgFloatText(self)) }
+/// PostgreSQL's floating point types (float4, float8) as the Swift floating point types of their width.
+public protocol PGFloat: BinaryFloatingPoint, LosslessStringConvertible, PGEncodable, PGDecodable {}
+
+extension PGFloat {
+    public func pgEncode() -> PGBind.Value { .text(pgFloatText(Double(self))) }
     public init(pgText text: String) throws(PGError) {
-        guard let value = pgParseFloat(text) ?? Double(text) else {
-            throw .decodingFailure(Double.self, text)
-        }
+        // Swift reads PostgreSQL's NaN, Infinity and -Infinity too.
+        guard let value = Self(text) else { throw .decodingFailure(Self.self, text) }
         self = value
     }
 }
 
-extension Float: PGEncodable, PGDecodable {
-    public static var pgType: PGType { .float4 }
-    public func pgEncode() -> PGBind.Value { .text(pgFloatText(Double(self))) }
-    public init(pgText text: String) throws(PGError) {
-        guard let value = pgParseFloat(text).map({ Float($0) }) ?? Float(text) else {
-            throw .decodingFailure(Float.self, text)
-        }
-        self = value
-    }
-}
+extension Double: PGFloat { public static var pgType: PGType { .float8 } }
+extension Float: PGFloat { public static var pgType: PGType { .float4 } }
 
 /// Swift prints "inf"/"nan", which not every server version reads; spell them PostgreSQL's way.
 /// Finite values use Swift's shortest round-tripping form ("0.1", "1e-05").
@@ -45,14 +38,4 @@ private func pgFloatText(_ value: Double) -> String {
     if value == .infinity { return "Infinity" }
     if value == -.infinity { return "-Infinity" }
     return String(value)
-}
-
-/// PostgreSQL's spellings of the special values.
-private func pgParseFloat(_ text: String) -> Double? {
-    switch text {
-    case "NaN": .nan
-    case "Infinity": .infinity
-    case "-Infinity": -.infinity
-    default: nil
-    }
 }

@@ -39,5 +39,4 @@ extension PGConnection {
         if let failure { throw PGError(kind: .connection, message: failure, query: sql) }
         return copied?.affectedRows ?? 0
     }
-
 }

@@ -28,13 +28,6 @@ extension PGDecodable {
     }
 }
 
-extension PGError {
-    /// The error a `PGDecodable` conformance throws when `text` is not a valid `type`.
-    public static func decodingFailure(_ type: Any.Type, _ text: String) -> PGError {
-        cannotDecode(type, from: text)
-    }
-}
-
 /// `nil` is sent as SQL NULL (typed like the wrapped value) and NULL decodes as `nil`.
 extension Optional: PGEncodable where Wrapped: PGEncodable {
     public static var pgType: PGType { Wrapped.pgType }

@@ -135,8 +135,8 @@ public struct PGError: Error, Sendable, CustomStringConvertible, CustomDebugStri
 }
 
 extension PGError {
-    /// A value that does not parse as `type`; the caller (PGRow) adds the column name.
-    static func cannotDecode(_ type: Any.Type, from text: String) -> PGError {
+    /// The error a `PGDecodable` conformance throws when `text` is not a valid `type`; `PGRow` adds the column name.
+    public static func decodingFailure(_ type: Any.Type, _ text: String) -> PGError {
         PGError(kind: .decoding, message: "cannot decode a \(type) from the column's text", value: text)
     }
 

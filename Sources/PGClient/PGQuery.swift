@@ -124,11 +124,6 @@ public struct PGQuery: ExpressibleByStringInterpolation, Sendable, CustomStringC
             query.appendBind(PGBind(value))
         }
 
-        /// A ready-made bind (e.g. `PGBind(type: .int4, value: .text("3"))`).
-        public mutating func appendInterpolation(bind: PGBind) {
-            query.appendBind(bind)
-        }
-
         /// Trusted SQL text, inserted verbatim. Never pass user input.
         public mutating func appendInterpolation(unsafeSQL text: String) {
             query.appendSQL(text)
@@ -136,7 +131,7 @@ public struct PGQuery: ExpressibleByStringInterpolation, Sendable, CustomStringC
 
         /// An identifier (table or column name), double-quoted and escaped.
         public mutating func appendInterpolation(identifier: String) {
-            query.appendSQL("\"" + identifier.replacingAll("\"", with: "\"\"") + "\"")
+            query.appendSQL("\"" + identifier.replacing("\"", with: "\"\"") + "\"")
         }
 
         /// Another query (e.g. a WHERE fragment), its parameters renumbered.
@@ -153,16 +148,6 @@ extension Sequence where Element == PGQuery {
         for (index, query) in enumerated() {
             if index > 0 { result.appendSQL(separator) }
             result.append(query)
-        }
-        return result
-    }
-}
-
-extension String {
-    fileprivate func replacingAll(_ target: Character, with replacement: String) -> String {
-        var result = ""
-        for char in self {
-            if char == target { result += replacement } else { result.append(char) }
         }
         return result
     }
@@ -193,26 +178,17 @@ func splitPlaceholders(_ sql: String, bindCount: Int) -> [PGQuery.Fragment] {
     while index < chars.count {
         let char = chars[index]
         switch char {
-        case UInt8(ascii: "'"):
-            // E'...' strings allow backslash escapes; standard strings only ''.
+        case UInt8(ascii: "'"), UInt8(ascii: "\""):
+            // E'...' strings allow backslash escapes; standard strings and quoted identifiers only a doubled quote.
             let backslashes =
-                index > 0 && (chars[index - 1] == UInt8(ascii: "E") || chars[index - 1] == UInt8(ascii: "e"))
+                char == UInt8(ascii: "'") && index > 0
+                && (chars[index - 1] == UInt8(ascii: "E") || chars[index - 1] == UInt8(ascii: "e"))
                 && (index < 2 || !isIdentChar(chars[index - 2]))
             index += 1
             while index < chars.count {
                 if backslashes && chars[index] == UInt8(ascii: "\\") { index += 2; continue }
-                if chars[index] == UInt8(ascii: "'") {
-                    if index + 1 < chars.count && chars[index + 1] == UInt8(ascii: "'") { index += 2; continue }
-                    break
-                }
-                index += 1
-            }
-            index += 1
-        case UInt8(ascii: "\""):
-            index += 1
-            while index < chars.count {
-                if chars[index] == UInt8(ascii: "\"") {
-                    if index + 1 < chars.count && chars[index + 1] == UInt8(ascii: "\"") { index += 2; continue }
+                if chars[index] == char {
+                    if index + 1 < chars.count && chars[index + 1] == char { index += 2; continue }
                     break
                 }
                 index += 1

@@ -8,14 +8,10 @@ final class PGColumns: Sendable {
 
     init(names: [String]) {
         self.names = names
-        guard names.count > Self.linearSearchLimit else {
-            wideIndexes = nil
-            return
-        }
         // With duplicate names (e.g. two joined "id"s) the first wins, as in most drivers.
-        var indexes = [String: Int]()
-        for (index, name) in names.enumerated() where indexes[name] == nil { indexes[name] = index }
-        wideIndexes = indexes
+        wideIndexes =
+            names.count > Self.linearSearchLimit
+            ? Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first }) : nil
     }
 
     /// The position of the first column called `name`.
@@ -63,11 +59,6 @@ public struct PGRow: Sendable {
         guard let index = columns.index(of: column) else { return false }
         return values[index] == nil
     }
-
-    /// The raw text of the column at `index`, nil for NULL.
-    public func text(at index: Int) -> String? {
-        values.indices.contains(index) ? values[index] : nil
-    }
 }
 
 /// A statement's materialised result: its rows, column names and affected-row count.
@@ -78,13 +69,6 @@ public struct PGRows: Sendable, RandomAccessCollection {
     public let affectedRows: Int
     /// The command tag, e.g. "INSERT 0 1" or "SELECT 3".
     public let commandTag: String
-
-    init(columns: PGColumns, rows: [PGRow], affectedRows: Int, commandTag: String) {
-        self.columnSet = columns
-        self.rows = rows
-        self.affectedRows = affectedRows
-        self.commandTag = commandTag
-    }
 
     /// The result's column names, in order.
     public var columns: [String] { columnSet.names }

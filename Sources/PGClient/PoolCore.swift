@@ -30,8 +30,7 @@ struct PoolJob: Sendable {
     let fail: @Sendable (any Error) -> Void
 
     var statement: Statement? {
-        if case .statement(let statement) = work { return statement }
-        return nil
+        if case .statement(let statement) = work { statement } else { nil }
     }
 
     var isStatement: Bool { statement != nil }
@@ -161,18 +160,8 @@ final class PoolCore: @unchecked Sendable {
 
     /// Fails the job with CancellationError if it is still waiting.
     func cancel(jobID: UInt64) {
-        remove(jobID: jobID) { CancellationError() }
-    }
-
-    private func remove(jobID: UInt64, error: () -> any Error) {
-        condition.lock()
-        guard let index = queue.firstIndex(where: { $0.id == jobID }) else {
-            condition.unlock()
-            return
-        }
-        let job = queue.remove(at: index)
-        condition.unlock()
-        job.fail(error())
+        let job = update { core in core.queue.firstIndex { $0.id == jobID }.map { core.queue.remove(at: $0) } }
+        job?.fail(CancellationError())
     }
 
     /// Stops accepting work, fails everything still waiting and lets workers exit (closing
@@ -289,9 +278,7 @@ final class PoolCore: @unchecked Sendable {
             if let current = connection, !current.isIdleAndHealthy {
                 logger.info("replacing a database connection that was closed or broken")
                 connection = nil
-                update {
-                    $0.open -= 1; $0.watches[index] = nil
-                }
+                closed(worker: index)
             }
             // Waited too long (the reaper lost a race with this dequeue).
             let now = ContinuousClock.now
@@ -358,16 +345,20 @@ final class PoolCore: @unchecked Sendable {
             }
             if active.isBroken || active.transactionState != .idle {
                 connection = nil
-                update {
-                    $0.open -= 1; $0.watches[index] = nil
-                }
+                closed(worker: index)
             }
         }
         if connection != nil {
             connection = nil
-            update {
-                $0.open -= 1; $0.watches[index] = nil
-            }
+            closed(worker: index)
+        }
+    }
+
+    /// Worker `index`'s connection is gone.
+    private func closed(worker index: Int) {
+        update { core in
+            core.open -= 1
+            core.watches[index] = nil
         }
     }
 }

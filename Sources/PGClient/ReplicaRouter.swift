@@ -62,7 +62,7 @@ final class ReplicaRouter: Sendable {
             } catch let error as PGError where Self.shouldRetryElsewhere(error) {
                 failed.insert(index)
                 // A write sent to a read pool by mistake is refused by the replica, which is still fine for reads.
-                if error.isConnectionFailure, !error.isReadOnlyRefusal { markDown(index, reason: error.description) }
+                if error.isConnectionFailure, !error.isReadOnlyRefusal { record(index, verdict: error.description) }
             }
         }
         do {
@@ -115,12 +115,20 @@ final class ReplicaRouter: Sendable {
         }
     }
 
-    private func markDown(_ index: Int, reason: String) {
-        let changed = state.withLock { state in
-            defer { state.healthy[index] = false }
+    /// Records replica `index` as fit for reads (`verdict` nil) or not and why, and logs a change.
+    private func record(_ index: Int, verdict: String?, standby: Bool? = nil) {
+        let previous = state.withLock { state in
+            defer {
+                state.healthy[index] = verdict == nil
+                if let standby { state.isStandby[index] = standby }
+            }
             return state.healthy[index]
         }
-        if changed { logger.warning("read replica \(index) skipped: \(reason)") }
+        if previous, let verdict {
+            logger.warning("read replica \(index) skipped: \(verdict)")
+        } else if !previous, verdict == nil {
+            logger.info("read replica \(index) in use")
+        }
     }
 
     /// Reads served by standbys and by a primary (the fallback, or a read URL that leads to one) since the start.
@@ -140,10 +148,7 @@ final class ReplicaRouter: Sendable {
             var connections = [PGConnection?](repeating: nil, count: self?.replicas.count ?? 0)
             var lags = [ReplayLag](repeating: ReplayLag(), count: connections.count)
             while let router = self, router.checkAll(&connections, &lags) {
-                let interval = router.checkInterval
-                Thread.sleep(
-                    forTimeInterval: Double(interval.components.seconds) + Double(interval.components.attoseconds)
-                        / 1e18)
+                Thread.sleep(forTimeInterval: router.checkInterval / .seconds(1))
             }
         }
         thread.name = "pg-replica-monitor"
@@ -159,18 +164,7 @@ final class ReplicaRouter: Sendable {
     private func checkAll(_ connections: inout [PGConnection?], _ lags: inout [ReplayLag]) -> Bool {
         for index in replicas.indices {
             let (verdict, standby) = check(index, &connections[index], &lags[index])
-            let previous = state.withLock { state in
-                defer {
-                    state.healthy[index] = verdict == nil
-                    if let standby { state.isStandby[index] = standby }
-                }
-                return state.healthy[index]
-            }
-            if previous, let verdict {
-                logger.warning("read replica \(index) skipped: \(verdict)")
-            } else if !previous, verdict == nil {
-                logger.info("read replica \(index) in use")
-            }
+            record(index, verdict: verdict, standby: standby)
         }
         return state.withLock { !$0.isShutDown }
     }

@@ -52,7 +52,7 @@ final class PGResultHandle {
         }
         let tag = PQcmdStatus(pointer).map { String(cString: $0) } ?? ""
         let affected = PQcmdTuples(pointer).flatMap { Int(String(cString: $0)) } ?? 0
-        return PGRows(columns: columns, rows: rows, affectedRows: affected, commandTag: tag)
+        return PGRows(columnSet: columns, rows: rows, affectedRows: affected, commandTag: tag)
     }
 
     /// The error this result reports. `connectionBroken` (PQstatus after the call) decides
@@ -76,7 +76,6 @@ final class PGResultHandle {
             column: field(clibpq_diag_column_name()),
             query: query)
     }
-
 }
 
 /// The primary message of a notice; `result` is borrowed from libpq's notice callback.

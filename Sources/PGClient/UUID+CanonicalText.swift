@@ -16,7 +16,7 @@ extension UUID {
                         guard utf8[input] == UInt8(ascii: "-") else { return false }
                         input += 1
                     }
-                    guard let high = Self.hexValue(utf8[input]), let low = Self.hexValue(utf8[input + 1]) else {
+                    guard let high = hexValue(utf8[input]), let low = hexValue(utf8[input + 1]) else {
                         return false
                     }
                     out[output] = high << 4 | low
@@ -48,15 +48,6 @@ extension UUID {
                 }
                 return position
             }
-        }
-    }
-
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
         }
     }
 }

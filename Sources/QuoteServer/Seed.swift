@@ -140,8 +140,7 @@ final class ProgressLine: Sendable {
             FileHandle.standardError.write(Data(text.utf8))
             return
         }
-        let parts = progress.elapsed.components
-        let seconds = Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+        let seconds = progress.elapsed / .seconds(1)
         let rate = seconds > 0 ? Double(progress.doneNow) / seconds : 0
         let left = rate > 0 ? Int(Double(progress.total - progress.done) / rate) : 0
         let text =

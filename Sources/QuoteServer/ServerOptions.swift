@@ -155,9 +155,7 @@ struct ServerOptions: ParsableArguments {
 
     /// The flag if given, else the environment variable, else nil. Empty variables count as unset.
     func value(_ flag: String?, _ variable: String) -> String? {
-        if let flag { return flag }
-        guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else { return nil }
-        return value
+        flag ?? ProcessInfo.processInfo.environment[variable].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     func intValue(
@@ -192,9 +190,9 @@ struct ServerOptions: ParsableArguments {
         return number
     }
 
-    /// `on` or `off` (any case), from the flag or the environment; `fallback` when neither is set.
-    func switchValue(_ flag: String?, _ variable: String, default fallback: Bool = true) throws -> Bool {
-        guard let text = value(flag, variable) else { return fallback }
+    /// `on` or `off` (any case), from the flag or the environment; on when neither is set.
+    func switchValue(_ flag: String?, _ variable: String) throws -> Bool {
+        guard let text = value(flag, variable) else { return true }
         switch text.lowercased() {
         case "on": return true
         case "off": return false
@@ -213,12 +211,12 @@ struct ServerOptions: ParsableArguments {
         return format
     }
 
-    func makeLogger(label: String = "quote-server") throws -> Logger {
+    func makeLogger() throws -> Logger {
         let levelText = value(logLevel, "LOG_LEVEL") ?? "info"
         guard let level = Logger.Level(rawValue: levelText.lowercased()) else {
             throw ValidationError("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical")
         }
         LoggingBootstrap.once(level: level, format: try resolvedLogFormat())
-        return Logger(label: label)
+        return Logger(label: "quote-server")
     }
 }

@@ -10,13 +10,12 @@ final class SignalWatcher: @unchecked Sendable {
 
     init(signals: [Int32]) {
         signal(SIGPIPE, SIG_IGN)  // a client that hangs up must not kill the server
-        var continuation: AsyncStream<Int32>.Continuation!
-        stream = AsyncStream { continuation = $0 }
-        let yield = continuation!
+        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
+        self.stream = stream
         sources = signals.map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { yield.yield(number) }
+            source.setEventHandler { continuation.yield(number) }
             source.resume()
             return source
         }
