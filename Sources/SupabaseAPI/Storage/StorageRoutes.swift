@@ -108,16 +108,6 @@ struct StorageRoutes {
         return seconds
     }
 
-    private static func stored(_ path: String) -> Response {
-        var writer = JSONWriter(capacity: 128)
-        writer.raw("{")
-        writer.key("Key"); writer.string("\(bucket)/\(path)"); writer.comma()
-        // One object per user: its id is stable for the life of the avatar slot.
-        writer.key("Id"); writer.string(UUID(uuidString: String(path.prefix(36)))?.canonicalText ?? path)
-        writer.raw("}")
-        return .json(bytes: writer.bytes)
-    }
-
     private func existingName(of user: UUID) async throws -> String? {
         do {
             return try await context.profiles.avatar(of: user).storageName
@@ -131,20 +121,28 @@ struct StorageRoutes {
         let (user, name) = try Self.ownPath(request, caller)
         let upsert = request.headers["x-upsert"]?.lowercased() == "true"
         if !upsert, try await existingName(of: user.userID) != nil { throw StorageError.duplicate }
-        let upload = try Self.upload(request)
-        _ = try await context.profiles.setAvatar(
-            user.userID, bytes: upload.bytes, storageName: name, cacheMaxAge: upload.cacheMaxAge)
-        return Self.stored(request.pathParameter("path"))
+        return try await store(request, user: user, name: name)
     }
 
     /// PUT: replaces the object at this path, which must exist.
     @Sendable private func update(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         let (user, name) = try Self.ownPath(request, caller)
         guard try await existingName(of: user.userID) == name else { throw StorageError.notFound }
+        return try await store(request, user: user, name: name)
+    }
+
+    private func store(_ request: Request, user: AuthenticatedUser, name: String) async throws -> Response {
         let upload = try Self.upload(request)
         _ = try await context.profiles.setAvatar(
             user.userID, bytes: upload.bytes, storageName: name, cacheMaxAge: upload.cacheMaxAge)
-        return Self.stored(request.pathParameter("path"))
+        let path = request.pathParameter("path")
+        var writer = JSONWriter(capacity: 128)
+        writer.raw("{")
+        writer.key("Key"); writer.string("\(Self.bucket)/\(path)"); writer.comma()
+        // One object per user: its id is stable for the life of the avatar slot.
+        writer.key("Id"); writer.string(UUID(uuidString: String(path.prefix(36)))?.canonicalText ?? path)
+        writer.raw("}")
+        return .json(bytes: writer.bytes)
     }
 
     @Sendable private func download(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
