@@ -33,11 +33,11 @@ struct CollectionRoutes {
     @Sendable private func list(_ request: Request) async throws -> Response {
         let user = try request.user
         let all = try await collections.list(userID: user.userID)
-        var writer = JSONWriter(capacity: 160 * all.count + 16)
-        writer.raw("{")
-        writer.key("items"); writer.array(all) { $0.collection($1) }
-        writer.raw("}")
-        return .json(bytes: writer.bytes)
+        return .json(capacity: 160 * all.count + 16) { writer in
+            writer.raw("{")
+            writer.key("items"); writer.array(all) { $0.collection($1) }
+            writer.raw("}")
+        }
     }
 
     @Sendable private func create(_ request: Request) async throws -> Response {
@@ -66,9 +66,7 @@ struct CollectionRoutes {
         let id = try request.uuidParameter("id")
         let page = try await collections.quotes(
             userID: user.userID, collectionID: id, page: try request.pageRequest(allowsCursor: false))
-        var writer = JSONWriter(forPageOf: page.items.count)
-        writer.page(page) { $0.listed($1.quote, "added_at", $1.addedAt) }
-        return .json(bytes: writer.bytes)
+        return .page(page) { $0.listed($1.quote, "added_at", $1.addedAt) }
     }
 
     @Sendable private func addQuote(_ request: Request) async throws -> Response {
@@ -76,9 +74,9 @@ struct CollectionRoutes {
         let id = try request.uuidParameter("id")
         let quoteID = try request.uuidParameter("quote_id")
         let added = try await collections.addQuote(userID: user.userID, collectionID: id, quoteID: quoteID)
-        var writer = JSONWriter(capacity: 128)
-        writer.collectionQuote(collectionID: id, quoteID: quoteID)
-        return .json(bytes: writer.bytes, status: added ? 201 : 200)
+        return .json(capacity: 128, status: added ? 201 : 200) {
+            $0.collectionQuote(collectionID: id, quoteID: quoteID)
+        }
     }
 
     @Sendable private func removeQuote(_ request: Request) async throws -> Response {
@@ -91,9 +89,7 @@ struct CollectionRoutes {
     }
 
     private static func respond(_ collection: QuoteCollection, status: Int) -> Response {
-        var writer = JSONWriter(capacity: 256)
-        writer.collection(collection)
-        return .json(bytes: writer.bytes, status: status)
+        .json(capacity: 256, status: status) { $0.collection(collection) }
     }
 }
 

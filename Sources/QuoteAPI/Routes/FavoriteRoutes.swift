@@ -21,28 +21,24 @@ struct FavoriteRoutes {
     @Sendable private func list(_ request: Request) async throws -> Response {
         let user = try request.user
         let page = try await favorites.list(userID: user.userID, page: try request.pageRequest(allowsCursor: false))
-        var writer = JSONWriter(forPageOf: page.items.count)
-        writer.page(page) { $0.listed($1.quote, "favorited_at", $1.favoritedAt) }
-        return .json(bytes: writer.bytes)
+        return .page(page) { $0.listed($1.quote, "favorited_at", $1.favoritedAt) }
     }
 
     @Sendable private func ids(_ request: Request) async throws -> Response {
         let user = try request.user
         let ids = try await favorites.ids(userID: user.userID)
-        var writer = JSONWriter(capacity: 40 * ids.count + 16)
-        writer.raw("{")
-        writer.key("ids"); writer.array(ids) { $0.uuid($1) }
-        writer.raw("}")
-        return .json(bytes: writer.bytes)
+        return .json(capacity: 40 * ids.count + 16) { writer in
+            writer.raw("{")
+            writer.key("ids"); writer.array(ids) { $0.uuid($1) }
+            writer.raw("}")
+        }
     }
 
     @Sendable private func add(_ request: Request) async throws -> Response {
         let user = try request.user
         let quoteID = try request.uuidParameter("quote_id")
         let created = try await favorites.add(userID: user.userID, quoteID: quoteID)
-        var writer = JSONWriter(capacity: 64)
-        writer.favorite(quoteID)
-        return .json(bytes: writer.bytes, status: created ? 201 : 200)
+        return .json(capacity: 64, status: created ? 201 : 200) { $0.favorite(quoteID) }
     }
 
     @Sendable private func remove(_ request: Request) async throws -> Response {

@@ -37,6 +37,24 @@ extension JSONWriter {
     }
 }
 
+extension Response {
+    /// JSON written by `write` into a buffer of `capacity` bytes.
+    static func json(
+        capacity: Int, status: Int = 200, headers: HTTPHeaders = [:], _ write: (inout JSONWriter) -> Void
+    ) -> Response {
+        var writer = JSONWriter(capacity: capacity)
+        write(&writer)
+        return .json(bytes: writer.bytes, status: status, headers: headers)
+    }
+
+    /// A page in the list envelope, each item written by `item`.
+    static func page<Item>(_ page: Page<Item>, item: (inout JSONWriter, Item) -> Void) -> Response {
+        var writer = JSONWriter(forPageOf: page.items.count)
+        writer.page(page, item: item)
+        return .json(bytes: writer.bytes)
+    }
+}
+
 extension Request {
     /// `page`, `page_size` and `cursor` from the query string, validated.
     func pageRequest(allowsCursor: Bool = true) throws -> PageRequest {

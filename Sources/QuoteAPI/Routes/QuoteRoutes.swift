@@ -95,23 +95,21 @@ struct QuoteRoutes {
 
     @Sendable private func one(_ request: Request) async throws -> Response {
         let quote = try await quotes.quote(id: try request.uuidParameter("id"))
-        var writer = JSONWriter(capacity: 512)
-        writer.quote(quote)
-        return Response.json(bytes: writer.bytes).taggedWithETag()
+        return Response.json(capacity: 512) { $0.quote(quote) }.taggedWithETag()
     }
 
     @Sendable private func categories(_ request: Request) async throws -> Response {
         let counts = try await quotes.categoryCounts()
-        var writer = JSONWriter(capacity: 256)
-        writer.raw("{")
-        writer.key("items")
-        writer.array(counts) { writer, entry in
+        return Response.json(capacity: 256) { writer in
             writer.raw("{")
-            writer.key("category"); writer.string(entry.category.rawValue); writer.comma()
-            writer.key("count"); writer.int(entry.count)
+            writer.key("items")
+            writer.array(counts) { writer, entry in
+                writer.raw("{")
+                writer.key("category"); writer.string(entry.category.rawValue); writer.comma()
+                writer.key("count"); writer.int(entry.count)
+                writer.raw("}")
+            }
             writer.raw("}")
-        }
-        writer.raw("}")
-        return Response.json(bytes: writer.bytes).taggedWithETag()
+        }.taggedWithETag()
     }
 }
