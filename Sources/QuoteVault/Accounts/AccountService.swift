@@ -5,21 +5,11 @@ import PGClient
 
 /// Sign-up, login, refresh, logout, password reset and account deletion.
 public struct AccountService: Sendable {
-    private let pool: PGPool
-    private let hashing: PasswordHashingQueue
-    private let sessions: SessionIssuer
-    private let limits: RateLimiter
-    private let resetLinkBase: String
-
-    public init(
-        pool: PGPool, hashing: PasswordHashingQueue, sessions: SessionIssuer, limits: RateLimiter, resetLinkBase: String
-    ) {
-        self.pool = pool
-        self.hashing = hashing
-        self.sessions = sessions
-        self.limits = limits
-        self.resetLinkBase = resetLinkBase
-    }
+    let pool: PGPool
+    let hashing: PasswordHashingQueue
+    let sessions: SessionIssuer
+    let limits: RateLimiter
+    let resetLinkBase: String
 
     /// Creates the account and its first session. The unique email constraint decides concurrent sign-ups.
     /// - Parameter metadata: Supabase's `user_metadata` (empty through `/v1`).
@@ -130,7 +120,7 @@ public struct AccountService: Sendable {
             }
             try connection.query("UPDATE refresh_tokens SET rotated_at = now() WHERE token_hash = \(tokenHash)")
             try connection.query("UPDATE sessions SET refreshed_at = now() WHERE id = \(sessionID)")
-            return try sessions.rotate(refreshToken, sessionID: sessionID, userID: userID, connection)
+            return try sessions.issue(sessionID: sessionID, userID: userID, replacing: refreshToken, connection)
         }
     }
 

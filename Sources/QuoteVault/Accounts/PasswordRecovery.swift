@@ -22,17 +22,10 @@ public struct PasswordRecovery: Sendable {
     /// How long an authorization code may be exchanged, in seconds.
     public static let codeLifetime = 300
 
-    private let pool: PGPool
-    private let hashing: PasswordHashingQueue
-    private let sessions: SessionIssuer
-    private let limits: RateLimiter
-
-    public init(pool: PGPool, hashing: PasswordHashingQueue, sessions: SessionIssuer, limits: RateLimiter) {
-        self.pool = pool
-        self.hashing = hashing
-        self.sessions = sessions
-        self.limits = limits
-    }
+    let pool: PGPool
+    let hashing: PasswordHashingQueue
+    let sessions: SessionIssuer
+    let limits: RateLimiter
 
     /// A PKCE code challenge: base64url of SHA-256, 43 to 128 unreserved characters (RFC 7636).
     public static func isValidChallenge(_ text: String) -> Bool {

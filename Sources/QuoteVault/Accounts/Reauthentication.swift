@@ -22,9 +22,7 @@ public struct Reauthentication: Sendable {
     public static let resendInterval = 60
     public static let attempts = 5
 
-    private let pool: PGPool
-
-    public init(pool: PGPool) { self.pool = pool }
+    let pool: PGPool
 
     /// Mails a new nonce to the user's address, replacing any earlier one.
     public func send(to user: AuthenticatedUser) async throws {

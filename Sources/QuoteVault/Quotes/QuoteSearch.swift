@@ -173,10 +173,8 @@ public struct QuoteSearch: Sendable {
 
     /// The page from rows of quotes; a row without `quote_id` only carries the total or version.
     private func pageOfQuotes(_ rows: PGRows, _ request: PageRequest, total: Int, exact: Bool) throws -> Page<Quote> {
-        let quotes = try rows.filter { !$0.isNull("quote_id") }.map(Quote.init(row:))
-        return Page(
-            items: Array(quotes.prefix(request.size)), page: request.page, pageSize: request.size, total: total,
-            hasMore: quotes.count > request.size, nextCursor: nil, totalIsExact: exact)
+        try Page(
+            rows.filter { !$0.isNull("quote_id") }, request, total: total, totalIsExact: exact, item: Quote.init(row:))
     }
 
     /// `%`, `_` and `\` match themselves in a LIKE pattern with the default escape character.

@@ -59,9 +59,7 @@ public struct QuoteService: Sendable {
                 cursors.encode(
                     QuoteCursor(createdAt: try row.decode("quote_created_at"), id: try row.decode("quote_id")))
             } : nil
-        return Page(
-            items: try pageRows.map(Quote.init(row:)), page: request.page, pageSize: request.size, total: total,
-            hasMore: hasMore, nextCursor: nextCursor)
+        return try Page(rows, request, total: total, nextCursor: nextCursor, item: Quote.init(row:))
     }
 
     /// A number that changes whenever quotes change (any insert, update, delete or truncate, by anyone:
