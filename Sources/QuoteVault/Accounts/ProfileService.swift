@@ -125,9 +125,7 @@ public struct ProfileService: Sendable {
         return try await pool.withTransaction { connection in
             let rows = try connection.query("SELECT user_metadata FROM users WHERE id = \(userID) FOR UPDATE")
             guard let row = rows.first else { throw QuoteVaultError.unauthorized }
-            var merged =
-                (try? JSONDecoder().decode(
-                    [String: JSONValue].self, from: try row.decode("user_metadata", as: PGJSON.self).data)) ?? [:]
+            var merged = try row.decode("user_metadata", as: PGJSON.self).object
             merged.merge(changes) { _, new in new }
             try connection.query(
                 """
