@@ -30,10 +30,7 @@ public struct PasswordRecovery: Sendable {
     /// A PKCE code challenge: base64url of SHA-256, 43 to 128 unreserved characters (RFC 7636).
     public static func isValidChallenge(_ text: String) -> Bool {
         (43...128).contains(text.utf8.count)
-            && text.utf8.allSatisfy {
-                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A)
-                    || [0x2D, 0x2E, 0x5F, 0x7E].contains($0)
-            }
+            && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-._~".contains($0)) }
     }
 
     /// Writes a reset token, its PKCE flow when `codeChallenge` is given, and the mail carrying `link(token)`, in
