@@ -66,7 +66,7 @@ struct StorageRoutes {
         let folder =
             path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
         guard let user = caller.user, UUID(canonicalText: folder) == user.userID else { throw StorageError.forbidden }
-        guard let (owner, name) = objectPath(path), owner == user.userID else { throw StorageError.invalidKey(path) }
+        guard let (owner, name) = objectPath(path), owner == user.userID else { throw StorageError.invalidKey }
         return (user, name)
     }
 
