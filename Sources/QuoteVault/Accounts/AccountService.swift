@@ -136,20 +136,13 @@ public struct AccountService: Sendable {
 
     /// Revokes sessions: their refresh tokens and every access token naming them stop working at once.
     public func logOut(_ user: AuthenticatedUser, scope: LogoutScope = .local) async throws {
-        switch scope {
-        case .local:
-            try await pool.query(
-                "UPDATE sessions SET revoked_at = now() WHERE id = \(user.sessionID) AND revoked_at IS NULL")
-        case .global:
-            try await pool.query(
-                "UPDATE sessions SET revoked_at = now() WHERE user_id = \(user.userID) AND revoked_at IS NULL")
-        case .others:
-            try await pool.query(
-                """
-                UPDATE sessions SET revoked_at = now()
-                WHERE user_id = \(user.userID) AND id <> \(user.sessionID) AND revoked_at IS NULL
-                """)
-        }
+        let sessions: PGQuery =
+            switch scope {
+            case .local: "id = \(user.sessionID)"
+            case .global: "user_id = \(user.userID)"
+            case .others: "user_id = \(user.userID) AND id <> \(user.sessionID)"
+            }
+        try await pool.query("UPDATE sessions SET revoked_at = now() WHERE \(sessions) AND revoked_at IS NULL")
     }
 
     /// Writes a reset token and its mail (same transaction) when the account exists; answers the same either way.
