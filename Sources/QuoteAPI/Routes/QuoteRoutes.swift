@@ -51,10 +51,7 @@ struct QuoteRoutes {
             key = PageKey(category: category, page: number, size: pageRequest.size)
         }
         return try await answer(from: pages, key: key) {
-            let page = try await quotes.list(category: category, page: pageRequest)
-            var writer = JSONWriter(forPageOf: page.items.count)
-            writer.page(page) { $0.quote($1) }
-            return writer.bytes
+            JSONWriter.bytes(of: try await quotes.list(category: category, page: pageRequest)) { $0.quote($1) }
         }
     }
 
@@ -73,9 +70,7 @@ struct QuoteRoutes {
         return try await answer(from: searches, key: key) {
             // An expensive route (see `CostAdmission`): capped per address and in all, with a shorter timeout.
             let results = try await search.search(query, in: field, category: category, page: page)
-            var writer = JSONWriter(forPageOf: results.items.count)
-            writer.page(results) { $0.quote($1) }
-            return writer.bytes
+            return JSONWriter.bytes(of: results) { $0.quote($1) }
         }
     }
 
