@@ -28,9 +28,8 @@ public struct QuoteService: Sendable {
         }
         if after == nil && request.offset > 0 {
             // An offset page seeks to its first row, found by skipping `offset` entries of the index alone (an
-            // index-only scan): OFFSET on the page's own scan read every skipped row from the table (page 50 of
-            // 20: 980 rows fetched to send 20; pgbench: 189 -> 1,470 tps). Past the end the seek finds no row,
-            // and the page none.
+            // index-only scan): OFFSET on the page's own scan read every skipped row from the table (figures in
+            // bench/README.md). Past the end the seek finds no row, and the page none.
             var seek: PGQuery =
                 " AND (quotes.created_at, quotes.id) <= (SELECT skipped.created_at, skipped.id FROM quotes AS skipped"
             if let category { seek.append(" WHERE skipped.category = \(category.rawValue)") }
