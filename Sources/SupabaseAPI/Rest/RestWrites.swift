@@ -65,9 +65,7 @@ extension RestRoutes {
     static let maximumRowsPerWrite = 1000
 
     @Sendable func insert(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
-        let sql = RestSQL(caller: caller)
-        let table = try sql.table(request.pathParameter("table"))
-        let query = try RestQuery.parse(request.query)
+        let (sql, table, query) = try Self.target(request, caller)
         var rows = try Self.bodyRows(request)
         guard rows.count <= Self.maximumRowsPerWrite else {
             throw RestError(
@@ -183,9 +181,7 @@ extension RestRoutes {
     // MARK: update and delete
 
     @Sendable func update(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
-        let sql = RestSQL(caller: caller)
-        let table = try sql.table(request.pathParameter("table"))
-        let query = try RestQuery.parse(request.query)
+        let (sql, table, query) = try Self.target(request, caller)
         guard !query.conditions.isEmpty else { throw RestError.missingWhere("UPDATE") }
         guard case .object(var changes) = try request.decodeJSON(JSONValue.self) else {
             throw RestError(status: 400, code: "PGRST102", message: "Empty or invalid json")
@@ -227,9 +223,7 @@ extension RestRoutes {
     }
 
     @Sendable func delete(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
-        let sql = RestSQL(caller: caller)
-        let table = try sql.table(request.pathParameter("table"))
-        let query = try RestQuery.parse(request.query)
+        let (sql, table, query) = try Self.target(request, caller)
         guard !query.conditions.isEmpty else { throw RestError.missingWhere("DELETE") }
         try checkWritable([], table: table, caller: caller, insert: false)
         var statement: PGQuery = "DELETE FROM \(unsafeSQL: "\"\(table.name)\"") t0"
