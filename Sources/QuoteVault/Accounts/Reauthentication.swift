@@ -103,8 +103,7 @@ public struct Reauthentication: Sendable {
             let bytes = try SecureRandom.bytes(count: 4)
             let value = bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             guard value < 4_294_000_000 else { continue }
-            let digits = String(value % 1_000_000)
-            return String(repeating: "0", count: 6 - digits.count) + digits
+            return String(format: "%06u", value % 1_000_000)
         }
     }
 
