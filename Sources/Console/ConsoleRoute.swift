@@ -16,10 +16,12 @@ struct ConsoleRoute: Sendable {
     /// The route served with `context`.
     func route(_ context: ConsoleContext) -> Route { build(context) }
 
+    /// `bodyLimit` nil: none for a GET, a form's for anything else.
     private init(
-        _ method: HTTPMethod, _ pattern: String, owner: Bool, csrf: Bool, bodyLimit: Int, cost: RouteCost?,
-        handler: @escaping Handler
+        _ method: HTTPMethod, _ pattern: String, owner: Bool, csrf: Bool, bodyLimit: Int? = nil,
+        cost: RouteCost? = nil, handler: @escaping Handler
     ) {
+        let bodyLimit = bodyLimit ?? (method == .get ? 0 : Self.formBodyLimit)
         build = { context in
             let authentication = owner ? ConsoleAuthentication.owner(context.sessions) : ConsoleAuthentication.visitor
             var policy = RoutePolicy(authentication: authentication, bodyLimit: bodyLimit, dialect: ConsoleDialect())
@@ -32,7 +34,7 @@ struct ConsoleRoute: Sendable {
 
     /// A page an owner reads (GET): a session, no CSRF token.
     static func page(_ pattern: String, cost: RouteCost? = nil, _ handler: @escaping Handler) -> ConsoleRoute {
-        ConsoleRoute(.get, pattern, owner: true, csrf: false, bodyLimit: 0, cost: cost, handler: handler)
+        ConsoleRoute(.get, pattern, owner: true, csrf: false, cost: cost, handler: handler)
     }
 
     /// A form an owner posts: a session and its CSRF token.
@@ -46,16 +48,11 @@ struct ConsoleRoute: Sendable {
     static func open(_ method: HTTPMethod, _ pattern: String, cost: RouteCost? = nil, _ handler: @escaping Handler)
         -> ConsoleRoute
     {
-        ConsoleRoute(
-            method, pattern, owner: false, csrf: false, bodyLimit: method == .get ? 0 : formBodyLimit,
-            cost: cost, handler: handler)
+        ConsoleRoute(method, pattern, owner: false, csrf: false, cost: cost, handler: handler)
     }
 
     /// Every other path under /console, for owners: the console's not-found page (with the console's headers).
     static func unknown(_ method: HTTPMethod) -> ConsoleRoute {
-        ConsoleRoute(
-            method, "/console/{path...}", owner: true, csrf: false,
-            bodyLimit: method == .get ? 0 : formBodyLimit, cost: nil
-        ) { _ in throw Failure.notFound }
+        ConsoleRoute(method, "/console/{path...}", owner: true, csrf: false) { _ in throw Failure.notFound }
     }
 }

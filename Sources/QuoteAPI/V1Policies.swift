@@ -1,3 +1,4 @@
+import Foundation
 import AuthJWT
 import HTTPServer
 import QuoteVault
@@ -31,6 +32,11 @@ extension Request {
     /// The caller of a route declared with `V1Policies.user`.
     var user: AuthenticatedUser {
         get throws { try caller(AuthenticatedUser.self) }
+    }
+
+    /// The id of `user`.
+    var userID: UUID {
+        get throws { try user.userID }
     }
 }
 

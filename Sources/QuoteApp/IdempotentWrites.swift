@@ -38,9 +38,7 @@ struct IdempotentWrites {
             throw HTTPError.validation(
                 field: Self.header, "must be 1 to \(IdempotencyStore.maximumKeyLength) visible ASCII characters")
         }
-        var fingerprint = Array("\(request.method.rawValue)\n\(request.path)\n".utf8)
-        fingerprint += request.body
-        fingerprint = Digest.sha256(fingerprint)
+        let fingerprint = Digest.sha256(Array("\(request.method.rawValue)\n\(request.path)\n".utf8) + request.body)
 
         let deadline = ContinuousClock.now + Self.maximumWait
         var pause = Duration.milliseconds(10)

@@ -117,9 +117,6 @@ public final class ServerMetrics: Sendable {
     )
         -> [UInt8]
     {
-        let gauge = { (descriptor: MetricNameDescriptor, labels: [(String, String)], value: Int) in
-            self.registry.makeGauge(descriptor: descriptor, labels: labels).set(Double(value))
-        }
         let pools =
             [(pool, Self.poolConnections, Self.poolWaiting)]
             + (publicPool.map { [($0, Self.publicPoolConnections, Self.publicPoolWaiting)] } ?? [])
@@ -138,20 +135,24 @@ public final class ServerMetrics: Sendable {
             gauge(Self.readNodes, [("role", "replica")], inUse.filter(\.1).count)
             gauge(Self.readNodes, [("role", "primary")], inUse.filter { !$0.1 }.count)
         }
-        if let mailBacklog { gauge(Self.mailBacklog, [], mailBacklog) }
-        if let resident = ProcessMemory.residentBytes() { gauge(Self.residentMemory, [], resident) }
-        if let backup = backups.snapshot { renderBackups(backup) }
+        gauge(Self.mailBacklog, [], mailBacklog)
+        gauge(Self.residentMemory, [], ProcessMemory.residentBytes())
+        if let backup = backups.snapshot {
+            gauge(Self.backupLastSuccess, [], backup.lastSuccess?.timeIntervalSince1970)
+            gauge(Self.backupLastSize, [("of", "database")], backup.lastDatabaseBytes.map(Double.init))
+            gauge(Self.backupLastSize, [("of", "repository")], backup.lastRepositoryBytes.map(Double.init))
+            gauge(Self.walArchiveFailures, [], backup.archiveFailures)
+            gauge(Self.oldestRestorable, [], backup.oldestRestorable?.timeIntervalSince1970)
+        }
         return registry.emitToBuffer()
     }
 
-    private func renderBackups(_ backup: BackupStatus.Snapshot) {
-        let gauge = { (descriptor: MetricNameDescriptor, labels: [(String, String)], value: Double?) in
-            if let value { self.registry.makeGauge(descriptor: descriptor, labels: labels).set(value) }
-        }
-        gauge(Self.backupLastSuccess, [], backup.lastSuccess?.timeIntervalSince1970)
-        gauge(Self.backupLastSize, [("of", "database")], backup.lastDatabaseBytes.map(Double.init))
-        gauge(Self.backupLastSize, [("of", "repository")], backup.lastRepositoryBytes.map(Double.init))
-        gauge(Self.walArchiveFailures, [], backup.archiveFailures.map(Double.init))
-        gauge(Self.oldestRestorable, [], backup.oldestRestorable?.timeIntervalSince1970)
+    /// Sets the gauge of `descriptor` and `labels` (left unset without a value).
+    private func gauge(_ descriptor: MetricNameDescriptor, _ labels: [(String, String)], _ value: Int?) {
+        gauge(descriptor, labels, value.map(Double.init))
+    }
+
+    private func gauge(_ descriptor: MetricNameDescriptor, _ labels: [(String, String)], _ value: Double?) {
+        if let value { registry.makeGauge(descriptor: descriptor, labels: labels).set(value) }
     }
 }

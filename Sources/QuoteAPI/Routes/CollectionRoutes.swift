@@ -31,69 +31,58 @@ struct CollectionRoutes {
     private struct CreateBody: Decodable { let name: String; let id: UUID? }
 
     @Sendable private func list(_ request: Request) async throws -> Response {
-        let user = try request.user
-        let all = try await collections.list(userID: user.userID)
-        var writer = JSONWriter(capacity: 160 * all.count + 16)
-        writer.raw("{")
-        writer.key("items"); writer.array(all) { $0.collection($1) }
-        writer.raw("}")
-        return .json(bytes: writer.bytes)
+        let all = try await collections.list(userID: try request.userID)
+        return .json(capacity: 160 * all.count + 16) { writer in
+            writer.raw("{")
+            writer.key("items"); writer.array(all) { $0.collection($1) }
+            writer.raw("}")
+        }
     }
 
     @Sendable private func create(_ request: Request) async throws -> Response {
-        let user = try request.user
         let body = try request.decodeJSON(CreateBody.self)
         return Self.respond(
-            try await collections.create(userID: user.userID, name: body.name, id: body.id), status: 201)
+            try await collections.create(userID: try request.userID, name: body.name, id: body.id), status: 201)
     }
 
     @Sendable private func rename(_ request: Request) async throws -> Response {
-        let user = try request.user
         let id = try request.uuidParameter("id")
         let body = try request.decodeJSON(NameBody.self)
         return Self.respond(
-            try await collections.rename(userID: user.userID, collectionID: id, name: body.name), status: 200)
+            try await collections.rename(userID: try request.userID, collectionID: id, name: body.name), status: 200)
     }
 
     @Sendable private func delete(_ request: Request) async throws -> Response {
-        let user = try request.user
-        try await collections.delete(userID: user.userID, collectionID: try request.uuidParameter("id"))
+        try await collections.delete(userID: try request.userID, collectionID: try request.uuidParameter("id"))
         return .noContent
     }
 
     @Sendable private func quotes(_ request: Request) async throws -> Response {
-        let user = try request.user
         let id = try request.uuidParameter("id")
         let page = try await collections.quotes(
-            userID: user.userID, collectionID: id, page: try request.pageRequest(allowsCursor: false))
-        var writer = JSONWriter(forPageOf: page.items.count)
-        writer.page(page) { $0.listed($1.quote, "added_at", $1.addedAt) }
-        return .json(bytes: writer.bytes)
+            userID: try request.userID, collectionID: id, page: try request.pageRequest(allowsCursor: false))
+        return .page(page) { $0.listed($1.quote, "added_at", $1.addedAt) }
     }
 
     @Sendable private func addQuote(_ request: Request) async throws -> Response {
-        let user = try request.user
         let id = try request.uuidParameter("id")
         let quoteID = try request.uuidParameter("quote_id")
-        let added = try await collections.addQuote(userID: user.userID, collectionID: id, quoteID: quoteID)
-        var writer = JSONWriter(capacity: 128)
-        writer.collectionQuote(collectionID: id, quoteID: quoteID)
-        return .json(bytes: writer.bytes, status: added ? 201 : 200)
+        let added = try await collections.addQuote(userID: try request.userID, collectionID: id, quoteID: quoteID)
+        return .json(capacity: 128, status: added ? 201 : 200) {
+            $0.collectionQuote(collectionID: id, quoteID: quoteID)
+        }
     }
 
     @Sendable private func removeQuote(_ request: Request) async throws -> Response {
-        let user = try request.user
         let id = try request.uuidParameter("id")
         // A malformed quote id cannot be in the collection: a no-op, but an unknown collection is still 404.
         let quoteID = UUID(canonicalText: request.pathParameter("quote_id"))
-        try await collections.removeQuote(userID: user.userID, collectionID: id, quoteID: quoteID)
+        try await collections.removeQuote(userID: try request.userID, collectionID: id, quoteID: quoteID)
         return .noContent
     }
 
     private static func respond(_ collection: QuoteCollection, status: Int) -> Response {
-        var writer = JSONWriter(capacity: 256)
-        writer.collection(collection)
-        return .json(bytes: writer.bytes, status: status)
+        .json(capacity: 256, status: status) { $0.collection(collection) }
     }
 }
 

@@ -19,37 +19,30 @@ struct FavoriteRoutes {
     }
 
     @Sendable private func list(_ request: Request) async throws -> Response {
-        let user = try request.user
-        let page = try await favorites.list(userID: user.userID, page: try request.pageRequest(allowsCursor: false))
-        var writer = JSONWriter(forPageOf: page.items.count)
-        writer.page(page) { $0.listed($1.quote, "favorited_at", $1.favoritedAt) }
-        return .json(bytes: writer.bytes)
+        let page = try await favorites.list(
+            userID: try request.userID, page: try request.pageRequest(allowsCursor: false))
+        return .page(page) { $0.listed($1.quote, "favorited_at", $1.favoritedAt) }
     }
 
     @Sendable private func ids(_ request: Request) async throws -> Response {
-        let user = try request.user
-        let ids = try await favorites.ids(userID: user.userID)
-        var writer = JSONWriter(capacity: 40 * ids.count + 16)
-        writer.raw("{")
-        writer.key("ids"); writer.array(ids) { $0.uuid($1) }
-        writer.raw("}")
-        return .json(bytes: writer.bytes)
+        let ids = try await favorites.ids(userID: try request.userID)
+        return .json(capacity: 40 * ids.count + 16) { writer in
+            writer.raw("{")
+            writer.key("ids"); writer.array(ids) { $0.uuid($1) }
+            writer.raw("}")
+        }
     }
 
     @Sendable private func add(_ request: Request) async throws -> Response {
-        let user = try request.user
         let quoteID = try request.uuidParameter("quote_id")
-        let created = try await favorites.add(userID: user.userID, quoteID: quoteID)
-        var writer = JSONWriter(capacity: 64)
-        writer.favorite(quoteID)
-        return .json(bytes: writer.bytes, status: created ? 201 : 200)
+        let created = try await favorites.add(userID: try request.userID, quoteID: quoteID)
+        return .json(capacity: 64, status: created ? 201 : 200) { $0.favorite(quoteID) }
     }
 
     @Sendable private func remove(_ request: Request) async throws -> Response {
-        let user = try request.user
         // A malformed id cannot be a favorite: removing it is the same no-op as removing a missing one.
         if let quoteID = UUID(canonicalText: request.pathParameter("quote_id")) {
-            try await favorites.remove(userID: user.userID, quoteID: quoteID)
+            try await favorites.remove(userID: try request.userID, quoteID: quoteID)
         }
         return .noContent
     }

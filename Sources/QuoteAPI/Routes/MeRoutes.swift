@@ -26,14 +26,12 @@ struct MeRoutes {
     private struct DeleteBody: Decodable { let password: String }
 
     @Sendable private func me(_ request: Request) async throws -> Response {
-        let user = try request.user
-        return .user(try await profiles.user(user.userID))
+        .user(try await profiles.user(try request.userID))
     }
 
     /// The caller's account, profile, preferences and library in one JSON document, to take elsewhere.
     @Sendable private func export(_ request: Request) async throws -> Response {
-        let user = try request.user
-        let exported = try await AccountExport(pool: context.pool).export(user.userID)
+        let exported = try await AccountExport(pool: context.pool).export(try request.userID)
         var writer = JSONWriter(capacity: 4096 + exported.library.utf8.count)
         writer.raw("{")
         writer.key("exported_at"); writer.timestamp(Date()); writer.comma()
@@ -48,11 +46,10 @@ struct MeRoutes {
     }
 
     @Sendable private func update(_ request: Request) async throws -> Response {
-        let user = try request.user
         let body = try request.decodeJSON(PatchBody.self)
         return .user(
             try await profiles.update(
-                user.userID, displayName: Self.presence(body.display_name, in: request, key: "display_name"),
+                try request.userID, displayName: Self.presence(body.display_name, in: request, key: "display_name"),
                 preferences: body.preferences))
     }
 
@@ -75,16 +72,14 @@ struct MeRoutes {
     }
 
     @Sendable private func putAvatar(_ request: Request) async throws -> Response {
-        let user = try request.user
         guard let type = request.mediaType, ["image/png", "image/jpeg"].contains(type) else {
             throw QuoteVaultError.unsupportedMediaType("Send the image as image/png or image/jpeg")
         }
-        return .user(try await profiles.setAvatar(user.userID, bytes: request.body))
+        return .user(try await profiles.setAvatar(try request.userID, bytes: request.body))
     }
 
     @Sendable private func deleteAvatar(_ request: Request) async throws -> Response {
-        let user = try request.user
-        return .user(try await profiles.removeAvatar(user.userID))
+        .user(try await profiles.removeAvatar(try request.userID))
     }
 
     @Sendable private func avatar(_ request: Request) async throws -> Response {

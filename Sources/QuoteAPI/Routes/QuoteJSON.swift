@@ -6,12 +6,6 @@ import QuoteVault
 // Hand-written JSON for the hot read paths (see JSONWriter).
 
 extension JSONWriter {
-    /// A writer with room for a page of `count` items (a quote is ~300 bytes), so the buffer is not regrown while
-    /// the page is written.
-    init(forPageOf count: Int) {
-        self.init(capacity: 128 + 400 * count)
-    }
-
     /// `{id, text, author, category, created_at}`. The punctuation between values goes in one piece each: this
     /// runs for every quote of every page.
     mutating func quote(_ quote: Quote) {
@@ -21,6 +15,14 @@ extension JSONWriter {
         raw(#","category":"#); string(quote.category)
         raw(#","created_at":"#); timestamp(quote.createdAt)
         raw("}")
+    }
+
+    /// `page` in the list envelope, written with room for its items (a quote is ~300 bytes), so the buffer is not
+    /// regrown while the page is written.
+    static func bytes<Item>(of page: Page<Item>, item: (inout JSONWriter, Item) -> Void) -> [UInt8] {
+        var writer = JSONWriter(capacity: 128 + 400 * page.items.count)
+        writer.page(page, item: item)
+        return writer.bytes
     }
 
     /// The list envelope `{items, page, page_size, total, has_more, next_cursor}`, with `total_is_exact` when set.
@@ -34,6 +36,22 @@ extension JSONWriter {
         key("has_more"); bool(page.hasMore); comma()
         key("next_cursor"); string(page.nextCursor)
         raw("}")
+    }
+}
+
+extension Response {
+    /// JSON written by `write` into a buffer of `capacity` bytes.
+    static func json(
+        capacity: Int, status: Int = 200, headers: HTTPHeaders = [:], _ write: (inout JSONWriter) -> Void
+    ) -> Response {
+        var writer = JSONWriter(capacity: capacity)
+        write(&writer)
+        return .json(bytes: writer.bytes, status: status, headers: headers)
+    }
+
+    /// A page in the list envelope, each item written by `item`.
+    static func page<Item>(_ page: Page<Item>, item: (inout JSONWriter, Item) -> Void) -> Response {
+        .json(bytes: JSONWriter.bytes(of: page, item: item))
     }
 }
 

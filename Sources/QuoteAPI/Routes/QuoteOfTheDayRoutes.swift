@@ -9,8 +9,7 @@ import Synchronization
 struct QuoteOfTheDayRoutes {
     let quoteOfTheDay: QuoteOfTheDay
     private let timeZones = TimeZoneCache()
-    /// A date's answer as sent: it never changes once the date's quote is chosen, so it is encoded (and tagged)
-    /// once (writing the JSON was two thirds of the route's own CPU).
+    /// A date's answer as sent: it never changes once the date's quote is chosen, so it is encoded (and tagged) once.
     private let bodies = DateCache<PreparedBody>(capacity: 64)
 
     init(quoteOfTheDay: QuoteOfTheDay) { self.quoteOfTheDay = quoteOfTheDay }

@@ -51,10 +51,7 @@ struct QuoteRoutes {
             key = PageKey(category: category, page: number, size: pageRequest.size)
         }
         return try await answer(from: pages, key: key) {
-            let page = try await quotes.list(category: category, page: pageRequest)
-            var writer = JSONWriter(forPageOf: page.items.count)
-            writer.page(page) { $0.quote($1) }
-            return writer.bytes
+            JSONWriter.bytes(of: try await quotes.list(category: category, page: pageRequest)) { $0.quote($1) }
         }
     }
 
@@ -73,9 +70,7 @@ struct QuoteRoutes {
         return try await answer(from: searches, key: key) {
             // An expensive route (see `CostAdmission`): capped per address and in all, with a shorter timeout.
             let results = try await search.search(query, in: field, category: category, page: page)
-            var writer = JSONWriter(forPageOf: results.items.count)
-            writer.page(results) { $0.quote($1) }
-            return writer.bytes
+            return JSONWriter.bytes(of: results) { $0.quote($1) }
         }
     }
 
@@ -95,23 +90,21 @@ struct QuoteRoutes {
 
     @Sendable private func one(_ request: Request) async throws -> Response {
         let quote = try await quotes.quote(id: try request.uuidParameter("id"))
-        var writer = JSONWriter(capacity: 512)
-        writer.quote(quote)
-        return Response.json(bytes: writer.bytes).taggedWithETag()
+        return Response.json(capacity: 512) { $0.quote(quote) }.taggedWithETag()
     }
 
     @Sendable private func categories(_ request: Request) async throws -> Response {
         let counts = try await quotes.categoryCounts()
-        var writer = JSONWriter(capacity: 256)
-        writer.raw("{")
-        writer.key("items")
-        writer.array(counts) { writer, entry in
+        return Response.json(capacity: 256) { writer in
             writer.raw("{")
-            writer.key("category"); writer.string(entry.category.rawValue); writer.comma()
-            writer.key("count"); writer.int(entry.count)
+            writer.key("items")
+            writer.array(counts) { writer, entry in
+                writer.raw("{")
+                writer.key("category"); writer.string(entry.category.rawValue); writer.comma()
+                writer.key("count"); writer.int(entry.count)
+                writer.raw("}")
+            }
             writer.raw("}")
-        }
-        writer.raw("}")
-        return Response.json(bytes: writer.bytes).taggedWithETag()
+        }.taggedWithETag()
     }
 }

@@ -41,15 +41,11 @@ extension JSONWriter {
 
 extension Response {
     static func session(_ session: Session, status: Int = 200) -> Response {
-        var writer = JSONWriter(capacity: 1024)
-        writer.session(session)
         // Tokens must not be stored by caches on the way.
-        return .json(bytes: writer.bytes, status: status, headers: ["Cache-Control": "no-store"])
+        .json(capacity: 1024, status: status, headers: ["Cache-Control": "no-store"]) { $0.session(session) }
     }
 
     static func user(_ user: User) -> Response {
-        var writer = JSONWriter(capacity: 512)
-        writer.user(user)
-        return .json(bytes: writer.bytes, headers: ["Cache-Control": "no-store"])
+        .json(capacity: 512, headers: ["Cache-Control": "no-store"]) { $0.user(user) }
     }
 }

@@ -5,21 +5,11 @@ import PGClient
 
 /// Sign-up, login, refresh, logout, password reset and account deletion.
 public struct AccountService: Sendable {
-    private let pool: PGPool
-    private let hashing: PasswordHashingQueue
-    private let sessions: SessionIssuer
-    private let limits: RateLimiter
-    private let resetLinkBase: String
-
-    public init(
-        pool: PGPool, hashing: PasswordHashingQueue, sessions: SessionIssuer, limits: RateLimiter, resetLinkBase: String
-    ) {
-        self.pool = pool
-        self.hashing = hashing
-        self.sessions = sessions
-        self.limits = limits
-        self.resetLinkBase = resetLinkBase
-    }
+    let pool: PGPool
+    let hashing: PasswordHashingQueue
+    let sessions: SessionIssuer
+    let limits: RateLimiter
+    let resetLinkBase: String
 
     /// Creates the account and its first session. The unique email constraint decides concurrent sign-ups.
     /// - Parameter metadata: Supabase's `user_metadata` (empty through `/v1`).
@@ -130,7 +120,7 @@ public struct AccountService: Sendable {
             }
             try connection.query("UPDATE refresh_tokens SET rotated_at = now() WHERE token_hash = \(tokenHash)")
             try connection.query("UPDATE sessions SET refreshed_at = now() WHERE id = \(sessionID)")
-            return try sessions.rotate(refreshToken, sessionID: sessionID, userID: userID, connection)
+            return try sessions.issue(sessionID: sessionID, userID: userID, replacing: refreshToken, connection)
         }
     }
 
@@ -146,20 +136,13 @@ public struct AccountService: Sendable {
 
     /// Revokes sessions: their refresh tokens and every access token naming them stop working at once.
     public func logOut(_ user: AuthenticatedUser, scope: LogoutScope = .local) async throws {
-        switch scope {
-        case .local:
-            try await pool.query(
-                "UPDATE sessions SET revoked_at = now() WHERE id = \(user.sessionID) AND revoked_at IS NULL")
-        case .global:
-            try await pool.query(
-                "UPDATE sessions SET revoked_at = now() WHERE user_id = \(user.userID) AND revoked_at IS NULL")
-        case .others:
-            try await pool.query(
-                """
-                UPDATE sessions SET revoked_at = now()
-                WHERE user_id = \(user.userID) AND id <> \(user.sessionID) AND revoked_at IS NULL
-                """)
-        }
+        let sessions: PGQuery =
+            switch scope {
+            case .local: "id = \(user.sessionID)"
+            case .global: "user_id = \(user.userID)"
+            case .others: "user_id = \(user.userID) AND id <> \(user.sessionID)"
+            }
+        try await pool.query("UPDATE sessions SET revoked_at = now() WHERE \(sessions) AND revoked_at IS NULL")
     }
 
     /// Writes a reset token and its mail (same transaction) when the account exists; answers the same either way.

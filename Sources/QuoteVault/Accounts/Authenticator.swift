@@ -13,13 +13,8 @@ public struct AuthenticatedUser: Sendable, Equatable {
 /// (one primary-key lookup), so a logout or a password reset refuses the session's tokens at once on every
 /// server instance.
 public struct Authenticator: Sendable {
-    private let signer: JWTSigner
-    private let pool: PGPool
-
-    public init(signer: JWTSigner, pool: PGPool) {
-        self.signer = signer
-        self.pool = pool
-    }
+    let signer: JWTSigner
+    let pool: PGPool
 
     /// The signature and claims of an access token (no database); then `live` checks the session.
     /// - Parameter token: the bearer token, or nil when the request had none.

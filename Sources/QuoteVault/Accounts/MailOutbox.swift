@@ -8,10 +8,4 @@ public enum MailOutbox {
         try connection.query(
             "INSERT INTO mail_outbox (recipient, subject, body) VALUES (\(recipient), \(subject), \(body))")
     }
-
-    /// Mails not yet delivered (for metrics).
-    public static func backlog(_ pool: PGPool) async throws -> Int {
-        try await pool.query("SELECT count(*)::int8 AS n FROM mail_outbox WHERE sent_at IS NULL")
-            .first?.decode("n", as: Int.self) ?? 0
-    }
 }

@@ -53,11 +53,7 @@ public final class PasswordHashingQueue: @unchecked Sendable {
     deinit { stop() }
 
     /// Operations waiting for a hashing thread (for metrics).
-    public var queueDepth: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return waitingCount
-    }
+    public var queueDepth: Int { condition.withLock { waitingCount } }
 
     /// A new PHC hash of `password`.
     public func hash(_ password: String) async throws -> String {
@@ -78,11 +74,7 @@ public final class PasswordHashingQueue: @unchecked Sendable {
     }
 
     /// Whether every hashing thread has ended (after `stop()`).
-    public var hasEnded: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return runningThreads == 0
-    }
+    public var hasEnded: Bool { condition.withLock { runningThreads == 0 } }
 
     public func stop() {
         condition.lock()

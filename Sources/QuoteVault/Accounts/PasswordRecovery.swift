@@ -22,25 +22,15 @@ public struct PasswordRecovery: Sendable {
     /// How long an authorization code may be exchanged, in seconds.
     public static let codeLifetime = 300
 
-    private let pool: PGPool
-    private let hashing: PasswordHashingQueue
-    private let sessions: SessionIssuer
-    private let limits: RateLimiter
-
-    public init(pool: PGPool, hashing: PasswordHashingQueue, sessions: SessionIssuer, limits: RateLimiter) {
-        self.pool = pool
-        self.hashing = hashing
-        self.sessions = sessions
-        self.limits = limits
-    }
+    let pool: PGPool
+    let hashing: PasswordHashingQueue
+    let sessions: SessionIssuer
+    let limits: RateLimiter
 
     /// A PKCE code challenge: base64url of SHA-256, 43 to 128 unreserved characters (RFC 7636).
     public static func isValidChallenge(_ text: String) -> Bool {
         (43...128).contains(text.utf8.count)
-            && text.utf8.allSatisfy {
-                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A)
-                    || [0x2D, 0x2E, 0x5F, 0x7E].contains($0)
-            }
+            && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-._~".contains($0)) }
     }
 
     /// Writes a reset token, its PKCE flow when `codeChallenge` is given, and the mail carrying `link(token)`, in

@@ -16,16 +16,10 @@ public struct Avatar: Sendable {
 /// The caller's profile: display name, preferences and avatar.
 public struct ProfileService: Sendable {
     public static let maximumAvatarBytes = 2 * 1024 * 1024
-    private let pool: PGPool
-    /// Prefixed to the avatar's path in `avatar_url`, so that a client can load it as it is (a phone has no base
-    /// to resolve a relative URL against).
-    private let publicURL: String
-
-    /// - Parameter publicURL: the server's public base URL, without a trailing slash.
-    public init(pool: PGPool, publicURL: String) {
-        self.pool = pool
-        self.publicURL = publicURL
-    }
+    let pool: PGPool
+    /// The server's public base URL, without a trailing slash: prefixed to the avatar's path in `avatar_url`, so
+    /// that a client can load it as it is (a phone has no base to resolve a relative URL against).
+    let publicURL: String
 
     public func user(_ userID: UUID) async throws -> User {
         try await pool.withConnection { try User.load(userID, $0) }
@@ -131,9 +125,7 @@ public struct ProfileService: Sendable {
         return try await pool.withTransaction { connection in
             let rows = try connection.query("SELECT user_metadata FROM users WHERE id = \(userID) FOR UPDATE")
             guard let row = rows.first else { throw QuoteVaultError.unauthorized }
-            var merged =
-                (try? JSONDecoder().decode(
-                    [String: JSONValue].self, from: try row.decode("user_metadata", as: PGJSON.self).data)) ?? [:]
+            var merged = try row.decode("user_metadata", as: PGJSON.self).object
             merged.merge(changes) { _, new in new }
             try connection.query(
                 """

@@ -43,24 +43,6 @@ public struct RateLimiter: Sendable {
         [email.map { "\(kind):email:\($0)" }, address.map { "\(kind):address:\($0)" }].compactMap { $0 }
     }
 
-    /// Throws `rateLimited` when `rule` is already used up for `email` (or `address`).
-    func check(_ rule: Rule, email: String? = nil, address: String? = nil, _ connection: PGConnection) throws {
-        guard enabled else { return }
-        var query: PGQuery = """
-            SELECT count(*)::int8 AS events,
-                   coalesce(
-                       ceil(extract(epoch FROM min(created_at) + \(rule.window) * interval '1 second' - now())), 1
-                   )::int8 AS retry
-            FROM auth_events WHERE kind = \(rule.kind) AND created_at > now() - \(rule.window) * interval '1 second'
-            """
-        if let email { query.append(" AND email = \(email)") }
-        if let address { query.append(" AND client_address = \(address)") }
-        let row = try connection.query(query)[0]
-        if try row.decode("events", as: Int.self) >= rule.limit {
-            throw QuoteVaultError.rateLimited(retryAfterSeconds: max(1, try row.decode("retry", as: Int.self)))
-        }
-    }
-
     /// Takes one attempt of `kind` for `email` and `address` atomically, before the expensive work: under
     /// transaction-scoped advisory locks on each key (so every instance agrees), counts the recent events against
     /// `emailRule`/`addressRule` and records the attempt when both allow it. Must run inside a transaction.
@@ -74,14 +56,16 @@ public struct RateLimiter: Sendable {
         if enabled {
             // Email before address, always: two attempts never wait for each other's locks crosswise.
             if let email, let emailRule {
-                try connection.query(
-                    "SELECT pg_advisory_xact_lock(hashtextextended(\("auth:\(kind):email:\(email)"), 0))")
-                try remembering("\(kind):email:\(email)") { try check(emailRule, email: email, connection) }
+                try refusals.check(
+                    "\(kind):email:\(email)", namespace: "auth", limit: emailRule.limit, window: emailRule.window,
+                    attempts: "auth_events WHERE kind = \(emailRule.kind) AND email = \(email)", connection)
             }
             if let address, let addressRule {
-                try connection.query(
-                    "SELECT pg_advisory_xact_lock(hashtextextended(\("auth:\(kind):address:\(address)"), 0))")
-                try remembering("\(kind):address:\(address)") { try check(addressRule, address: address, connection) }
+                try refusals.check(
+                    "\(kind):address:\(address)", namespace: "auth", limit: addressRule.limit,
+                    window: addressRule.window,
+                    attempts: "auth_events WHERE kind = \(addressRule.kind) AND client_address = \(address)", connection
+                )
             }
         }
         let rows = try connection.query(
@@ -89,17 +73,6 @@ public struct RateLimiter: Sendable {
             INSERT INTO auth_events (kind, email, client_address) VALUES (\(kind), \(email), \(address)) RETURNING id
             """)
         return try rows[rows.startIndex].decode("id", as: Int64.self)
-    }
-
-    /// Runs `body`; a `rateLimited` refusal is remembered for `key` for its retry time (capped at a minute, so a
-    /// limit lifted meanwhile is seen again soon).
-    private func remembering(_ key: String, _ body: () throws -> Void) throws {
-        do {
-            try body()
-        } catch QuoteVaultError.rateLimited(let seconds) {
-            refusals.remember(key, seconds: min(seconds, 60))
-            throw QuoteVaultError.rateLimited(retryAfterSeconds: seconds)
-        }
     }
 
     /// Forgets a reserved attempt that must not count (the login succeeded).

@@ -22,9 +22,7 @@ public struct Reauthentication: Sendable {
     public static let resendInterval = 60
     public static let attempts = 5
 
-    private let pool: PGPool
-
-    public init(pool: PGPool) { self.pool = pool }
+    let pool: PGPool
 
     /// Mails a new nonce to the user's address, replacing any earlier one.
     public func send(to user: AuthenticatedUser) async throws {
@@ -105,8 +103,7 @@ public struct Reauthentication: Sendable {
             let bytes = try SecureRandom.bytes(count: 4)
             let value = bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             guard value < 4_294_000_000 else { continue }
-            let digits = String(value % 1_000_000)
-            return String(repeating: "0", count: 6 - digits.count) + digits
+            return String(format: "%06u", value % 1_000_000)
         }
     }
 

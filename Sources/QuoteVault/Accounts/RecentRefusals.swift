@@ -1,4 +1,5 @@
 import Foundation
+import PGClient
 import Synchronization
 
 /// Throttle refusals remembered in memory until they expire, at most `capacity` of them (a flood of distinct
@@ -20,6 +21,27 @@ final class RecentRefusals: Sendable {
             }
             return max(1, Int((end - now).components.seconds) + 1)
         }
+    }
+
+    /// Under a transaction-scoped advisory lock on `namespace:key` (so every instance agrees), throws
+    /// `rateLimited` when `attempts` (a table with `created_at` and a condition naming the key's rows) already hold
+    /// `limit` within the last `window` seconds. The refusal is remembered for its retry time, capped at a minute so
+    /// that a limit lifted meanwhile is seen again soon.
+    func check(
+        _ key: String, namespace: String, limit: Int, window: Int, attempts: PGQuery, _ connection: PGConnection
+    ) throws {
+        try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("\(namespace):\(key)"), 0))")
+        let row = try connection.query(
+            """
+            SELECT count(*)::int8 AS attempts,
+                   coalesce(ceil(extract(epoch FROM min(created_at) + \(window) * interval '1 second' - now())), 1)
+                   ::int8 AS retry
+            FROM \(attempts) AND created_at > now() - \(window) * interval '1 second'
+            """)[0]
+        guard try row.decode("attempts", as: Int.self) >= limit else { return }
+        let seconds = max(1, try row.decode("retry", as: Int.self))
+        remember(key, seconds: min(seconds, 60))
+        throw Failure.rateLimited(retryAfterSeconds: seconds)
     }
 
     func remember(_ key: String, seconds: Int) {

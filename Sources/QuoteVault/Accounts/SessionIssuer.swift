@@ -42,19 +42,12 @@ public struct SessionIssuer: Sendable {
         return try issue(sessionID: try rows[rows.startIndex].decode("id"), userID: userID, connection)
     }
 
-    /// New tokens for an existing session: a fresh (random) refresh token and an access token.
-    func issue(sessionID: UUID, userID: UUID, _ connection: PGConnection) throws -> Session {
-        let refreshToken = try OpaqueToken.generate()
-        try connection.query(
-            """
-            INSERT INTO refresh_tokens (token_hash, session_id) VALUES (\(OpaqueToken.hash(refreshToken)), \(sessionID))
-            """)
-        return try session(refreshToken: refreshToken, sessionID: sessionID, userID: userID, connection)
-    }
-
-    /// The tokens that replace `parent` on its rotation: its chain's child (stored here) and an access token.
-    func rotate(_ parent: String, sessionID: UUID, userID: UUID, _ connection: PGConnection) throws -> Session {
-        let refreshToken = chain.child(of: parent)
+    /// New tokens for an existing session: a refresh token (stored here) and an access token. The refresh token is
+    /// random, or when it replaces `parent` on its rotation, the chain's child of `parent`.
+    func issue(sessionID: UUID, userID: UUID, replacing parent: String? = nil, _ connection: PGConnection) throws
+        -> Session
+    {
+        let refreshToken = try parent.map(chain.child(of:)) ?? OpaqueToken.generate()
         try connection.query(
             """
             INSERT INTO refresh_tokens (token_hash, session_id) VALUES (\(OpaqueToken.hash(refreshToken)), \(sessionID))

@@ -34,12 +34,8 @@ public struct User: Sendable {
         email = try row.decode("email")
         displayName = try row.decode("display_name")
         avatarURL = try row.decode("avatar_url")
-        let stored = try row.decode("preferences", as: PGJSON.self)
-        preferences = Preferences(
-            stored: (try? JSONDecoder().decode([String: JSONValue].self, from: stored.data)) ?? [:])
-        metadata =
-            (try? JSONDecoder().decode(
-                [String: JSONValue].self, from: try row.decode("user_metadata", as: PGJSON.self).data)) ?? [:]
+        preferences = Preferences(stored: try row.decode("preferences", as: PGJSON.self).object)
+        metadata = try row.decode("user_metadata", as: PGJSON.self).object
         createdAt = try row.decode("created_at")
         updatedAt = try row.decode("updated_at")
     }

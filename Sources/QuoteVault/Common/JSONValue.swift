@@ -1,4 +1,6 @@
 import AuthJWT
+import Foundation
+import PGClient
 
 /// Any JSON value, decoded exactly: `true` is a boolean and `1` a number, never each other. Used where a
 /// body's absent, null and present fields mean different things (PATCH). The same type as the free-form
@@ -15,4 +17,9 @@ extension ClaimValue {
         if case .bool(let value) = self { return value }
         return nil
     }
+}
+
+extension PGJSON {
+    /// The document as an object; empty when it is not one.
+    var object: [String: JSONValue] { (try? JSONDecoder().decode([String: JSONValue].self, from: data)) ?? [:] }
 }

@@ -68,15 +68,16 @@ public struct Page<Item: Sendable>: Sendable {
     /// Search answers only: false when `total` stopped counting (at 1,000); nil on the other lists.
     public let totalIsExact: Bool?
 
-    public init(
-        items: [Item], page: Int?, pageSize: Int, total: Int, hasMore: Bool, nextCursor: String?,
-        totalIsExact: Bool? = nil
-    ) {
-        self.items = items
-        self.page = page
-        self.pageSize = pageSize
+    /// The page of `request` from `rows`, read one past the page's size to tell whether more follow.
+    init<Row>(
+        _ rows: some Collection<Row>, _ request: PageRequest, total: Int, nextCursor: String? = nil,
+        totalIsExact: Bool? = nil, item: (Row) throws -> Item
+    ) rethrows {
+        items = try rows.prefix(request.size).map(item)
+        page = request.page
+        pageSize = request.size
         self.total = total
-        self.hasMore = hasMore
+        hasMore = rows.count > request.size
         self.nextCursor = nextCursor
         self.totalIsExact = totalIsExact
     }

@@ -34,9 +34,7 @@ public struct CollectedQuote: Sendable {
 /// as invisible as a missing one (`notFound`).
 public struct CollectionsService: Sendable {
     public static let maximumNameLength = 100
-    private let pool: PGPool
-
-    public init(pool: PGPool) { self.pool = pool }
+    let pool: PGPool
 
     /// Trims Unicode whitespace (U+00A0, U+2003 … too) and checks 1…100 characters, counted as Unicode code
     /// points like PostgreSQL's `char_length`, so the table's check always agrees.
@@ -132,12 +130,9 @@ public struct CollectionsService: Sendable {
                 try connection.query(
                     "SELECT count(*)::int8 AS total FROM collection_quotes WHERE collection_id = \(collectionID)"
                 ).first?.decode("total", as: Int.self) ?? 0
-            let items = try rows.prefix(page.size).map { row in
+            return try Page(rows, page, total: total) { row in
                 CollectedQuote(quote: try Quote(row: row), addedAt: try row.decode("added_at"))
             }
-            return Page(
-                items: items, page: page.page, pageSize: page.size, total: total, hasMore: rows.count > page.size,
-                nextCursor: nil)
         }
     }
 

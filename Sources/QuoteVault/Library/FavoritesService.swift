@@ -10,9 +10,7 @@ public struct Favorite: Sendable {
 /// Each user's favorites. Every query carries the caller's ownership (`RowOwner`) in its WHERE: a user can only ever
 /// read or change their own rows. Adds and removes are idempotent; the primary key decides races.
 public struct FavoritesService: Sendable {
-    private let pool: PGPool
-
-    public init(pool: PGPool) { self.pool = pool }
+    let pool: PGPool
 
     /// Newest favorite first.
     public func list(userID: UUID, page: PageRequest) async throws -> Page<Favorite> {
@@ -33,12 +31,9 @@ public struct FavoritesService: Sendable {
                     """
                 )
                 .first?.decode("total", as: Int.self) ?? 0
-            let items = try rows.prefix(page.size).map { row in
+            return try Page(rows, page, total: total) { row in
                 Favorite(quote: try Quote(row: row), favoritedAt: try row.decode("favorited_at"))
             }
-            return Page(
-                items: items, page: page.page, pageSize: page.size, total: total, hasMore: rows.count > page.size,
-                nextCursor: nil)
         }
     }
 

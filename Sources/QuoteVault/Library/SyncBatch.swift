@@ -9,7 +9,7 @@ import PGClient
 /// claimed by an earlier batch answer their stored result. Each claimed operation runs under a savepoint, so
 /// one that fails (404, 409, 422) is rolled back alone and its failure is the result remembered; the results are
 /// stored before the commit, with the effects. A database failure fails the whole batch (5xx, nothing applied,
-/// nothing remembered): the client sends it again. What each result says is the surface's (`Answers`).
+/// nothing remembered): the client sends it again. What each result says is the surface's (`Answer`).
 public struct SyncBatch: Sendable {
     /// One operation's result: what its route would answer.
     public struct Result: Sendable {

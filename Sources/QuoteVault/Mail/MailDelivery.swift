@@ -14,7 +14,7 @@ public final class MailDelivery: Sendable {
     private let from: String
     private let logger: Logger
     private let task = BackgroundTask()
-    private let lastBacklog = LockedBacklog()
+    private let lastBacklog = Mutex<Int?>(nil)
 
     public init(pool: PGPool, smtpURL: String?, from: String, logger: Logger) {
         self.pool = pool
@@ -45,12 +45,13 @@ public final class MailDelivery: Sendable {
 
     /// Mails not yet delivered, as counted after the delivery loop's last pass (nil before the first): read by
     /// `/metrics` without touching the database, so a scrape never waits for it.
-    public var backlog: Int? { lastBacklog.value }
+    public var backlog: Int? { lastBacklog.withLock { $0 } }
 
     /// Counts the undelivered mails (the partial index on unsent rows keeps this cheap).
     public func countBacklog() async throws {
         let count = try await pool.query("SELECT count(*)::int8 AS pending FROM mail_outbox WHERE sent_at IS NULL")
-        lastBacklog.value = try count[count.startIndex].decode("pending", as: Int.self)
+        let pending = try count[count.startIndex].decode("pending", as: Int.self)
+        lastBacklog.withLock { $0 = pending }
     }
 
     /// Delivers up to 10 due mails; returns how many were attempted.
@@ -125,15 +126,5 @@ public final class MailDelivery: Sendable {
             $0.hasPrefix(".") ? "." + $0 : String($0)
         }
         return Array((lines.joined(separator: "\r\n") + "\r\n").utf8)
-    }
-}
-
-/// The last counted backlog, read from any thread.
-private final class LockedBacklog: Sendable {
-    private let count = Mutex<Int?>(nil)
-
-    var value: Int? {
-        get { count.withLock { $0 } }
-        set { count.withLock { $0 = newValue } }
     }
 }

@@ -6,11 +6,6 @@ public struct AuditActor: Sendable, Equatable {
     public let ownerID: UUID?
     public let email: String
 
-    public init(ownerID: UUID?, email: String) {
-        self.ownerID = ownerID
-        self.email = email
-    }
-
     /// `quote-server owner add|remove`, run by whoever operates the server.
     public static let commandLine = AuditActor(ownerID: nil, email: "quote-server (command line)")
 }

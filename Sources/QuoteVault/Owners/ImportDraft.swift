@@ -12,8 +12,9 @@ public struct ImportDraft: Sendable, Equatable {
         case failed
     }
 
-    /// One row of the file with its verdict: the values as they will be saved, or why it will not be.
-    public struct Row: Sendable, Equatable {
+    /// One row of the file with its verdict: the values as they will be saved, or why it will not be (stored as
+    /// JSON, one object a row).
+    public struct Row: Sendable, Equatable, Encodable {
         public let line: Int
         public let text: String
         public let author: String

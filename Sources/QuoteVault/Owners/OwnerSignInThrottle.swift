@@ -36,20 +36,9 @@ public struct OwnerSignInThrottle: Sendable {
                 if let seconds = refusals.remaining(key) {
                     throw Failure.rateLimited(retryAfterSeconds: seconds)
                 }
-                try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("console:\(key)"), 0))")
-                let row = try connection.query(
-                    """
-                    SELECT count(*)::int8 AS failures,
-                           coalesce(ceil(extract(epoch FROM min(created_at) + \(rule.window) * interval '1 second'
-                                                 - now())), 1)::int8 AS retry
-                    FROM console_sign_in_failures
-                    WHERE key = \(key) AND created_at > now() - \(rule.window) * interval '1 second'
-                    """)[0]
-                if try row.decode("failures", as: Int.self) >= rule.limit {
-                    let seconds = max(1, try row.decode("retry", as: Int.self))
-                    refusals.remember(key, seconds: min(seconds, 60))
-                    throw Failure.rateLimited(retryAfterSeconds: seconds)
-                }
+                try refusals.check(
+                    key, namespace: "console", limit: rule.limit, window: rule.window,
+                    attempts: "console_sign_in_failures WHERE key = \(key)", connection)
             }
             let rows = try connection.query("INSERT INTO console_sign_in_failures (key) VALUES (\(key)) RETURNING id")
             ids.append(try rows[rows.startIndex].decode("id", as: Int64.self))

@@ -148,24 +148,16 @@ public struct QuoteImportDrafts: Sendable {
     }
 
     /// A record's verdict by the import's rules, with the normalised values of a good row.
-    static func verdict(_ record: QuoteRecord) -> DraftRow {
+    static func verdict(_ record: QuoteRecord) -> ImportDraft.Row {
         switch QuoteImporter.validate(record) {
         case .success(let quote):
-            return DraftRow(
+            return ImportDraft.Row(
                 line: record.line, text: quote.text, author: quote.author,
                 category: quote.category.rawValue, error: nil)
         case .failure(let rejection):
-            return DraftRow(
+            return ImportDraft.Row(
                 line: record.line, text: record.text ?? "", author: record.author ?? "",
                 category: record.category ?? "", error: rejection.reason)
         }
-    }
-
-    struct DraftRow: Encodable {
-        let line: Int
-        let text: String
-        let author: String
-        let category: String
-        let error: String?
     }
 }

@@ -28,9 +28,9 @@ public struct QuoteOfTheDayPins: Sendable {
     /// Every day of `month` (1-12) of `year` that `/v1/qotd` serves, by date: a day without a stored quote gets
     /// it chosen now, by its seed, exactly as the first client asking for it would.
     public func month(year: Int, month: Int) async throws -> [PGDate: Day] {
-        guard let first = PGDate(year: year, month: month, day: 1) else { throw QuoteVaultError.notFound }
-        let next = month == 12 ? PGDate(year: year + 1, month: 1, day: 1) : PGDate(year: year, month: month + 1, day: 1)
-        guard let next else { throw QuoteVaultError.notFound }
+        guard let first = PGDate(year: year, month: month, day: 1),
+            let next = PGDate(year: year + month / 12, month: month % 12 + 1, day: 1)
+        else { throw QuoteVaultError.notFound }
         let rows = try await pool.query(
             """
             SELECT d.date, d.pinned, \(unsafeSQL: Quote.columns()) FROM quote_of_day d

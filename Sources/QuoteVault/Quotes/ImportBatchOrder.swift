@@ -24,11 +24,11 @@ final class ImportBatchOrder: @unchecked Sendable {
 
     /// The next batch to send, or nil when all are handed out or the import stopped.
     func take() -> Int? {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !stopped, next < count else { return nil }
-        next += 1
-        return next - 1
+        condition.withLock {
+            guard !stopped, next < count else { return nil }
+            next += 1
+            return next - 1
+        }
     }
 
     func waitUntilInserted(_ batch: Int) throws { try wait { $0.inserted >= batch } }

@@ -22,14 +22,6 @@ public struct Quote: Sendable, Equatable {
     public let category: String
     public let createdAt: Date
 
-    public init(id: UUID, text: String, author: String, category: String, createdAt: Date) {
-        self.id = id
-        self.text = text
-        self.author = author
-        self.category = category
-        self.createdAt = createdAt
-    }
-
     /// The columns `init(row:)` reads, qualified by `alias` when the query joins.
     public static func columns(_ alias: String = "quotes") -> String {
         alias == "quotes" ? columnsOfQuotes : columnList(alias)

@@ -13,11 +13,6 @@ public struct QuoteCursor: Sendable, Equatable {
     private static let version: UInt8 = 1
     private static let macLength = 8
 
-    public init(createdAt: PGTimestamp, id: UUID) {
-        self.createdAt = createdAt
-        self.id = id
-    }
-
     /// Cursors signed with `key` (derived from the server's secret, so every instance accepts every cursor).
     public struct Codec: Sendable {
         private let key: HMACSHA256.Key

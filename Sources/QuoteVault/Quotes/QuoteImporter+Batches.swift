@@ -5,8 +5,6 @@ import PGClient
 /// the batches go in on every connection of the pool side by side, in the file's order where it matters
 /// (`ImportBatchOrder`); otherwise on one.
 extension QuoteImporter {
-    typealias ValidRow = (text: String, author: String, category: QuoteCategory)
-
     /// Sends `valid[from...]`; `progress` is told the rows committed after each batch, in order, and stops the
     /// import by throwing (the batches committed stay; one waiting to commit rolls back).
     func insertBatches(

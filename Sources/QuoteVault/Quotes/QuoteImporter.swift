@@ -74,6 +74,9 @@ public struct QuoteImporter: Sendable {
     public static let defaultBatchSize = 10_000
     public static let deferIndexesFrom = 50_000
 
+    /// A record that passed `validate`, normalised.
+    public typealias ValidRow = (text: String, author: String, category: QuoteCategory)
+
     /// When an import sets the GIN indexes aside.
     public enum IndexDeferral: String, Sendable, CaseIterable {
         /// Into an empty table, with at least `deferIndexesFrom` rows to insert.
@@ -102,10 +105,8 @@ public struct QuoteImporter: Sendable {
 
     /// Validates and normalises one record: whitespace collapsed and trimmed, text 1…300 characters,
     /// author 1…200, category one of the five (case-insensitive).
-    public static func validate(_ record: QuoteRecord) -> Result<
-        (text: String, author: String, category: QuoteCategory), RejectedRow
-    > {
-        func reject(_ reason: String) -> Result<(text: String, author: String, category: QuoteCategory), RejectedRow> {
+    public static func validate(_ record: QuoteRecord) -> Result<ValidRow, RejectedRow> {
+        func reject(_ reason: String) -> Result<ValidRow, RejectedRow> {
             .failure(RejectedRow(line: record.line, reason: reason))
         }
         let text = normaliseWhitespace(record.text ?? "")
@@ -152,7 +153,7 @@ public struct QuoteImporter: Sendable {
         _ records: [QuoteRecord], progress: @Sendable (ImportProgress) throws -> Void = { _ in }
     ) async throws -> ImportReport {
         var report = ImportReport()
-        var valid: [(text: String, author: String, category: QuoteCategory)] = []
+        var valid: [ValidRow] = []
         for record in records {
             switch Self.validate(record) {
             case .success(let quote): valid.append(quote)
@@ -262,7 +263,7 @@ public struct QuoteImporter: Sendable {
     }
 
     /// The digest of the valid rows in order: the same rows imported again find their earlier progress.
-    static func key(of rows: [(text: String, author: String, category: QuoteCategory)]) -> String {
+    static func key(of rows: [ValidRow]) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(rows.count * 160)
         for row in rows {
@@ -276,9 +277,7 @@ public struct QuoteImporter: Sendable {
 
     /// Rows in COPY's text format: position, text, author, category, tab-separated, with `\`, tab, newline and
     /// carriage return escaped.
-    static func copyText(
-        _ rows: ArraySlice<(text: String, author: String, category: QuoteCategory)>, firstPosition: Int
-    ) -> [UInt8] {
+    static func copyText(_ rows: ArraySlice<ValidRow>, firstPosition: Int) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(rows.count * 160)
         func field(_ text: String) {

@@ -1,5 +1,6 @@
 import Foundation
 import PGClient
+import Synchronization
 
 /// What a search matches: the quote's text or its author.
 public enum SearchField: String, Sendable {
@@ -173,10 +174,8 @@ public struct QuoteSearch: Sendable {
 
     /// The page from rows of quotes; a row without `quote_id` only carries the total or version.
     private func pageOfQuotes(_ rows: PGRows, _ request: PageRequest, total: Int, exact: Bool) throws -> Page<Quote> {
-        let quotes = try rows.filter { !$0.isNull("quote_id") }.map(Quote.init(row:))
-        return Page(
-            items: Array(quotes.prefix(request.size)), page: request.page, pageSize: request.size, total: total,
-            hasMore: quotes.count > request.size, nextCursor: nil, totalIsExact: exact)
+        try Page(
+            rows.filter { !$0.isNull("quote_id") }, request, total: total, totalIsExact: exact, item: Quote.init(row:))
     }
 
     /// `%`, `_` and `\` match themselves in a LIKE pattern with the default escape character.
@@ -217,8 +216,7 @@ public struct QuoteSearch: Sendable {
 
 /// The queries' totals known at one version of the quotes (over 1,000: more than 1,000). A new version forgets
 /// them all (a change may have added or removed matches); the table is bounded, and starts over when full.
-final class ManyMatchesMemory: @unchecked Sendable {
-    // @unchecked: `version` and `totals` are guarded by `lock`.
+final class ManyMatchesMemory: Sendable {
     struct Key: Hashable {
         let field: SearchField
         let category: QuoteCategory?
@@ -226,23 +224,21 @@ final class ManyMatchesMemory: @unchecked Sendable {
     }
 
     static let capacity = 10_000
-    private let lock = NSLock()
-    private var version: Int64 = -1
-    private var totals: [Key: Int] = [:]
+    private let state = Mutex<(version: Int64, totals: [Key: Int])>((-1, [:]))
 
     /// The version at which `key` had `total` matches, if known.
     func known(_ key: Key) -> (version: Int64, total: Int)? {
-        lock.withLock { totals[key].map { (version, $0) } }
+        state.withLock { state in state.totals[key].map { (state.version, $0) } }
     }
 
-    func remember(_ key: Key, total: Int, version newVersion: Int64) {
-        lock.withLock {
-            if newVersion != version || totals.count >= Self.capacity {
-                guard newVersion >= version else { return }
-                version = newVersion
-                totals.removeAll(keepingCapacity: true)
+    func remember(_ key: Key, total: Int, version: Int64) {
+        state.withLock { state in
+            if version != state.version || state.totals.count >= Self.capacity {
+                guard version >= state.version else { return }
+                state.version = version
+                state.totals.removeAll(keepingCapacity: true)
             }
-            totals[key] = total
+            state.totals[key] = total
         }
     }
 }

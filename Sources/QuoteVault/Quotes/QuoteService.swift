@@ -28,9 +28,8 @@ public struct QuoteService: Sendable {
         }
         if after == nil && request.offset > 0 {
             // An offset page seeks to its first row, found by skipping `offset` entries of the index alone (an
-            // index-only scan): OFFSET on the page's own scan read every skipped row from the table (page 50 of
-            // 20: 980 rows fetched to send 20; pgbench: 189 -> 1,470 tps). Past the end the seek finds no row,
-            // and the page none.
+            // index-only scan): OFFSET on the page's own scan read every skipped row from the table (figures in
+            // bench/README.md). Past the end the seek finds no row, and the page none.
             var seek: PGQuery =
                 " AND (quotes.created_at, quotes.id) <= (SELECT skipped.created_at, skipped.id FROM quotes AS skipped"
             if let category { seek.append(" WHERE skipped.category = \(category.rawValue)") }
@@ -59,9 +58,7 @@ public struct QuoteService: Sendable {
                 cursors.encode(
                     QuoteCursor(createdAt: try row.decode("quote_created_at"), id: try row.decode("quote_id")))
             } : nil
-        return Page(
-            items: try pageRows.map(Quote.init(row:)), page: request.page, pageSize: request.size, total: total,
-            hasMore: hasMore, nextCursor: nextCursor)
+        return try Page(rows, request, total: total, nextCursor: nextCursor, item: Quote.init(row:))
     }
 
     /// A number that changes whenever quotes change (any insert, update, delete or truncate, by anyone:

@@ -6,8 +6,7 @@ public struct SearchQuery: Hashable, Sendable {
     public let text: String
 
     public init(_ raw: String?) throws {
-        // Unicode's White_Space, the same set as Foundation's `.whitespacesAndNewlines`, whose trimming cost a
-        // search ~10 µs on Linux.
+        // Unicode's White_Space, the set of Foundation's `.whitespacesAndNewlines`, whose trimming is slow on Linux.
         let scalars = (raw ?? "").unicodeScalars
         let start = scalars.firstIndex { !$0.properties.isWhitespace } ?? scalars.endIndex
         let end = scalars[start...].lastIndex { !$0.properties.isWhitespace }.map(scalars.index(after:)) ?? start

@@ -40,85 +40,67 @@ struct GoTrueError: Error {
         message: "invalid JWT: unable to parse or verify signature, token is expired or revoked")
 
     static func from(_ error: RecoveryError) -> GoTrueError {
-        switch error {
-        case .flowStateNotFound:
-            return GoTrueError(
-                status: 404, code: "flow_state_not_found", message: "invalid flow state, no valid flow state found")
-        case .flowStateExpired:
-            return GoTrueError(
-                status: 403, code: "flow_state_expired", message: "invalid flow state, flow state has expired")
-        case .badCodeVerifier:
-            return GoTrueError(
-                status: 403, code: "bad_code_verifier",
-                message: "code challenge does not match previously saved code verifier")
-        case .samePassword:
-            return GoTrueError(
-                status: 422, code: "same_password", message: "New password should be different from the old password.")
-        }
+        let (status, code, message) =
+            switch error {
+            case .flowStateNotFound: (404, "flow_state_not_found", "invalid flow state, no valid flow state found")
+            case .flowStateExpired: (403, "flow_state_expired", "invalid flow state, flow state has expired")
+            case .badCodeVerifier:
+                (403, "bad_code_verifier", "code challenge does not match previously saved code verifier")
+            case .samePassword: (422, "same_password", "New password should be different from the old password.")
+            }
+        return GoTrueError(status: status, code: code, message: message)
     }
 
     /// GoTrue's answer for `failure`; where GoTrue pins a status of its own for an auth error (400 for bad
     /// credentials, 403 for a bad JWT, 422 for a taken email), the clients expect that one.
     static func from(_ failure: Failure) -> GoTrueError {
-        var error: GoTrueError
-        switch failure {
-        case .validation(let fields):
-            if let password = fields.first(where: { $0.field == "password" }) {
-                return GoTrueError(
-                    status: 422, code: "weak_password", message: "Password \(password.message)",
-                    weakPasswordReasons: ["length"])
-            }
-            let message =
-                fields.contains(where: { $0.field == "email" })
-                ? "Unable to validate email address: invalid format"
-                : fields.map { "\($0.field) \($0.message)" }.joined(separator: "; ")
-            return GoTrueError(status: 400, code: "validation_failed", message: message)
-        case .badRequest("invalid_json", _):
-            return GoTrueError(status: 400, code: "bad_json", message: "Could not parse request body as JSON")
-        case .badRequest(_, let detail): return GoTrueError(status: 400, code: "validation_failed", message: detail)
-        case .emailExists:
-            return GoTrueError(status: 422, code: "user_already_exists", message: "User already registered")
-        case .invalidCredentials:
-            return GoTrueError(status: 400, code: "invalid_credentials", message: "Invalid login credentials")
-        case .refreshTokenInvalid:
+        if case .validation(let fields) = failure, let password = fields.first(where: { $0.field == "password" }) {
             return GoTrueError(
-                status: 400, code: "refresh_token_not_found",
-                message: "Invalid Refresh Token: Refresh Token Not Found")
-        case .refreshTokenReused:
-            return GoTrueError(
-                status: 400, code: "refresh_token_already_used", message: "Invalid Refresh Token: Already Used")
-        case .unauthorized: return badJWT
-        case .resetTokenInvalid:
-            return GoTrueError(status: 403, code: "otp_expired", message: "Token has expired or is invalid")
-        case .unsupportedMediaType(let detail):
-            return GoTrueError(status: 415, code: "validation_failed", message: detail)
-        case .payloadTooLarge:
-            error = GoTrueError(status: 413, code: "request_too_large", message: "Request body too large")
-        case .rateLimited:
-            error = GoTrueError(status: 429, code: "over_request_rate_limit", message: "Request rate limit reached")
-        case .internal: error = GoTrueError(status: 500, code: "unexpected_failure", message: "Unexpected failure")
-        default:
-            let message = ProblemJSON.problem(failure).detail ?? ""
-            error = GoTrueError(status: failure.status, code: failure.code, message: message)
+                status: 422, code: "weak_password", message: "Password \(password.message)",
+                weakPasswordReasons: ["length"])
         }
+        let (status, code, message) =
+            switch failure {
+            case .validation(let fields):
+                (
+                    400, "validation_failed",
+                    fields.contains(where: { $0.field == "email" })
+                        ? "Unable to validate email address: invalid format"
+                        : fields.map { "\($0.field) \($0.message)" }.joined(separator: "; ")
+                )
+            case .badRequest("invalid_json", _): (400, "bad_json", "Could not parse request body as JSON")
+            case .badRequest(_, let detail): (400, "validation_failed", detail)
+            case .emailExists: (422, "user_already_exists", "User already registered")
+            case .invalidCredentials: (400, "invalid_credentials", "Invalid login credentials")
+            case .refreshTokenInvalid:
+                (400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found")
+            case .refreshTokenReused: (400, "refresh_token_already_used", "Invalid Refresh Token: Already Used")
+            case .unauthorized: (badJWT.status, badJWT.code, badJWT.message)
+            case .resetTokenInvalid: (403, "otp_expired", "Token has expired or is invalid")
+            case .unsupportedMediaType(let detail): (415, "validation_failed", detail)
+            case .payloadTooLarge: (413, "request_too_large", "Request body too large")
+            case .rateLimited: (429, "over_request_rate_limit", "Request rate limit reached")
+            case .internal: (500, "unexpected_failure", "Unexpected failure")
+            default: (failure.status, failure.code, ProblemJSON.problem(failure).detail ?? "")
+            }
+        var error = GoTrueError(status: status, code: code, message: message)
         if let seconds = failure.retryAfterSeconds { error.headers["Retry-After"] = String(seconds) }
         return error
     }
 
     /// GoTrue's answers for the secure password change.
     static func from(_ error: ReauthenticationError) -> GoTrueError {
-        switch error {
-        case .needed:
-            GoTrueError(
-                status: 400, code: "reauthentication_needed",
-                message: "Password update requires reauthentication")
-        case .notValid:
-            GoTrueError(status: 422, code: "reauthentication_not_valid", message: "Nonce has expired or is invalid")
-        case .tooSoon(let seconds):
-            GoTrueError(
-                status: 429, code: "over_email_send_rate_limit",
-                message: "For security purposes, you can only request this after \(seconds) seconds.")
-        }
+        let (status, code, message) =
+            switch error {
+            case .needed: (400, "reauthentication_needed", "Password update requires reauthentication")
+            case .notValid: (422, "reauthentication_not_valid", "Nonce has expired or is invalid")
+            case .tooSoon(let seconds):
+                (
+                    429, "over_email_send_rate_limit",
+                    "For security purposes, you can only request this after \(seconds) seconds."
+                )
+            }
+        return GoTrueError(status: status, code: code, message: message)
     }
 }
 

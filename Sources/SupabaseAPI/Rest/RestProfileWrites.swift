@@ -33,9 +33,7 @@ extension RestRoutes {
         }
         let status = created ? 201 : 200
         if resolution == .ignoreDuplicates, !created {
-            guard Self.preferences(request)["return"] == "representation" else { return Response(status: 201) }
-            if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject("[]", rows: 0), status: 201) }
-            return Self.json("[]", status: 201, contentRange: "*/*")
+            return try respondWritten(request, body: "[]", rows: 0, status: 201, bare: 201, range: "*/*")
         }
         _ = try await context.profiles.replaceColumns(
             user.userID, displayName: row["display_name"], avatarURL: row["avatar_url"], preferences: row["preferences"]
@@ -46,9 +44,7 @@ extension RestRoutes {
         let body = try await context.pool.withConnection {
             try $0.query(read).first?.decode("body", as: String.self) ?? "[]"
         }
-        guard Self.preferences(request)["return"] == "representation" else { return Response(status: status) }
-        if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject(body, rows: 1), status: status) }
-        return Self.json(body, status: status, contentRange: "*/*")
+        return try respondWritten(request, body: body, rows: 1, status: status, bare: status, range: "*/*")
     }
 
     /// A PATCH of profiles: only the caller's own row is visible; it changes through `ProfileService` when the
@@ -76,8 +72,8 @@ extension RestRoutes {
             let row = try connection.query(read)[0]
             return (try row.decode("body", as: String.self), try row.decode("rows", as: Int.self))
         }
-        return try respondChanged(
-            request, body: visible > 0 ? body : "[]", rows: visible > 0 ? rows : 0,
+        return try respondWritten(
+            request, body: visible > 0 ? body : "[]", rows: visible > 0 ? rows : 0, status: 200, bare: 204,
             range: rows > 0 && visible > 0 ? "0-\(rows - 1)/*" : "*/*")
     }
 }

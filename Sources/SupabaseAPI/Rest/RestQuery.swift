@@ -135,14 +135,9 @@ struct RestQuery {
 
     /// Aliases and names are plain identifiers; anything else is refused before it could reach SQL.
     static func checkIdentifier(_ name: String) throws {
-        let valid =
-            !name.isEmpty && name.utf8.count <= 63
-            && name.utf8.allSatisfy {
-                ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z"))
-                    || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z"))
-                    || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "_")
-            } && !(name.utf8.first.map { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } ?? false)
-        guard valid else { throw RestError.parse("not a valid name: \(name)") }
+        guard name.utf8.count <= 63, name.first?.isNumber == false,
+            name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
+        else { throw RestError.parse("not a valid name: \(name)") }
     }
 
     // MARK: order

@@ -46,6 +46,12 @@ struct RestRoutes {
 
     // MARK: request details
 
+    /// The caller's SQL, the table the path names and the parsed query: where every table route starts.
+    static func target(_ request: Request, _ caller: SupabaseCaller) throws -> (RestSQL, RestSchema.Table, RestQuery) {
+        let sql = RestSQL(caller: caller)
+        return (sql, try sql.table(request.pathParameter("table")), try RestQuery.parse(request.query))
+    }
+
     /// `Prefer: return=representation, count=exact, resolution=…` as a dictionary.
     static func preferences(_ request: Request) -> [String: String] {
         var result: [String: String] = [:]
@@ -108,9 +114,7 @@ struct RestRoutes {
     // MARK: read
 
     @Sendable func read(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
-        let sql = RestSQL(caller: caller)
-        let table = try sql.table(request.pathParameter("table"))
-        let query = try RestQuery.parse(request.query)
+        let (sql, table, query) = try Self.target(request, caller)
         let counted = Self.preferences(request)["count"] != nil
         let isHead = request.method == .head
         let read = isHead ? try sql.pageCount(query, from: table) : try sql.read(query, from: table)

@@ -126,8 +126,7 @@ struct RestSQL {
             case (.in, .list(let items)):
                 guard !items.isEmpty else { test = "FALSE"; break }
                 test = "\(unsafeSQL: target) IN (\(items.map { bound($0, as: column.type) }.joined(separator: ", ")))"
-            case (.fts, .textSearch(let configuration, let text)), (.plfts, .textSearch(let configuration, let text)),
-                (.phfts, .textSearch(let configuration, let text)), (.wfts, .textSearch(let configuration, let text)):
+            case (_, .textSearch(let configuration, let text)):  // the parser gives only full-text operators these
                 test = try fullTextMatch(
                     target, column: column.name, of: table, op: op, configuration: configuration, query: text)
             case (.like, .text(let pattern)), (.ilike, .text(let pattern)):

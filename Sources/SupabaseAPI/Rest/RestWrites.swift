@@ -65,9 +65,7 @@ extension RestRoutes {
     static let maximumRowsPerWrite = 1000
 
     @Sendable func insert(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
-        let sql = RestSQL(caller: caller)
-        let table = try sql.table(request.pathParameter("table"))
-        let query = try RestQuery.parse(request.query)
+        let (sql, table, query) = try Self.target(request, caller)
         var rows = try Self.bodyRows(request)
         guard rows.count <= Self.maximumRowsPerWrite else {
             throw RestError(
@@ -153,11 +151,7 @@ extension RestRoutes {
             }
         }
         let status = resolution == .mergeDuplicates && result.2 == 0 ? 200 : 201
-        guard preferences["return"] == "representation" else { return Response(status: status) }
-        if Self.wantsSingleObject(request) {
-            return Self.json(try Self.singleObject(result.0, rows: result.1), status: status)
-        }
-        return Self.json(result.0, status: status, contentRange: "*/*")
+        return try respondWritten(request, body: result.0, rows: result.1, status: status, bare: status, range: "*/*")
     }
 
     /// `Prefer: resolution=…`: what an insert does with a row whose key exists (without it: 409).
@@ -187,9 +181,7 @@ extension RestRoutes {
     // MARK: update and delete
 
     @Sendable func update(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
-        let sql = RestSQL(caller: caller)
-        let table = try sql.table(request.pathParameter("table"))
-        let query = try RestQuery.parse(request.query)
+        let (sql, table, query) = try Self.target(request, caller)
         guard !query.conditions.isEmpty else { throw RestError.missingWhere("UPDATE") }
         guard case .object(var changes) = try request.decodeJSON(JSONValue.self) else {
             throw RestError(status: 400, code: "PGRST102", message: "Empty or invalid json")
@@ -223,19 +215,15 @@ extension RestRoutes {
                 if let movedCheck, try connection.query(movedCheck).first?.decode("owned", as: Int.self) ?? 0 == 0 {
                     throw RestError.rowRule(table.name, anonymous: false, insert: true)
                 }
-                let row = try connection.query(wrapped)[0]
-                let rows = try row.decode("rows", as: Int.self)
-                try Self.checkSingular(request, rows: rows)
-                return (try row.decode("body", as: String.self), rows)
+                return try Self.changedRows(wrapped, request, connection)
             }
         }
-        return try respondChanged(request, body: body, rows: rows, range: rows > 0 ? "0-\(rows - 1)/*" : "*/*")
+        let range = rows > 0 ? "0-\(rows - 1)/*" : "*/*"
+        return try respondWritten(request, body: body, rows: rows, status: 200, bare: 204, range: range)
     }
 
     @Sendable func delete(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
-        let sql = RestSQL(caller: caller)
-        let table = try sql.table(request.pathParameter("table"))
-        let query = try RestQuery.parse(request.query)
+        let (sql, table, query) = try Self.target(request, caller)
         guard !query.conditions.isEmpty else { throw RestError.missingWhere("DELETE") }
         try checkWritable([], table: table, caller: caller, insert: false)
         var statement: PGQuery = "DELETE FROM \(unsafeSQL: "\"\(table.name)\"") t0"
@@ -243,13 +231,18 @@ extension RestRoutes {
         if !table.deletable { statement.append(" AND FALSE") }
         statement.append(" RETURNING t0.*, FALSE AS qv_inserted")
         let wrapped = try sql.changed(statement, select: query.select, table: table)
-        let (body, rows) = try await context.pool.withTransaction { connection in
-            let row = try connection.query(wrapped)[0]
-            let rows = try row.decode("rows", as: Int.self)
-            try Self.checkSingular(request, rows: rows)
-            return (try row.decode("body", as: String.self), rows)
-        }
-        return try respondChanged(request, body: body, rows: rows, range: "*/*")
+        let (body, rows) = try await context.pool.withTransaction { try Self.changedRows(wrapped, request, $0) }
+        return try respondWritten(request, body: body, rows: rows, status: 200, bare: 204, range: "*/*")
+    }
+
+    /// The changed rows' JSON and count (from `RestSQL.changed`); checked by `checkSingular`.
+    static func changedRows(_ statement: PGQuery, _ request: Request, _ connection: PGConnection) throws
+        -> (body: String, rows: Int)
+    {
+        let row = try connection.query(statement)[0]
+        let rows = try row.decode("rows", as: Int.self)
+        try checkSingular(request, rows: rows)
+        return (try row.decode("body", as: String.self), rows)
     }
 
     /// A write the table's trigger refused because it would change a quote once shown as a quote of the day
@@ -260,10 +253,12 @@ extension RestRoutes {
         }
     }
 
-    /// PATCH and DELETE: the changed rows with `return=representation`, else 204.
-    func respondChanged(_ request: Request, body: String, rows: Int, range: String) throws -> Response {
-        guard Self.preferences(request)["return"] == "representation" else { return Response(status: 204) }
-        if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject(body, rows: rows), status: 200) }
-        return Self.json(body, status: 200, contentRange: range)
+    /// The written rows with `return=representation` (one object when asked for), else no body and `bare`.
+    func respondWritten(_ request: Request, body: String, rows: Int, status: Int, bare: Int, range: String) throws
+        -> Response
+    {
+        guard Self.preferences(request)["return"] == "representation" else { return Response(status: bare) }
+        if Self.wantsSingleObject(request) { return Self.json(try Self.singleObject(body, rows: rows), status: status) }
+        return Self.json(body, status: status, contentRange: range)
     }
 }

@@ -16,11 +16,9 @@ struct StorageError: Error {
     static let forbidden = StorageError(
         statusCode: "403", error: "Unauthorized", message: "new row violates row-level security policy")
 
-    static func invalidKey(_ path: String) -> StorageError {
-        StorageError(
-            statusCode: "400", error: "InvalidKey",
-            message: "Invalid key: an object name is 1-200 characters without control characters or '/'")
-    }
+    static let invalidKey = StorageError(
+        statusCode: "400", error: "InvalidKey",
+        message: "Invalid key: an object name is 1-200 characters without control characters or '/'")
 
     var response: Response {
         var writer = JSONWriter(capacity: 160)

@@ -66,7 +66,7 @@ struct StorageRoutes {
         let folder =
             path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
         guard let user = caller.user, UUID(canonicalText: folder) == user.userID else { throw StorageError.forbidden }
-        guard let (owner, name) = objectPath(path), owner == user.userID else { throw StorageError.invalidKey(path) }
+        guard let (owner, name) = objectPath(path), owner == user.userID else { throw StorageError.invalidKey }
         return (user, name)
     }
 
@@ -108,19 +108,10 @@ struct StorageRoutes {
         return seconds
     }
 
-    private static func stored(_ path: String) -> Response {
-        var writer = JSONWriter(capacity: 128)
-        writer.raw("{")
-        writer.key("Key"); writer.string("\(bucket)/\(path)"); writer.comma()
-        // One object per user: its id is stable for the life of the avatar slot.
-        writer.key("Id"); writer.string(UUID(uuidString: String(path.prefix(36)))?.canonicalText ?? path)
-        writer.raw("}")
-        return .json(bytes: writer.bytes)
-    }
-
-    private func existingName(of user: UUID) async throws -> String? {
+    /// The user's one object, if any.
+    private func existing(of user: UUID) async throws -> Avatar? {
         do {
-            return try await context.profiles.avatar(of: user).storageName
+            return try await context.profiles.avatar(of: user)
         } catch QuoteVaultError.notFound {
             return nil
         }
@@ -130,21 +121,29 @@ struct StorageRoutes {
     @Sendable private func upload(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         let (user, name) = try Self.ownPath(request, caller)
         let upsert = request.headers["x-upsert"]?.lowercased() == "true"
-        if !upsert, try await existingName(of: user.userID) != nil { throw StorageError.duplicate }
-        let upload = try Self.upload(request)
-        _ = try await context.profiles.setAvatar(
-            user.userID, bytes: upload.bytes, storageName: name, cacheMaxAge: upload.cacheMaxAge)
-        return Self.stored(request.pathParameter("path"))
+        if !upsert, try await existing(of: user.userID) != nil { throw StorageError.duplicate }
+        return try await store(request, user: user, name: name)
     }
 
     /// PUT: replaces the object at this path, which must exist.
     @Sendable private func update(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         let (user, name) = try Self.ownPath(request, caller)
-        guard try await existingName(of: user.userID) == name else { throw StorageError.notFound }
+        guard try await existing(of: user.userID)?.storageName == name else { throw StorageError.notFound }
+        return try await store(request, user: user, name: name)
+    }
+
+    private func store(_ request: Request, user: AuthenticatedUser, name: String) async throws -> Response {
         let upload = try Self.upload(request)
         _ = try await context.profiles.setAvatar(
             user.userID, bytes: upload.bytes, storageName: name, cacheMaxAge: upload.cacheMaxAge)
-        return Self.stored(request.pathParameter("path"))
+        let path = request.pathParameter("path")
+        var writer = JSONWriter(capacity: 128)
+        writer.raw("{")
+        writer.key("Key"); writer.string("\(Self.bucket)/\(path)"); writer.comma()
+        // One object per user: its id is stable for the life of the avatar slot.
+        writer.key("Id"); writer.string(UUID(uuidString: String(path.prefix(36)))?.canonicalText ?? path)
+        writer.raw("}")
+        return .json(bytes: writer.bytes)
     }
 
     @Sendable private func download(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
@@ -158,11 +157,9 @@ struct StorageRoutes {
 
     private func object(at path: String, download: String?) async throws -> Response {
         guard let (owner, name) = Self.objectPath(path) else { throw StorageError.notFound }
-        let avatar: Avatar
-        do { avatar = try await context.profiles.avatar(of: owner) } catch QuoteVaultError.notFound {
+        guard let avatar = try await existing(of: owner), avatar.storageName == name else {
             throw StorageError.notFound
         }
-        guard avatar.storageName == name else { throw StorageError.notFound }
         var headers: HTTPHeaders = [
             "Content-Type": avatar.contentType, "ETag": "\"\(avatar.etag)\"",
             "Cache-Control": "max-age=\(avatar.cacheMaxAge ?? 3600)",
@@ -188,7 +185,7 @@ struct StorageRoutes {
             throw StorageError(statusCode: "400", error: "invalid_request", message: "At most 1000 prefixes")
         }
         var removed: [String] = []
-        if let current = try await existingName(of: user.userID) {
+        if let current = try await existing(of: user.userID)?.storageName {
             let path = "\(user.userID.canonicalText)/\(current)"
             if body.prefixes.contains(where: {
                 Self.objectPath($0).map { $0.owner == user.userID && $0.name == current } ?? false
