@@ -103,7 +103,7 @@ let package = Package(
             ], path: "Tests/TestSupport"),
         .testTarget(name: "PGClientTests", dependencies: ["PGClient", "TestSupport"]),
         .testTarget(name: "AuthJWTTests", dependencies: ["AuthJWT", "TestSupport"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Failures", "TestSupport"]),
         .testTarget(
             name: "QuoteAPITests",
             dependencies: [

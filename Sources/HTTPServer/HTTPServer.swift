@@ -455,10 +455,13 @@ public final class HTTPServer: @unchecked Sendable {
     /// that happens.
     private func render(_ error: any Error, request: Request, dialect: any ErrorDialect) -> Response {
         let failure = classify(error)
+        let response = dialect.render(failure, thrown: error, for: request)
         if failure.status == 503 {
             // Overload (a full queue, the database away) is expected under attack: counted, not logged per request.
             overloadWarnings.note("requests answered 503 (overloaded or unavailable)")
-        } else if failure == .internal {
+        } else if failure == .internal && response.status >= 500 {
+            // A bug. A surface's own error that its dialect answers with a client status (PostgREST's 400 for a
+            // malformed filter) is the client's: logging it would let any client write error lines at will.
             logger.error(
                 "request failed",
                 metadata: [
@@ -466,7 +469,7 @@ public final class HTTPServer: @unchecked Sendable {
                     "error": .string(String(describing: error)),
                 ])
         }
-        return dialect.render(failure, thrown: error, for: request)
+        return response
     }
 
     private func send(_ response: Response, for state: RequestContext, on connection: ConnectionHandle) -> Bool {

@@ -1,3 +1,4 @@
+import Failures
 import Foundation
 import HTTPServer
 import Logging
@@ -192,6 +193,35 @@ final class HTTPServerTests: XCTestCase {
         XCTAssertEqual(response.status, 500)
         XCTAssertEqual(try response.jsonObject()["code"] as? String, "internal")
         XCTAssertFalse(response.text.contains("CancellationError"))
+        await server.shutdown()
+    }
+
+    /// A surface's own error answered with a client status (as PostgREST's 400) is not logged as a failed request;
+    /// an error nothing knows, answered 500, is, once.
+    func testOnlyABugIsLoggedAsAFailedRequest() async throws {
+        struct Teapot: Error {}
+        struct TeapotDialect: ErrorDialect {
+            func render(_ failure: Failure, thrown: any Error, for request: Request) -> Response {
+                thrown is Teapot
+                    ? Response(status: 418, body: Array("teapot".utf8))
+                    : ProblemJSON().render(failure, thrown: thrown, for: request)
+            }
+        }
+        struct Unknown: Error {}
+        let policy = RoutePolicy(dialect: TeapotDialect())
+        let routes = [
+            Route(.get, "/teapot", policy, handler: Handler { _ in throw Teapot() }),
+            Route(.get, "/bug", policy, handler: Handler { _ in throw Unknown() }),
+        ]
+        let logs = LogCapture(level: .error)
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(port: 0), router: Router(routes: routes), logger: logs.logger())
+        try server.start()
+        let client = HTTPTestClient(port: server.port)
+        for _ in 1...3 { XCTAssertEqual(try client.get("/teapot").status, 418) }
+        XCTAssertEqual(logs.all.filter { $0 == "request failed" }.count, 0, "\(logs.all)")
+        XCTAssertEqual(try client.get("/bug").status, 500)
+        XCTAssertEqual(logs.all.filter { $0 == "request failed" }.count, 1, "\(logs.all)")
         await server.shutdown()
     }
 
