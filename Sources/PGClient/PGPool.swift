@@ -94,8 +94,8 @@ public final class PGPool: Sendable {
         return (served.replicas, served.primary, router.healthyReplicas, router.standbyReplicas)
     }
 
-    /// A `statement_timeout` for the `withConnection` jobs of the current task instead of the pool's (e.g. a
-    /// shorter one for expensive requests). Statements pipelined by `query`/`read` keep the pool's.
+    /// A `statement_timeout` for the current task's jobs instead of the pool's (e.g. a shorter one for expensive
+    /// requests). A statement pipelined by `query`/`read` shares a pipeline only with statements under the same.
     @TaskLocal public static var statementTimeoutOverride: Duration?
 
     /// `SET statement_timeout` to `timeout` in milliseconds (an integer: nothing to quote), or back to the default.
@@ -188,11 +188,12 @@ public final class PGPool: Sendable {
         case .replicas(let router):
             return try await router.run { try await $0.statement(query, readOnly: readOnly, plan: plan) }
         case .connections(let core):
+            let timeout = Self.statementTimeoutOverride.map(Self.timeoutSQL)
             return try await againIfReadOnly {
                 try await Self.submitAndWait(to: core) { continuation in
                     .statement(
                         .init(
-                            query: query, readOnly: readOnly, plan: plan,
+                            query: query, readOnly: readOnly, plan: plan, timeout: timeout,
                             finish: { continuation.resume(with: $0.mapError { $0 as any Error }) }))
                 }
             }

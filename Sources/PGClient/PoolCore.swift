@@ -11,7 +11,7 @@ struct PoolJob: Sendable {
         /// hand-back of its outcome, which the worker calls once the connection is tidied up and free again.
         case session(@Sendable (PGConnection) -> @Sendable () -> Void)
         /// One statement on its own, which may share a pipeline with other waiting statements of the same
-        /// kind; read-only ones also share a transaction.
+        /// kind (read-only or not, plan, statement timeout); read-only ones also share a transaction.
         case statement(Statement)
     }
 
@@ -20,6 +20,8 @@ struct PoolJob: Sendable {
         let readOnly: Bool
         /// Only for read-only statements.
         let plan: PGPlanCaching
+        /// The `SET statement_timeout` it runs under (the task's override); nil: the pool's.
+        let timeout: String?
         let finish: @Sendable (Result<PGRows, PGError>) -> Void
     }
 
@@ -39,6 +41,7 @@ struct PoolJob: Sendable {
     func canPipeline(with other: PoolJob) -> Bool {
         guard let statement, let otherStatement = other.statement else { return false }
         return statement.readOnly == otherStatement.readOnly && statement.plan == otherStatement.plan
+            && statement.timeout == otherStatement.timeout
     }
 }
 
@@ -63,8 +66,8 @@ final class PoolCore: @unchecked Sendable {
     private var inUse = 0
     private var open = 0
     private var isShutDown = false
-    /// Workers running a statement pipeline (see `pipelineLanes`).
-    private var pipelinesRunning = 0
+    /// The statement timeout of each statement pipeline running (see `maxPipelineLanes`).
+    private var pipelinesRunning: [String?] = []
     /// Workers running a batch of jobs. While fewer than `size` are, a queued job is not waiting for a free
     /// connection but for a free worker to be scheduled, which a loaded machine may delay past a short acquire
     /// timeout (or, at start, for the workers' threads to begin).
@@ -116,7 +119,7 @@ final class PoolCore: @unchecked Sendable {
         queue.append(job)
         // With every lane busy, a statement waits for a lane's worker to come back for more: waking an idle
         // worker that may not take it would only cost a context switch.
-        if !job.isStatement || mayStartPipeline { condition.signal() }
+        if job.statement.map(mayStartPipeline) != false { condition.signal() }
         condition.unlock()
     }
 
@@ -190,36 +193,36 @@ final class PoolCore: @unchecked Sendable {
 
     /// Whether an idle worker takes `job` as soon as it runs: the job waits for a thread, not for a connection.
     private func isAboutToBeTaken(_ job: PoolJob) -> Bool {
-        busyWorkers < size && (!job.isStatement || mayStartPipeline)
+        busyWorkers < size && job.statement.map(mayStartPipeline) != false
     }
 
-    /// Whether another worker may start a statement pipeline. One lane runs whenever statements wait; a second
-    /// (and so on) opens only when at least half a pipeline's worth is queued behind the running ones. Short
+    /// Whether another worker may start a pipeline for `statement`. One lane per statement timeout runs whenever
+    /// statements with it wait, so a slow search under its own timeout never holds up the short reads; another
+    /// lane opens only when at least half a pipeline's worth is queued behind the running ones. Short
     /// statements then gather into long pipelines on one connection, which the database answers for far less
     /// work than as many round trips on several connections, while slow statements still spread over several
     /// connections. Measured on 2 cores (bench/README.md, "Statement pipelining"): one lane beat two lanes always,
     /// and both beat no pipelining, on the one-row route; bench/quotes.sh's first page needs more than one lane.
-    private var mayStartPipeline: Bool {
-        pipelinesRunning == 0
-            || (pipelinesRunning < maxPipelineLanes && queue.count >= Self.maxPipelineLength / 2)
+    private func mayStartPipeline(for statement: PoolJob.Statement) -> Bool {
+        !pipelinesRunning.contains(statement.timeout)
+            || (pipelinesRunning.count < maxPipelineLanes && queue.count >= Self.maxPipelineLength / 2)
     }
 
     /// The next jobs to run, waiting while there are none; nil once the pool is shut down. That is one session
     /// job, or up to `maxPipelineLength` statements of one kind from the head of the queue, which share one
-    /// pipeline. While every pipeline lane is busy, only session jobs are taken.
+    /// pipeline. A statement that may not start a pipeline (`mayStartPipeline`) waits; session jobs are taken.
     private func takeJobs() -> [PoolJob]? {
         condition.lock()
         defer { condition.unlock() }
         while !isShutDown {
-            let laneFree = mayStartPipeline
-            if let start = queue.firstIndex(where: { laneFree || !$0.isStatement }) {
+            if let start = queue.firstIndex(where: { $0.statement.map(mayStartPipeline) != false }) {
                 let first = queue[start]
                 var end = start + 1
                 if first.isStatement {
                     while end < queue.count, end - start < Self.maxPipelineLength, first.canPipeline(with: queue[end]) {
                         end += 1
                     }
-                    pipelinesRunning += 1
+                    pipelinesRunning.append(first.statement?.timeout)
                 }
                 let batch = Array(queue[start..<end])
                 queue.removeSubrange(start..<end)
@@ -252,9 +255,9 @@ final class PoolCore: @unchecked Sendable {
         connection.statementTimeoutOverride = override
     }
 
-    /// Puts the pool's timeout in effect for pipelined statements; the error if that failed.
-    private func poolTimeoutFailure(on connection: PGConnection) -> PGError? {
-        do { try useStatementTimeout(override: nil, on: connection) } catch { return error }
+    /// Puts a pipeline's timeout in effect (`override`, nil: the pool's); the error if that failed.
+    private func timeoutFailure(_ override: String?, on connection: PGConnection) -> PGError? {
+        do { try useStatementTimeout(override: override, on: connection) } catch { return error }
         return nil
     }
 
@@ -271,7 +274,11 @@ final class PoolCore: @unchecked Sendable {
                 update { core in
                     core.inUse -= unfinished
                     core.busyWorkers -= 1
-                    if batch[0].isStatement { core.pipelinesRunning -= 1 }
+                    if let statement = batch[0].statement,
+                        let lane = core.pipelinesRunning.firstIndex(of: statement.timeout)
+                    {
+                        core.pipelinesRunning.remove(at: lane)
+                    }
                 }
                 for deliver in deliveries { deliver() }
             }
@@ -312,8 +319,8 @@ final class PoolCore: @unchecked Sendable {
 
             if case .session(let run) = live[0].work {
                 deliveries.append(run(active))
-            } else if let error = poolTimeoutFailure(on: active) {
-                // Pipelined statements run with the pool's timeout; the session's is unknown now: replace it.
+            } else if let error = timeoutFailure(live[0].statement?.timeout, on: active) {
+                // The session's timeout is unknown now: replace it.
                 for job in live { deliveries.append { job.fail(error) } }
                 active.abandon()
             } else {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PGClient
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -113,7 +114,7 @@ final class PoolTests: XCTestCase {
     }
 
     /// A job's statement timeout override is kept on its connection for the next job wanting the same one (no
-    /// round trips), and every other job, pipelined or not, runs with the pool's timeout.
+    /// round trips), pipelined or not, and every other job runs with the pool's timeout.
     func testStatementTimeoutOverrideAppliesToItsJobsOnly() async throws {
         let pool = PGPool(
             connectionString: try TestDatabase.makeDatabase(), size: 1, statementTimeout: .seconds(60),
@@ -143,6 +144,38 @@ final class PoolTests: XCTestCase {
         _ = try await overridden()
         let written = try single(try await pool.query(PGQuery(unsafeSQL: setting)))
         XCTAssertEqual(try written.decode("v", as: String.self), "1min", "a pipelined write after an override")
+        let overriddenRead = try await PGPool.$statementTimeoutOverride.withValue(.milliseconds(1234)) {
+            try single(try await pool.read(PGQuery(unsafeSQL: setting)))
+        }
+        XCTAssertEqual(try overriddenRead.decode("v", as: String.self), "1234ms", "a pipelined read under an override")
+        let readAgain = try single(try await pool.read(PGQuery(unsafeSQL: setting)))
+        XCTAssertEqual(try readAgain.decode("v", as: String.self), "1min", "a pipelined read after it")
+        let cancelled = await assertPGErrorAsync {
+            try await PGPool.$statementTimeoutOverride.withValue(.milliseconds(100)) {
+                _ = try await pool.read("SELECT pg_sleep(5)")
+            }
+        }
+        XCTAssertEqual(cancelled?.sqlState, .queryCanceled, "the override cancels a pipelined statement")
+    }
+
+    /// Statements under another timeout (an expensive request's) pipeline apart: a slow one never holds up a short
+    /// read, which opens a lane of its own although fewer than half a pipeline's worth wait.
+    func testSlowStatementUnderAnOverrideDoesNotHoldUpShortReads() async throws {
+        let pool = PGPool(connectionString: try TestDatabase.makeDatabase(), size: 4, logger: logger)
+        defer { pool.shutdown() }
+        let slowDone = Atomic<Bool>(false)
+        let slow = Task {
+            try await PGPool.$statementTimeoutOverride.withValue(.seconds(30)) {
+                _ = try await pool.read("SELECT pg_sleep(3)")
+            }
+            slowDone.store(true, ordering: .sequentiallyConsistent)
+        }
+        for _ in 0..<200 where pool.stats.inUse == 0 { try await Task.sleep(for: .milliseconds(25)) }
+        XCTAssertEqual(pool.stats.inUse, 1)
+        let one = try single(try await pool.read("SELECT 1 AS one")).decode("one", as: Int.self)
+        XCTAssertEqual(one, 1)
+        XCTAssertFalse(slowDone.load(ordering: .sequentiallyConsistent), "answered while the slow statement ran")
+        try await slow.value
     }
 
     func testShutdownFailsNewWork() async throws {

@@ -164,12 +164,12 @@ public struct QuoteSearch: Sendable {
         )
     }
 
-    /// One statement on a connection of its own: a search may take milliseconds, and pipelined with the short
-    /// reads it would hold them up (and all searches would queue on one backend). It runs as the connection's
-    /// prepared statement (one SQL text per function and field), so it is not parsed and planned again each time;
-    /// the functions keep their own plans for the session.
+    /// One read, pipelined with the searches waiting beside it: under an expensive request's statement timeout
+    /// (`PGPool.statementTimeoutOverride`) it shares a pipeline only with such, never with the short reads it would
+    /// hold up. A prepared statement with a generic plan (one SQL text per function and field): the functions
+    /// plan their own statements.
     private func run(_ query: PGQuery) async throws -> PGRows {
-        try await pool.withConnection { connection in try connection.queryPrepared(query) }
+        try await pool.read(query, plan: .generic)
     }
 
     /// The page from rows of quotes; a row without `quote_id` only carries the total or version.
