@@ -20,7 +20,7 @@ echo 'request = function() return wrk.format("GET", os.getenv("SEARCH_PATH")) en
 mean_ms() { # base path -> average latency in ms
   SEARCH_PATH=$2 wrk -t1 -c1 -d"${DUR}s" --latency -s "$script" "$1" | awk '
     /Non-2xx/ {bad = 1}
-    /^ +Latency / {v = $2; if (v ~ /us$/) v = v / 1000; else if (v ~ /ms$/) v = v + 0; else v = v * 1000}
+    /^ +Latency +[0-9]/ {v = $2; if (v ~ /us$/) v = v / 1000; else if (v ~ /ms$/) v = v + 0; else v = v * 1000}
     END {if (bad) print "failed"; else printf "%.3f", v}'
 }
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }

@@ -166,10 +166,11 @@ public struct QuoteSearch: Sendable {
 
     /// One read, pipelined with the searches waiting beside it: under an expensive request's statement timeout
     /// (`PGPool.statementTimeoutOverride`) it shares a pipeline only with such, never with the short reads it would
-    /// hold up. A prepared statement with a generic plan (one SQL text per function and field): the functions
-    /// plan their own statements.
+    /// hold up. A prepared statement (one SQL text per function and field), planned the default way: a generic plan
+    /// forced on the read's transaction would also be forced on the functions' own statements, and some of them
+    /// need a plan for their values (one-letter searches took three times as long).
     private func run(_ query: PGQuery) async throws -> PGRows {
-        try await pool.read(query, plan: .generic)
+        try await pool.read(query)
     }
 
     /// The page from rows of quotes; a row without `quote_id` only carries the total or version.
