@@ -14,7 +14,8 @@ struct BackupScheduler {
     let pool: PGPool
     let logger: Logger
 
-    /// Runs until the task is cancelled.
+    /// Runs until the task is cancelled. Cancelled at shutdown, it may see a backup under way fail as the database
+    /// stops: that is the shutdown's doing, not a failure to report (pgBackRest resumes or discards the partial one).
     func run() async {
         guard let backRest = database.backups else { return }
         var retryAfter = Date.distantPast
@@ -30,6 +31,10 @@ struct BackupScheduler {
                         publish(info.backups + [record])
                         publish(try backRest.info().backups)  // retention may have expired old ones
                     } catch {
+                        if Task.isCancelled {
+                            logger.info("scheduled backup cut short by the shutdown")
+                            return
+                        }
                         // Another backup may be running (a command): try again later, not at once.
                         retryAfter = Date().addingTimeInterval(300)
                         logger.error("scheduled backup failed", metadata: ["error": "\(error)"])
@@ -41,6 +46,7 @@ struct BackupScheduler {
                 }
                 status.update { $0.archiveFailures = failures }
             } catch {
+                if Task.isCancelled { return }
                 logger.warning("cannot read the backup repository", metadata: ["error": "\(error)"])
             }
             try? await Task.sleep(for: .seconds(30))

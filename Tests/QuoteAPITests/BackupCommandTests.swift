@@ -185,6 +185,26 @@ final class BackupCommandTests: XCTestCase {
         XCTAssertEqual(listing.output.split(separator: "\n").filter { $0.contains(" incr ") }.count, 1, listing.output)
     }
 
+    /// SIGTERM while the first scheduled backup runs: the server exits cleanly, and the backup the stopping database
+    /// cut short is not logged as a failure (it was, as an error, with a warning after it).
+    func testShutdownDuringAScheduledBackupLogsNoFailure() async throws {
+        let data = try EmbeddedDataDirectory()
+        defer { data.cleanUp() }
+        let server = try ServerProcess(["serve"], environment: data.environment())
+        _ = try await server.waitForPort(timeout: .seconds(120))
+        let started = #""msg":"backup started""#
+        for _ in 0..<1200 where !server.output.contains(started) { try await Task.sleep(for: .milliseconds(25)) }
+        XCTAssertTrue(server.output.contains(started), server.output)
+        server.signal(SIGTERM)
+        let status = try await server.waitForExit(timeout: .seconds(60))
+        XCTAssertEqual(status, 0, server.output)
+        if server.output.contains(#""msg":"backup finished""#) {
+            throw XCTSkip("the backup finished before the signal reached the server")
+        }
+        XCTAssertFalse(server.output.contains(#""level":"error""#), server.output)
+        XCTAssertFalse(server.output.contains("cannot read the backup repository"), server.output)
+    }
+
     // MARK: Helpers
 
     private static let migrationsDirectory = URL(fileURLWithPath: #filePath)
