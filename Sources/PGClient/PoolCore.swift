@@ -119,7 +119,7 @@ final class PoolCore: @unchecked Sendable {
         queue.append(job)
         // With every lane busy, a statement waits for a lane's worker to come back for more: waking an idle
         // worker that may not take it would only cost a context switch.
-        if job.statement.map(mayStartPipeline) != false { condition.signal() }
+        if mayTake(job) { condition.signal() }
         condition.unlock()
     }
 
@@ -193,7 +193,12 @@ final class PoolCore: @unchecked Sendable {
 
     /// Whether an idle worker takes `job` as soon as it runs: the job waits for a thread, not for a connection.
     private func isAboutToBeTaken(_ job: PoolJob) -> Bool {
-        busyWorkers < size && job.statement.map(mayStartPipeline) != false
+        busyWorkers < size && mayTake(job)
+    }
+
+    /// Whether a free worker may take `job` now: a session job always, a statement when it may start a pipeline.
+    private func mayTake(_ job: PoolJob) -> Bool {
+        job.statement.map(mayStartPipeline) ?? true
     }
 
     /// Whether another worker may start a pipeline for `statement`. One lane per statement timeout runs whenever
@@ -215,7 +220,7 @@ final class PoolCore: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while !isShutDown {
-            if let start = queue.firstIndex(where: { $0.statement.map(mayStartPipeline) != false }) {
+            if let start = queue.firstIndex(where: mayTake) {
                 let first = queue[start]
                 var end = start + 1
                 if first.isStatement {
