@@ -31,6 +31,7 @@ for spec in "${specs[@]}"; do
   for url in "$A" "$B"; do curl -fsS -o /dev/null "$url$path"; done
   as=(); bs=()
   for _ in $(seq 1 "$ROUNDS"); do as+=("$(mean_ms "$A" "$path")"); bs+=("$(mean_ms "$B" "$path")"); done
+  case " ${as[*]} ${bs[*]} " in *" failed "*) echo "$field '$term': a non-2xx answer" >&2; exit 1;; esac
   a=$(printf '%s\n' "${as[@]}" | median); b=$(printf '%s\n' "${bs[@]}" | median)
   printf '%-8s %-16s %10.3f %10.3f %8.2f\n' "$field" "$term" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print b / a}')"
 done
