@@ -144,4 +144,25 @@ final class FairUseTests: XCTestCase {
         lock.release()
         XCTAssertEqual(cheap.status(), 200, "the cheap read's timeout is the pool's")
     }
+
+    /// A search is a pipelined read; the expensive class's timeout still cancels it (503 with Retry-After on /v1),
+    /// while a page read waiting on the same table keeps the pool's.
+    func testASearchIsCancelledByTheExpensiveTimeout() async throws {
+        let app = try await startTestApp {
+            $0.expensiveStatementTimeoutMilliseconds = 200
+            $0.statementTimeoutMilliseconds = 60_000
+        }
+        let lock = try TableLock(app.databaseURL)
+        let cheap = inBackground(app, "/v1/quotes?page_size=1", from: "127.0.0.3")
+        try lock.awaitWaiting(1)
+        let search = try HTTPTestConnection(port: app.application.port, timeoutSeconds: 30, source: "127.0.0.2")
+            .send("GET", "/v1/quotes/search?q=e")
+        XCTAssertEqual(search.status, 503, "cancelled by the expensive class's timeout: \(search.text)")
+        XCTAssertEqual(try search.jsonObject()["code"] as? String, "service_unavailable")
+        let detail = try search.jsonObject()["detail"] as? String
+        XCTAssertTrue(detail?.contains("took longer than the server allows") == true, "timed out: \(search.text)")
+        XCTAssertNotNil(search.header("Retry-After"))
+        lock.release()
+        XCTAssertEqual(cheap.status(), 200, "the page read's timeout is the pool's")
+    }
 }
