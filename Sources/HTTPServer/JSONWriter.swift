@@ -25,19 +25,36 @@ public struct JSONWriter: Sendable {
     public mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
         var value = value
-        // Copies runs of plain bytes at once; only quotes, backslashes and control characters are escaped.
+        // Copies runs of plain bytes at once; only quotes, backslashes and control characters are escaped, and a
+        // U+FEFF that would begin a run.
         value.withUTF8 { utf8 in
-            var runStart = 0
-            for index in utf8.indices {
+            var runStart = escapeByteOrderMarks(utf8, from: 0)
+            for index in utf8.indices[runStart...] {
                 let byte = utf8[index]
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
                 appendEscaped(byte)
-                runStart = index + 1
+                runStart = escapeByteOrderMarks(utf8, from: index + 1)  // (the loop steps over them: none is escaped)
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// A U+FEFF is valid raw, but Foundation's `JSONSerialization` takes one that begins a run of raw bytes (at a
+    /// string's start or just after an escape) for a byte order mark and drops it; `\ufeff` reads back everywhere.
+    /// Returns where the raw run starts.
+    @inline(__always)
+    private mutating func escapeByteOrderMarks(_ utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var start = start
+        // (The first byte is tested alone first: that is all a run of plain text pays.)
+        while start < utf8.count, utf8[start] == 0xEF, utf8.count - start >= 3, utf8[start + 1] == 0xBB,
+            utf8[start + 2] == 0xBF
+        {
+            bytes.append(contentsOf: Array(#"\ufeff"#.utf8))
+            start += 3
+        }
+        return start
     }
 
     private mutating func appendEscaped(_ byte: UInt8) {
