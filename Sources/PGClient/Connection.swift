@@ -35,7 +35,7 @@ public final class PGConnection {
     ///
     /// The session is set to TimeZone=UTC, DateStyle=ISO and client_encoding=UTF8, which
     /// the decoders rely on. `application_name` defaults to `quote-server`, the connect
-    /// timeout to 3 s, and TCP keepalives are on; the connection string can override those.
+    /// timeout to 3 s, TCP keepalives are on and JIT compilation off; the connection string can override those.
     public init(
         connectionString: String, statementTimeout: Duration? = nil, logger: Logger = Logger(label: "PGClient")
     ) throws(PGError) {
@@ -49,6 +49,11 @@ public final class PGConnection {
             ("keepalives_idle", "30"),
             ("keepalives_interval", "10"),
             ("keepalives_count", "3"),
+            // No JIT: PostgreSQL compiles a statement whose estimated cost passes `jit_above_cost`, and the
+            // estimates of set-returning functions (1,000 rows) and of tables not yet analyzed make sub-millisecond
+            // statements look expensive; a search then spent 80 ms compiling every time (bench/README.md,
+            // "Session 41"). A connection string's own `options` replace this.
+            ("options", "-c jit=off"),
             ("dbname", connectionString),
             ("client_encoding", "UTF8"),
         ]
