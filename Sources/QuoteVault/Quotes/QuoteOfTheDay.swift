@@ -60,33 +60,61 @@ public final class QuoteOfTheDay: Sendable {
         ).first.map(Quote.init(row:))
     }
 
-    /// Picks by hashing each candidate's id with a seed derived from the date: the same choice for the same
-    /// date and corpus, spread evenly over the corpus.
+    /// Picks the first quote, in id order, at or after a point derived from the date (wrapping around to the
+    /// first id), that is not the quote of a date less than 365 days away: the same choice for the same date and
+    /// corpus, spread over the corpus (ids are random, so each quote is picked with a chance proportional to the gap
+    /// of ids before it). An index walk that stops at the first quote allowed, so a date costs the same at any
+    /// size; ordering every quote by a hash of the date cost 617 ms at 1,000,000 quotes (bench/README.md,
+    /// "Session 41"), and a range of 31 new dates made 31 such choices.
     private static func choose(_ date: PGDate, _ connection: PGConnection) throws {
-        let seed = Digest.sha256Hex(Array("quote-of-the-day:\(date)".utf8))
-        let fresh = try connection.query(
-            """
-            INSERT INTO quote_of_day (date, quote_id)
-            SELECT \(date), q.id FROM quotes q
-            WHERE NOT EXISTS (
-                SELECT 1 FROM quote_of_day d
-                WHERE d.quote_id = q.id AND d.date BETWEEN \(date)::date - 364 AND \(date)::date + 364)
-            ORDER BY md5(q.id::text || \(seed)), q.id
-            LIMIT 1
-            ON CONFLICT (date) DO NOTHING
-            """)
-        guard fresh.affectedRows == 0 else { return }
-        // Every quote was used within a year (a corpus under 365 quotes): repeat the least recently used.
+        guard try connection.query(choice(for: date)).affectedRows == 0 else { return }
+        // Every quote was used within a year (a corpus under 365 quotes, so the sort is small): repeat the least
+        // recently used.
         try connection.query(
             """
             INSERT INTO quote_of_day (date, quote_id)
             SELECT \(date), q.id FROM quotes q
             ORDER BY (SELECT min(abs(d.date - \(date)::date)) FROM quote_of_day d WHERE d.quote_id = q.id)
                          DESC NULLS FIRST,
-                     md5(q.id::text || \(seed)), q.id
+                     q.id >= \(startingPoint(date)) DESC, q.id
             LIMIT 1
             ON CONFLICT (date) DO NOTHING
             """)
+    }
+
+    /// The statement of `choose`'s walk: inserts `date`'s quote unless no quote is allowed.
+    static func choice(for date: PGDate) -> PGQuery {
+        let point = startingPoint(date)
+        return
+            """
+            INSERT INTO quote_of_day (date, quote_id)
+            SELECT \(date), first.id FROM (
+                (SELECT q.id FROM quotes q WHERE q.id >= \(point) AND NOT \(usedNearby(date))
+                 ORDER BY q.id LIMIT 1)
+                UNION ALL
+                (SELECT q.id FROM quotes q WHERE q.id < \(point) AND NOT \(usedNearby(date))
+                 ORDER BY q.id LIMIT 1)
+                LIMIT 1) AS first
+            ON CONFLICT (date) DO NOTHING
+            """
+    }
+
+    /// `q` is the quote of a date less than 365 days from `date`.
+    private static func usedNearby(_ date: PGDate) -> PGQuery {
+        """
+        EXISTS (SELECT 1 FROM quote_of_day d
+                WHERE d.quote_id = q.id AND d.date BETWEEN \(date)::date - 364 AND \(date)::date + 364)
+        """
+    }
+
+    /// Where a date's walk over the ids starts: the first 16 bytes of a hash of the date, as a UUID.
+    static func startingPoint(_ date: PGDate) -> UUID {
+        let hash = Digest.sha256(Array("quote-of-the-day:\(date)".utf8))
+        return UUID(
+            uuid: (
+                hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7], hash[8], hash[9], hash[10],
+                hash[11], hash[12], hash[13], hash[14], hash[15]
+            ))
     }
 
     /// Whether `date` can no longer change: it has begun somewhere on Earth (the earliest zone is UTC+14), so some
