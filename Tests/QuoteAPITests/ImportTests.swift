@@ -44,6 +44,36 @@ final class ImportTests: XCTestCase {
             ["Hello, \"world\"|Ada Lovelace|wisdom", "Spans two lines|Someone|success", "Valid two|Grace Hopper|humor"])
     }
 
+    /// An import that is a tenth of the table or more leaves the planner's statistics up to date (before, a fresh
+    /// install's searches were planned for an empty table until autovacuum came); a smaller one leaves them to it.
+    func testAnImportThatChangesTheTableRefreshesItsStatistics() async throws {
+        let app = try await startTestApp()
+        func rowsAsPlanned() async throws -> Double {
+            try await app.withConnection { connection in
+                try connection.query("SELECT reltuples::float8 AS n FROM pg_class WHERE oid = 'quotes'::regclass")[0]
+                    .decode("n", as: Double.self)
+            }
+        }
+        let importer = QuoteImporter(pool: app.pool, deferral: .never)
+        let first = (1...300).map {
+            QuoteRecord(line: $0, text: "Planned quote \($0)", author: "Planner", category: "love")
+        }
+        let firstReport = try await importer.importRecords(first)
+        XCTAssertEqual(firstReport.inserted, 300)
+        let afterFirst = try await rowsAsPlanned()
+        XCTAssertEqual(afterFirst, 300)
+        let few = (1...20).map { QuoteRecord(line: $0, text: "A few more \($0)", author: "Planner", category: "love") }
+        let fewReport = try await importer.importRecords(few)
+        XCTAssertEqual(fewReport.inserted, 20)
+        let afterFew = try await rowsAsPlanned()
+        XCTAssertEqual(afterFew, 300, "20 rows into 300: left to autovacuum")
+        let many = (1...40).map { QuoteRecord(line: $0, text: "Many more \($0)", author: "Planner", category: "love") }
+        let manyReport = try await importer.importRecords(many)
+        XCTAssertEqual(manyReport.inserted, 40)
+        let afterMany = try await rowsAsPlanned()
+        XCTAssertEqual(afterMany, 360)
+    }
+
     func testJSONArrayReportsLinesAndSecondImportAddsNothing() async throws {
         let app = try await startTestApp()
         let json = """

@@ -205,10 +205,25 @@ public struct QuoteImporter: Sendable {
                     done: total, total: total, doneNow: total - done, elapsed: clock.now - started,
                     indexesToBuild: count))
         }
+        // (A build above analyzed the table already.)
+        let analyze = report.indexesBuilt == 0 && report.inserted > 0 ? report.inserted : nil
         try await pool.withConnection { connection in
             try connection.query("DELETE FROM quote_imports WHERE key = \(key)")
+            if let analyze { try Self.analyzeIfStale(connection, analyze) }
         }
         return report
+    }
+
+    /// Refreshes the planner's statistics of `quotes` when `inserted` rows are a tenth of it or more, or it was
+    /// never analyzed: autovacuum takes a minute or more to notice, and meanwhile searches are planned for the table
+    /// as it was (on a fresh install, uncached searches took 2-3 times as long; bench/README.md, "Session 41").
+    private static func analyzeIfStale(_ connection: PGConnection, _ inserted: Int) throws {
+        let stale = try connection.query(
+            """
+            SELECT c.reltuples < 0 OR \(Double(inserted)) * 10 >= c.reltuples AS stale
+            FROM pg_class c WHERE c.oid = 'quotes'::regclass
+            """)[0].decode("stale", as: Bool.self)
+        if stale { try connection.execute(unsafeSQL: "ANALYZE quotes") }
     }
 
     /// Finishes what an import set aside (this one, or one cut short): the vocabulary's counts and the window of
