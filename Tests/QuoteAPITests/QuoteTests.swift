@@ -38,6 +38,20 @@ final class QuoteTests: XCTestCase {
             created.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"#, options: .regularExpression), created)
     }
 
+    /// A text that begins with U+FEFF (or has one right after an escaped character) reads back whole with
+    /// `JSONSerialization` too, which drops one written raw there, from a page, a search and the quote itself.
+    func testATextBeginningWithAByteOrderMarkReadsBackWhole() async throws {
+        let app = try await startTestApp()
+        let text = "\u{FEFF}Marked \"\u{FEFF}twice\" quote"
+        let id = try await app.insertQuotes([text])[0]
+        let page = try app.client.get("/v1/quotes")
+        XCTAssertEqual(try page.items().first?["text"] as? String, text)
+        let search = try app.client.get("/v1/quotes/search?q=marked")
+        XCTAssertEqual(try search.items().first?["text"] as? String, text)
+        let quote = try app.client.get("/v1/quotes/\(id.uuidString.lowercased())")
+        XCTAssertEqual(try quote.jsonObject()["text"] as? String, text)
+    }
+
     func testUnknownAndMalformedIdsAre404() async throws {
         let app = try await startTestApp()
         XCTAssertEqual(try app.client.get("/v1/quotes/\(UUID().uuidString.lowercased())").status, 404)
