@@ -51,8 +51,8 @@ public final class PGConnection {
             ("keepalives_count", "3"),
             // No JIT: PostgreSQL compiles a statement whose estimated cost passes `jit_above_cost`, and the
             // estimates of set-returning functions (1,000 rows) and of tables not yet analyzed make sub-millisecond
-            // statements look expensive; a search then spent 80 ms compiling every time (bench/README.md,
-            // "Session 41"). A connection string's own `options` replace this.
+            // statements look expensive, and compiling them took far longer than running them (bench/README.md,
+            // "Session 41: no JIT"). A connection string's own `options` replace this.
             ("options", "-c jit=off"),
             ("dbname", connectionString),
             ("client_encoding", "UTF8"),

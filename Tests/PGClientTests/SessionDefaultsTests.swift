@@ -13,7 +13,7 @@ final class SessionDefaultsTests: XCTestCase {
         XCTAssertEqual(try setting("TimeZone", on: connection), "UTC")
         XCTAssertEqual(try setting("DateStyle", on: connection), "ISO, MDY")
         XCTAssertEqual(try setting("application_name", on: connection), "quote-server")
-        // JIT compiled statements that run in a fraction of a millisecond for 80 ms each time (bench/README.md).
+        // JIT compiled sub-millisecond statements anew on every run (bench/README.md, "Session 41: no JIT").
         XCTAssertEqual(try setting("jit", on: connection), "off")
     }
 

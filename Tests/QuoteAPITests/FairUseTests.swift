@@ -131,14 +131,24 @@ final class FairUseTests: XCTestCase {
         XCTAssertEqual(held.status(), 200)
     }
 
-    func testExpensiveRequestsHaveTheirOwnStatementTimeout() async throws {
+    /// An app whose expensive requests time out after 200 ms and the others after a minute, with the table locked
+    /// and `cheapPath` waiting on it from 127.0.0.3.
+    private func cheapReadWaitingBesideAShortExpensiveTimeout(_ cheapPath: String) async throws
+        -> (app: TestApp, lock: TableLock, cheap: Background)
+    {
         let app = try await startTestApp {
             $0.expensiveStatementTimeoutMilliseconds = 200
             $0.statementTimeoutMilliseconds = 60_000
         }
         let lock = try TableLock(app.databaseURL)
-        let cheap = inBackground(app, "/rest/v1/quotes?select=id&limit=1", from: "127.0.0.3")
+        let cheap = inBackground(app, cheapPath, from: "127.0.0.3")
         try lock.awaitWaiting(1)
+        return (app, lock, cheap)
+    }
+
+    func testExpensiveRequestsHaveTheirOwnStatementTimeout() async throws {
+        let (app, lock, cheap) = try await cheapReadWaitingBesideAShortExpensiveTimeout(
+            "/rest/v1/quotes?select=id&limit=1")
         let expensive = try Self.rest(app, patternQuery, from: "127.0.0.2")
         XCTAssertEqual(expensive.status, 503, "cancelled by the expensive class's timeout: \(expensive.text)")
         lock.release()
@@ -148,13 +158,7 @@ final class FairUseTests: XCTestCase {
     /// A search is a pipelined read; the expensive class's timeout still cancels it (503 with Retry-After on /v1),
     /// while a page read waiting on the same table keeps the pool's.
     func testASearchIsCancelledByTheExpensiveTimeout() async throws {
-        let app = try await startTestApp {
-            $0.expensiveStatementTimeoutMilliseconds = 200
-            $0.statementTimeoutMilliseconds = 60_000
-        }
-        let lock = try TableLock(app.databaseURL)
-        let cheap = inBackground(app, "/v1/quotes?page_size=1", from: "127.0.0.3")
-        try lock.awaitWaiting(1)
+        let (app, lock, cheap) = try await cheapReadWaitingBesideAShortExpensiveTimeout("/v1/quotes?page_size=1")
         let search = try HTTPTestConnection(port: app.application.port, timeoutSeconds: 30, source: "127.0.0.2")
             .send("GET", "/v1/quotes/search?q=e")
         XCTAssertEqual(search.status, 503, "cancelled by the expensive class's timeout: \(search.text)")

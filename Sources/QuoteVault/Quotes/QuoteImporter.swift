@@ -216,8 +216,7 @@ public struct QuoteImporter: Sendable {
 
     /// Refreshes the planner's statistics of `quotes` when `inserted` rows are a tenth of it or more, or it was
     /// never analyzed: autovacuum takes a minute or more to notice, and meanwhile searches are planned for the table
-    /// as it was (on a fresh install, a search for a piece inside words took 8 times as long; bench/README.md,
-    /// "Session 41").
+    /// as it was (bench/README.md, "Session 41: statistics after an import").
     private static func analyzeIfStale(_ connection: PGConnection, _ inserted: Int) throws {
         let stale = try connection.query(
             """

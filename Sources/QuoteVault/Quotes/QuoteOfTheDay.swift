@@ -64,8 +64,8 @@ public final class QuoteOfTheDay: Sendable {
     /// first id), that is not the quote of a date less than 365 days away: the same choice for the same date and
     /// corpus, spread over the corpus (ids are random, so each quote is picked with a chance proportional to the gap
     /// of ids before it). An index walk that stops at the first quote allowed, so a date costs the same at any
-    /// size; ordering every quote by a hash of the date cost 617 ms at 1,000,000 quotes (bench/README.md,
-    /// "Session 41"), and a range of 31 new dates made 31 such choices.
+    /// size; ordering every quote by a hash of the date grew with the corpus, and a range of new dates made one
+    /// such choice per date (bench/README.md, "Session 41: the quote of the day").
     private static func choose(_ date: PGDate, _ connection: PGConnection) throws {
         guard try connection.query(choice(for: date)).affectedRows == 0 else { return }
         // Every quote was used within a year (a corpus under 365 quotes, so the sort is small): repeat the least
