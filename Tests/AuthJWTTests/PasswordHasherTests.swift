@@ -163,9 +163,11 @@ final class PasswordHasherTests: XCTestCase {
             guard mutated != original else { continue }
             if let accepted = try? fast.verify(password, against: mutated), accepted {
                 let parsed = try PHCString(parsing: mutated)
-                XCTAssertEqual(parsed.parameters, stored.parameters, "seed \(seed): \(mutated)")
-                XCTAssertEqual(parsed.salt, stored.salt, "seed \(seed): \(mutated)")
-                XCTAssertEqual(Array(stored.hash.prefix(parsed.hash.count)), parsed.hash, "seed \(seed): \(mutated)")
+                XCTAssertEqual(parsed.parameters, stored.parameters, "seed \(seed), from \(original): \(mutated)")
+                XCTAssertEqual(parsed.salt, stored.salt, "seed \(seed), from \(original): \(mutated)")
+                XCTAssertEqual(
+                    Array(stored.hash.prefix(parsed.hash.count)), parsed.hash,
+                    "seed \(seed), from \(original): \(mutated)")
             }
         }
     }

@@ -57,6 +57,12 @@ final class HostileClientTests: XCTestCase {
         return (try? connection.readResponse().status) == 200
     }
 
+    /// Waits (at most 10 s) until the server buffers `bytes` of request bodies: it reads a connection's headers in
+    /// its own time.
+    private func awaitBuffered(_ server: HTTPServer, _ bytes: Int) async throws {
+        for _ in 0..<200 where server.bufferedBodyBytes != bytes { try await Task.sleep(for: .milliseconds(50)) }
+    }
+
     // MARK: connections
 
     func testConnectionsPerAddressAtTheLimitAndPast() async throws {
@@ -79,11 +85,16 @@ final class HostileClientTests: XCTestCase {
         // The refusals were logged once (rate-limited), not once each.
         XCTAssertEqual(warnings.all.filter { $0.contains("per-address connection limit") }.count, 1)
         // A slot freed is a slot available again.
+        // (The slot is free once the server has seen the close: a few tries, at most 5 s.)
         held[0].close()
-        try await Task.sleep(for: .milliseconds(300))
-        let again = try HTTPTestConnection(port: server.port, timeoutSeconds: 3)
-        XCTAssertTrue(pingAnswered(again))
-        again.close()
+        var answered = false
+        for _ in 0..<50 where !answered {
+            try await Task.sleep(for: .milliseconds(100))
+            let again = try HTTPTestConnection(port: server.port, timeoutSeconds: 3)
+            answered = pingAnswered(again)
+            again.close()
+        }
+        XCTAssertTrue(answered)
         for connection in held.dropFirst() { connection.close() }
         await server.shutdown()
     }
@@ -309,7 +320,7 @@ final class HostileClientTests: XCTestCase {
         // 80 bytes announced and held (never sent) from 127.0.0.1.
         let stalled = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
         stalled.write(Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 80\r\n\r\n".utf8))
-        try await Task.sleep(for: .milliseconds(200))
+        try await awaitBuffered(server, 80)
         XCTAssertEqual(server.bufferedBodyBytes, 80)
         // The same address: 20 more fit its share exactly, 21 do not.
         let atEdge = try HTTPTestClient(port: server.port).send("PUT", "/upload", body: Array(repeating: 1, count: 20))
@@ -327,7 +338,7 @@ final class HostileClientTests: XCTestCase {
             other.write(Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n".utf8))
             others.append(other)
         }
-        try await Task.sleep(for: .milliseconds(200))
+        try await awaitBuffered(server, 280)
         XCTAssertEqual(server.bufferedBodyBytes, 280)
         let overall = try HTTPTestConnection(port: server.port, timeoutSeconds: 5, source: "127.0.0.4")
         overall.write(Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 21\r\n\r\n".utf8))
@@ -342,7 +353,7 @@ final class HostileClientTests: XCTestCase {
         // Released when the connections go.
         stalled.close()
         for other in others { other.close() }
-        try await Task.sleep(for: .milliseconds(300))
+        try await awaitBuffered(server, 0)
         XCTAssertEqual(server.bufferedBodyBytes, 0)
         await server.shutdown()
     }

@@ -24,7 +24,7 @@ final class ConsoleQuoteOfTheDayTests: XCTestCase {
         defer { Task { await app.stop() } }
         let ids = try await app.insertQuotes((0..<20).map { "Daily pick \($0)" })
         let cookie = try await app.consoleOwner()
-        let day = QuoteOfTheDay.lastFrozenDate().adding(days: 1).description
+        let day = QuoteOfTheDay.lastFrozenDate().adding(days: 2).description
         // Asked for ahead of time (a widget's prefetch): the seed's choice is stored, briefly cacheable.
         let ahead = try app.client.get("/v1/qotd?date=\(day)")
         XCTAssertEqual(ahead.status, 200)

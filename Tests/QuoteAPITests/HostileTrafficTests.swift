@@ -176,34 +176,33 @@ final class HostileTrafficTests: XCTestCase {
     // MARK: the hashing queue
 
     func testOneAddressCannotTakeTheWholeHashingQueueAndOthersGetTheirTurn() async throws {
-        // A slow hash (about 4× the default cost) keeps the single thread busy while the queue fills.
+        // A slow hash (16 lanes of 16 MiB, ten times the default's work) keeps the single thread busy while
+        // the queue fills: the steps below wait for the queue's state, not for a fixed time.
         let queue = PasswordHashingQueue(
-            hasher: PasswordHasher(parameters: ScryptParameters(logN: 16, r: 8, p: 1)), threads: 1, queueLimit: 8,
+            hasher: PasswordHasher(parameters: ScryptParameters(logN: 14, r: 8, p: 16)), threads: 1, queueLimit: 8,
             perAddressLimit: 3)
         defer { queue.stop() }
         let order = OrderLog()
         let outcomes = await withTaskGroup(of: (String, Bool).self) { group in
-            for index in 0..<5 {
+            func hash(from address: String, _ password: String) {
                 group.addTask {
-                    await RequestOrigin.$clientAddress.withValue("10.0.0.1") {
-                        do {
-                            _ = try await queue.hash("password \(index)")
-                            order.append("a")
-                            return ("a", true)
-                        } catch {
-                            return ("a", false)
-                        }
+                    await RequestOrigin.$clientAddress.withValue(address) {
+                        let served = (try? await queue.hash(password)) != nil
+                        if served { order.append(address == "10.0.0.1" ? "a" : "b") }
+                        return (address == "10.0.0.1" ? "a" : "b", served)
                     }
                 }
-                try? await Task.sleep(for: .milliseconds(20))
             }
-            group.addTask {
-                await RequestOrigin.$clientAddress.withValue("10.0.0.2") {
-                    let served = (try? await queue.hash("other")) != nil
-                    if served { order.append("b") }
-                    return ("b", served)
-                }
+            for index in 0..<3 { hash(from: "10.0.0.1", "password \(index)") }
+            // One job running, two waiting: the address holds its whole share. Seen three times in a row, so a
+            // moment before the thread took the first job does not pass for it.
+            var seen = 0
+            for _ in 0..<1_000 where seen < 3 {
+                seen = queue.queueDepth == 2 ? seen + 1 : 0
+                try? await Task.sleep(for: .milliseconds(10))
             }
+            for index in 3..<5 { hash(from: "10.0.0.1", "password \(index)") }
+            hash(from: "10.0.0.2", "other")
             return await group.reduce(into: [(String, Bool)]()) { $0.append($1) }
         }
         XCTAssertEqual(outcomes.filter { $0.0 == "a" && $0.1 }.count, 3, "one address holds at most its share")

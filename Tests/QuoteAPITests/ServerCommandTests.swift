@@ -160,7 +160,7 @@ final class ServerCommandTests: XCTestCase {
         XCTAssertEqual(try client.get("/ready").status, 200)
         server.signal(SIGTERM)
         var sawDraining = false
-        for _ in 0..<20 where !sawDraining {
+        for _ in 0..<50 where !sawDraining {  // at most 2.5 s of the 3 s drain
             try await Task.sleep(for: .milliseconds(50))
             sawDraining = try client.get("/ready").status == 503
         }

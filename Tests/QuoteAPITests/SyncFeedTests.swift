@@ -165,7 +165,11 @@ final class SyncFeedTests: XCTestCase {
     /// transaction has not committed yet, and never sees it. Writers here hold their transactions open for
     /// random short times while readers sync continuously; every reader must end with every favorite.
     func testConcurrentWritersNeverMakeASyncingReaderSkipAChange() async throws {
-        let app = try await startTestApp { $0.databasePoolSize = 8 }
+        let app = try await startTestApp {
+            $0.databasePoolSize = 8
+            // The readers open a connection a request, as fast as they can: past the new-connection rate.
+            $0.httpNewConnectionsPerAddress = 0
+        }
         let user = try await app.makeUser()
         let quotes = try await app.insertQuotes((0..<120).map { "Concurrent \($0)" })
         let writers = 4, perWriter = quotes.count / writers
