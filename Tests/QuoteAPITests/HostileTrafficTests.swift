@@ -187,9 +187,10 @@ final class HostileTrafficTests: XCTestCase {
             func hash(from address: String, _ password: String) {
                 group.addTask {
                     await RequestOrigin.$clientAddress.withValue(address) {
+                        let client = address == "10.0.0.1" ? "a" : "b"
                         let served = (try? await queue.hash(password)) != nil
-                        if served { order.append(address == "10.0.0.1" ? "a" : "b") }
-                        return (address == "10.0.0.1" ? "a" : "b", served)
+                        if served { order.append(client) }
+                        return (client, served)
                     }
                 }
             }
