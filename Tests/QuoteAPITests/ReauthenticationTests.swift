@@ -73,6 +73,8 @@ final class ReauthenticationTests: XCTestCase {
         XCTAssertEqual(asked.text, "{}")
         let again = try send("GET", "/auth/v1/reauthenticate", bearer: token)
         XCTAssertEqual(again.status, 429, "one mail a minute")
+        let wait = try XCTUnwrap(Int(again.header("Retry-After") ?? ""), "every 429 says when to come back")
+        XCTAssert((1...60).contains(wait), "the rest of the minute: \(wait)")
         let nonce = try await mailedNonce(email)
 
         let wrongNonce = nonce == "000000" ? "111111" : "000000"

@@ -100,7 +100,10 @@ struct GoTrueError: Error {
                     "For security purposes, you can only request this after \(seconds) seconds."
                 )
             }
-        return GoTrueError(status: status, code: code, message: message)
+        var answer = GoTrueError(status: status, code: code, message: message)
+        // Every 429 says when to come back (RFC 6585 §4), the e-mail throttle's as much as the rate limits'.
+        if case .tooSoon(let seconds) = error { answer.headers["Retry-After"] = String(max(1, seconds)) }
+        return answer
     }
 }
 
