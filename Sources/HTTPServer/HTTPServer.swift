@@ -377,6 +377,7 @@ public final class HTTPServer: @unchecked Sendable {
             do {
                 let credentials = try state.credentials ?? route.policy.authentication.verify(request)
                 admitted.caller = credentials.caller
+                admitted.account = credentials.account
                 if route.policy.authentication.resolve == nil, let immediate = route.handler.immediate,
                     let response = try immediate(admitted)
                 {

@@ -21,6 +21,8 @@ public struct Request: Sendable {
     public let clientAddress: String
     /// Who the request acts as, as the route's `Authentication` established it once (nil for `none`).
     public internal(set) var caller: (any Sendable)?
+    /// The account the credentials name (`Verified.account`), known from the headers; nil when anonymous.
+    public internal(set) var account: String?
     /// The address the connection came from: the client's, or a trusted proxy's that forwarded it.
     public let peerAddress: String
 

@@ -43,13 +43,17 @@ public final class PGPool: Sendable {
     ///   - statementTimeout: PostgreSQL's `statement_timeout` on every connection: a statement running longer
     ///     is cancelled (`PGError` with SQLSTATE `57014`). Nil keeps the server's setting.
     ///   - preparedStatements: false runs every pipelined statement unnamed (for PgBouncer's transaction pooling).
+    ///   - ledger: where each job's connection time is charged to its `chargedClient`; with one, waiting jobs are
+    ///     served lightest client first and no client holds more than half the connections. Nil: first come, first
+    ///     served.
     public init(
         connectionString: String, size: Int, acquireTimeout: Duration = .seconds(5),
-        statementTimeout: Duration? = nil, preparedStatements: Bool = true, logger: Logger
+        statementTimeout: Duration? = nil, preparedStatements: Bool = true, ledger: DatabaseTimeLedger? = nil,
+        logger: Logger
     ) {
         let core = PoolCore(
             connectionString: connectionString, size: max(1, size), acquireTimeout: acquireTimeout,
-            statementTimeout: statementTimeout, usesPreparedStatements: preparedStatements,
+            statementTimeout: statementTimeout, usesPreparedStatements: preparedStatements, ledger: ledger,
             logger: logger)
         core.startWorkers()
         core.startReaper()
@@ -64,13 +68,14 @@ public final class PGPool: Sendable {
     public init(
         replicas replicaConnectionStrings: [String], primary: PGPool, size: Int, maxLag: Duration,
         checkInterval: Duration = .seconds(1), acquireTimeout: Duration = .seconds(5),
-        statementTimeout: Duration? = nil, preparedStatements: Bool = true, logger: Logger
+        statementTimeout: Duration? = nil, preparedStatements: Bool = true, ledger: DatabaseTimeLedger? = nil,
+        logger: Logger
     ) {
         let replicas = replicaConnectionStrings.map {
             ReplicaRouter.Replica(
                 pool: PGPool(
                     connectionString: $0, size: size, acquireTimeout: acquireTimeout,
-                    statementTimeout: statementTimeout, preparedStatements: preparedStatements,
+                    statementTimeout: statementTimeout, preparedStatements: preparedStatements, ledger: ledger,
                     logger: logger),
                 connectionString: $0)
         }
@@ -97,6 +102,10 @@ public final class PGPool: Sendable {
     /// A `statement_timeout` for the current task's jobs instead of the pool's (e.g. a shorter one for expensive
     /// requests). A statement pipelined by `query`/`read` shares a pipeline only with statements under the same.
     @TaskLocal public static var statementTimeoutOverride: Duration?
+
+    /// The client the current task's jobs run for (an address or an account, as the application names them):
+    /// their connection time is charged to it in the pool's `DatabaseTimeLedger`. Nil: the server's own work.
+    @TaskLocal public static var chargedClient: String?
 
     /// `SET statement_timeout` to `timeout` in milliseconds (an integer: nothing to quote), or back to the default.
     static func timeoutSQL(_ timeout: Duration?) -> String {
@@ -209,7 +218,7 @@ public final class PGPool: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 let job = PoolJob(
-                    id: id, deadline: .now + core.acquireTimeout, work: makeWork(continuation),
+                    id: id, deadline: .now + core.acquireTimeout, client: chargedClient, work: makeWork(continuation),
                     fail: { error in continuation.resume(throwing: error) })
                 if Task.isCancelled {
                     job.fail(CancellationError())
@@ -233,7 +242,7 @@ public final class PGPool: Sendable {
         let outcome = OutcomeBox<T>()
         core.submit(
             PoolJob(
-                id: core.makeJobID(), deadline: .now + core.acquireTimeout,
+                id: core.makeJobID(), deadline: .now + core.acquireTimeout, client: nil,
                 work: .session { connection in
                     let result = Result { try body(connection) }
                     return { outcome.set(result) }

@@ -27,6 +27,8 @@ struct PoolJob: Sendable {
 
     let id: UInt64
     let deadline: ContinuousClock.Instant
+    /// Who its connection time is charged to (`PGPool.chargedClient`); nil: the server's own work, never capped.
+    let client: String?
     let work: Work
     /// Hands back an error instead (no connection, timed out, cancelled, shut down).
     let fail: @Sendable (any Error) -> Void
@@ -74,12 +76,20 @@ final class PoolCore: @unchecked Sendable {
     private var busyWorkers = 0
     /// Each worker's open connection's watch, by worker index (see `cancelOverdueWaits`).
     private var watches: [Int: AnswerWatch] = [:]
+    /// Where connection time is charged and read back for the order of the queue; nil: first come, first served.
+    let ledger: DatabaseTimeLedger?
+    /// Connections running a job of each client now.
+    private var heldByClient: [String: Int] = [:]
+    /// The most connections one client's jobs hold at once: half the pool, so no client can take it all.
+    let connectionsPerClient: Int
 
     init(
         connectionString: String, size: Int, acquireTimeout: Duration, statementTimeout: Duration? = nil,
-        usesPreparedStatements: Bool = true, logger: Logger
+        usesPreparedStatements: Bool = true, ledger: DatabaseTimeLedger? = nil, logger: Logger
     ) {
         self.connectionString = connectionString
+        self.ledger = ledger
+        self.connectionsPerClient = max(1, size / 2)
         self.statementTimeout = statementTimeout
         self.usesPreparedStatements = usesPreparedStatements
         self.size = size
@@ -145,7 +155,10 @@ final class PoolCore: @unchecked Sendable {
         // `removeAll(where:)` predicate must not do while the queue is being modified (an access conflict).
         let overdue = queue.filter { job in job.deadline < now && !self.isAboutToBeTaken(job) }
         let overdueIDs = Set(overdue.map(\.id))
-        if !overdueIDs.isEmpty { queue.removeAll { overdueIDs.contains($0.id) } }
+        if !overdueIDs.isEmpty {
+            queue.removeAll { overdueIDs.contains($0.id) }
+            ledger.map { $0.noteShortage(at: $0.now()) }
+        }
         let running = !isShutDown
         condition.unlock()
         for job in overdue { job.fail(exhaustedError) }
@@ -196,10 +209,19 @@ final class PoolCore: @unchecked Sendable {
         busyWorkers < size && mayTake(job)
     }
 
-    /// Whether a free worker may take `job` now: a session job always, a statement when it may start a pipeline.
+    /// Whether a free worker may take `job` now: a session job always, a statement when it may start a pipeline;
+    /// neither while its client holds its share of the connections.
     private func mayTake(_ job: PoolJob) -> Bool {
-        job.statement.map(mayStartPipeline) ?? true
+        !holdsItsShare(job.client) && (job.statement.map(mayStartPipeline) ?? true)
     }
+
+    private func holdsItsShare(_ client: String?) -> Bool {
+        guard ledger != nil, let client else { return false }
+        return heldByClient[client, default: 0] >= connectionsPerClient
+    }
+
+    /// A job waiting at least this long had to wait for a connection: they were short (see `DatabaseTimeLedger`).
+    private static let shortageWait: Duration = .milliseconds(20)
 
     /// Whether another worker may start a pipeline for `statement`. One lane per statement timeout runs whenever
     /// statements with it wait, so a slow search under its own timeout never holds up the short reads; another
@@ -214,30 +236,74 @@ final class PoolCore: @unchecked Sendable {
     }
 
     /// The next jobs to run, waiting while there are none; nil once the pool is shut down. That is one session
-    /// job, or up to `maxPipelineLength` statements of one kind from the head of the queue, which share one
-    /// pipeline. A statement that may not start a pipeline (`mayStartPipeline`) waits; session jobs are taken.
+    /// job, or up to `maxPipelineLength` statements of one kind, which share one pipeline. The first is the job of
+    /// the client with the least recent database time (fair queuing over clients; first come, first served among
+    /// equals); the statements that join it are taken in the same order. A statement that may not start a pipeline
+    /// (`mayStartPipeline`) waits; so does every job of a client holding its share of the connections.
     private func takeJobs() -> [PoolJob]? {
         condition.lock()
         defer { condition.unlock() }
         while !isShutDown {
-            if let start = queue.firstIndex(where: mayTake) {
+            let uses = recentUses()
+            if let start = lightestTakeable(uses) {
                 let first = queue[start]
-                var end = start + 1
+                var picked = [start]
                 if first.isStatement {
-                    while end < queue.count, end - start < Self.maxPipelineLength, first.canPipeline(with: queue[end]) {
-                        end += 1
+                    var clients: Set<String> = first.client.map { [$0] } ?? []
+                    for index in queueOrder(uses) where picked.count < Self.maxPipelineLength && index != start {
+                        let job = queue[index]
+                        guard first.canPipeline(with: job) else { continue }
+                        if let client = job.client, !clients.contains(client) {
+                            guard !holdsItsShare(client) else { continue }
+                            clients.insert(client)
+                        }
+                        picked.append(index)
                     }
                     pipelinesRunning.append(first.statement?.timeout)
                 }
-                let batch = Array(queue[start..<end])
-                queue.removeSubrange(start..<end)
+                let batch = picked.map { queue[$0] }
+                for index in picked.sorted(by: >) { queue.remove(at: index) }
                 inUse += batch.count
                 busyWorkers += 1
+                for client in Set(batch.compactMap(\.client)) { heldByClient[client, default: 0] += 1 }
+                if let ledger, ContinuousClock.now - (first.deadline - acquireTimeout) > Self.shortageWait {
+                    ledger.noteShortage(at: ledger.now())
+                }
                 return batch
             }
             condition.wait()
         }
         return nil
+    }
+
+    /// The recent database time of each client waiting, when the order of the queue depends on it: with a
+    /// ledger and jobs of more than one client.
+    private func recentUses() -> [String: Double]? {
+        guard let ledger, queue.count > 1, let someClient = queue.lazy.compactMap(\.client).first,
+            queue.contains(where: { $0.client != someClient })
+        else { return nil }
+        return ledger.recentUse(of: queue.lazy.compactMap(\.client), at: ledger.now())
+    }
+
+    /// The index of the takeable job whose client used the least database time recently; the earliest among equals.
+    private func lightestTakeable(_ uses: [String: Double]?) -> Int? {
+        guard let uses else { return queue.firstIndex(where: mayTake) }
+        var best: (index: Int, use: Double)?
+        for index in queue.indices where mayTake(queue[index]) {
+            let use = queue[index].client.flatMap { uses[$0] } ?? 0
+            if best == nil || use < best!.use { best = (index, use) }
+        }
+        return best?.index
+    }
+
+    /// The queue's indices, lightest client first (stable), or as queued.
+    private func queueOrder(_ uses: [String: Double]?) -> [Int] {
+        guard let uses else { return Array(queue.indices) }
+        return queue.indices.sorted { left, right in
+            let leftUse = queue[left].client.flatMap { uses[$0] } ?? 0
+            let rightUse = queue[right].client.flatMap { uses[$0] } ?? 0
+            return leftUse != rightUse ? leftUse < rightUse : left < right
+        }
     }
 
     private func update<T>(_ change: (PoolCore) -> T) -> T {
@@ -275,10 +341,18 @@ final class PoolCore: @unchecked Sendable {
             // callers see consistent stats).
             var unfinished = batch.count
             var deliveries: [@Sendable () -> Void] = []
+            var charges = ConnectionTimeCharges(batch, ledger: ledger)
             defer {
+                charges.settleTheRest()
                 update { core in
                     core.inUse -= unfinished
                     core.busyWorkers -= 1
+                    for client in Set(batch.compactMap(\.client)) {
+                        let held = core.heldByClient[client, default: 1] - 1
+                        core.heldByClient[client] = held > 0 ? held : nil
+                    }
+                    // A job of that client may be takeable now.
+                    core.condition.signal()
                     if let statement = batch[0].statement,
                         let lane = core.pipelinesRunning.firstIndex(of: statement.timeout)
                     {
@@ -324,6 +398,7 @@ final class PoolCore: @unchecked Sendable {
 
             if case .session(let run) = live[0].work {
                 deliveries.append(run(active))
+                charges.settle(live[0])
             } else if let error = timeoutFailure(live[0].statement?.timeout, on: active) {
                 // The session's timeout is unknown now: replace it.
                 for job in live { deliveries.append { job.fail(error) } }
@@ -336,6 +411,7 @@ final class PoolCore: @unchecked Sendable {
                     ? .sharedReadOnlyTransaction(plan: statements[0].plan) : .separateTransactions
                 var refusedAsReadOnly = false
                 active.runPipelined(statements.map(\.query), mode: mode) { index, result in
+                    charges.settle(live[index])
                     if case .failure(let error) = result, error.isReadOnlyRefusal { refusedAsReadOnly = true }
                     let finish = statements[index].finish
                     if index == statements.count - 1 {
@@ -372,5 +448,41 @@ final class PoolCore: @unchecked Sendable {
             core.open -= 1
             core.watches[index] = nil
         }
+    }
+}
+
+/// A batch's connection time, charged to each job's client as the job finishes (a statement of a pipeline: the time
+/// since the previous one's answer); jobs that never ran are settled with nothing charged.
+struct ConnectionTimeCharges {
+    private let ledger: DatabaseTimeLedger?
+    private let takenAt: Double
+    private var lastAnswer: Double
+    private var unsettled: [UInt64: String]
+
+    init(_ batch: [PoolJob], ledger: DatabaseTimeLedger?) {
+        self.ledger = ledger
+        takenAt = ledger?.now() ?? 0
+        lastAnswer = takenAt
+        unsettled = [:]
+        guard let ledger else { return }
+        for job in batch {
+            guard let client = job.client else { continue }
+            unsettled[job.id] = client
+            ledger.started(client, at: takenAt)
+        }
+    }
+
+    mutating func settle(_ job: PoolJob) {
+        guard let ledger, let client = unsettled.removeValue(forKey: job.id) else { return }
+        let now = ledger.now()
+        ledger.finished(client, startedAt: takenAt, charging: now - lastAnswer, at: now)
+        lastAnswer = now
+    }
+
+    mutating func settleTheRest() {
+        guard let ledger else { return }
+        let now = ledger.now()
+        for client in unsettled.values { ledger.finished(client, startedAt: takenAt, charging: 0, at: now) }
+        unsettled = [:]
     }
 }

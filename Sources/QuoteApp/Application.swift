@@ -13,10 +13,13 @@ import SupabaseAPI
 public final class Application: Sendable {
     public let context: AppContext
     public let server: HTTPServer
+    /// The database time each client used recently, which the pools and `CostAdmission` share fairly by.
+    public let databaseTime: DatabaseTimeLedger
 
-    private init(context: AppContext, server: HTTPServer) {
+    private init(context: AppContext, server: HTTPServer, databaseTime: DatabaseTimeLedger) {
         self.context = context
         self.server = server
+        self.databaseTime = databaseTime
     }
 
     /// Builds the application. Nothing listens or connects until `start()`.
@@ -24,16 +27,18 @@ public final class Application: Sendable {
         let statementTimeout: Duration? =
             configuration.statementTimeoutMilliseconds > 0
             ? .milliseconds(configuration.statementTimeoutMilliseconds) : nil
+        // Every pool charges its connection time to the same clients (`CostAdmission`, `FairShare`).
+        let ledger = DatabaseTimeLedger()
         let pool = PGPool(
             connectionString: configuration.databaseURL, size: configuration.databasePoolSize,
             acquireTimeout: configuration.databaseAcquireTimeout, statementTimeout: statementTimeout,
-            preparedStatements: configuration.databasePreparedStatements, logger: logger)
+            preparedStatements: configuration.databasePreparedStatements, ledger: ledger, logger: logger)
         // Public reads have connections of their own on the primary, so they never queue behind writes (which may
         // all wait for a synchronous standby); with replicas it is where reads fall back to.
         let publicPool = PGPool(
             connectionString: configuration.databaseURL, size: configuration.databasePublicPoolSize,
             acquireTimeout: configuration.databaseAcquireTimeout, statementTimeout: statementTimeout,
-            preparedStatements: configuration.databasePreparedStatements, logger: logger)
+            preparedStatements: configuration.databasePreparedStatements, ledger: ledger, logger: logger)
         // What a user writes or reads back about themselves stays on `pool` (read-your-writes); public data may
         // come from a replica a moment behind.
         let readPool =
@@ -43,7 +48,7 @@ public final class Application: Sendable {
                 replicas: configuration.databaseReadURLs, primary: publicPool, size: configuration.databasePoolSize,
                 maxLag: configuration.replicaMaxLag, checkInterval: configuration.replicaCheckInterval,
                 acquireTimeout: configuration.databaseAcquireTimeout, statementTimeout: statementTimeout,
-                preparedStatements: configuration.databasePreparedStatements, logger: logger)
+                preparedStatements: configuration.databasePreparedStatements, ledger: ledger, logger: logger)
         let signer = JWTSigner(secret: configuration.jwtSecret)
         let services = Services(
             pool: pool, publicPool: publicPool, readPool: readPool,
@@ -69,7 +74,8 @@ public final class Application: Sendable {
             services: services, publicURL: configuration.publicURL,
             redirects: RedirectAllowList(
                 siteURL: configuration.passwordResetURL, prefixes: configuration.supabaseRedirectAllowList))
-        let router = Router(routes: RouteTable.routes(context, supabase: supabase, costs: CostAdmission(configuration)))
+        let router = Router(
+            routes: RouteTable.routes(context, supabase: supabase, costs: CostAdmission(configuration, ledger: ledger)))
         let metrics = context.metrics
         let requestLog = logger.logLevel <= .info ? RequestLog(format: configuration.logFormat) : nil
         var http = HTTPServerConfiguration(
@@ -93,7 +99,7 @@ public final class Application: Sendable {
                 requestLog?.record(request)
             },
             classify: Failure.init(classifying:))
-        return Application(context: context, server: server)
+        return Application(context: context, server: server, databaseTime: ledger)
     }
 
     /// Applies pending migrations (safe when several instances start at once).

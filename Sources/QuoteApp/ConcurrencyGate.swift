@@ -1,15 +1,36 @@
 import QuoteVault
 import Synchronization
 
-/// At most `perAddress` requests of one kind running at once for one client address, and at most `global` for
-/// everyone: expensive work holds a database connection for its whole run, so neither one address nor a few
-/// together may take the pool (the statement timeout bounds each run; this bounds how many). Past the address's cap
-/// `429` at once; past the global one a request may wait a moment for a place (`enter(_:waitingUpTo:)`), holding
-/// no database connection and no thread, then `503`; both with `Retry-After`.
+/// At most `perAddress` requests of one kind running or waiting at once for one client address, and at most `global`
+/// running for everyone: expensive work holds a database connection for its whole run, so neither one address nor a
+/// few together may take the pool (the statement timeout bounds each run; this bounds how many). Past the address's
+/// cap `429` at once; past the global one a request may wait a moment for a place (`enter(_:use:waitingUpTo:)`),
+/// holding no database connection and no thread, then `503`; both with `Retry-After`.
+///
+/// A place given back goes to the fairest waiter, not the first to look: one whose address has the fewest requests
+/// running, then the one whose client used the least database time recently, then the earliest. So a second search of
+/// an address that has one running never goes before the first of an address with none.
 final class ConcurrencyGate: Sendable {
     private let perAddress: Int
     private let global: Int
-    private let running = Mutex<(total: Int, byAddress: [String: Int])>((0, [:]))
+
+    fileprivate struct Waiter {
+        let id: UInt64
+        let address: String
+        /// The client's recent database time when it asked (`DatabaseTimeLedger`).
+        let use: Double
+        let admit: CheckedContinuation<QuoteVaultError?, Never>
+    }
+
+    fileprivate struct State {
+        var total = 0
+        var running: [String: Int] = [:]
+        var waiting: [String: Int] = [:]
+        var waiters: [Waiter] = []
+        var lastID: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
 
     init(perAddress: Int, global: Int = .max) {
         self.perAddress = perAddress
@@ -18,42 +39,107 @@ final class ConcurrencyGate: Sendable {
 
     /// Takes a place for `address`; nil when admitted (give it back with `leave`), else the refusal.
     func enter(_ address: String) -> QuoteVaultError? {
-        running.withLock { running -> QuoteVaultError? in
-            let now = running.byAddress[address, default: 0]
-            guard now < perAddress else { return .rateLimited(retryAfterSeconds: 1) }
-            guard running.total < global else { return .busy(retryAfterSeconds: 1) }
-            running.byAddress[address] = now + 1
-            running.total += 1
-            return nil
+        state.withLock { state -> QuoteVaultError? in
+            switch Self.immediateVerdict(&state, address, perAddress: perAddress, global: global) {
+            case .admitted: nil
+            case .overAddressCap: .rateLimited(retryAfterSeconds: 1)
+            case nil: .busy(retryAfterSeconds: 1)
+            }
         }
     }
 
-    /// How often a request waiting for a place past the global cap looks again.
-    static let pollInterval: Duration = .milliseconds(5)
-
-    /// `enter`, but past the global cap it looks again until `wait` has passed: expensive requests are short, so
-    /// clients who ask at the same instant are served in turn instead of refused. The per-address cap still
-    /// refuses at once, so one address cannot queue more than its own share.
-    func enter(_ address: String, waitingUpTo wait: Duration) async -> QuoteVaultError? {
-        let deadline = ContinuousClock.now + wait
-        while true {
-            let refusal = enter(address)
-            guard case .busy = refusal, ContinuousClock.now < deadline else { return refusal }
-            try? await Task.sleep(for: Self.pollInterval)
+    /// `enter`, but past the global cap it waits until `wait` has passed for a place given back, in the order above:
+    /// expensive requests are short, so clients who ask at the same instant are served in turn instead of refused.
+    /// The per-address cap (running and waiting together) still refuses at once, so one address cannot queue more
+    /// than its own share.
+    func enter(_ address: String, use: Double = 0, waitingUpTo wait: Duration) async -> QuoteVaultError? {
+        await withCheckedContinuation { (admit: CheckedContinuation<QuoteVaultError?, Never>) in
+            let queued = state.withLock { state -> UInt64? in
+                if let verdict = Self.immediateVerdict(&state, address, perAddress: perAddress, global: global) {
+                    admit.resume(returning: verdict == .admitted ? nil : .rateLimited(retryAfterSeconds: 1))
+                    return nil
+                }
+                state.lastID += 1
+                state.waiters.append(Waiter(id: state.lastID, address: address, use: use, admit: admit))
+                state.waiting[address, default: 0] += 1
+                return state.lastID
+            }
+            guard let queued else { return }
+            Task { [self] in
+                try? await Task.sleep(for: wait)
+                giveUp(queued)
+            }
         }
+    }
+
+    private enum Verdict { case admitted, overAddressCap }
+
+    /// Admitted or refused at once, or nil: the request waits.
+    private static func immediateVerdict(
+        _ state: inout State, _ address: String, perAddress: Int, global: Int
+    ) -> Verdict? {
+        guard state.pending(address) < perAddress else { return .overAddressCap }
+        guard state.total < global, state.waiters.isEmpty else { return nil }
+        state.admit(address)
+        return .admitted
+    }
+
+    /// The waiter `id` has waited its whole bound: refused, unless a place reached it first.
+    private func giveUp(_ id: UInt64) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            let waiter = state.waiters.remove(at: index)
+            state.stopWaiting(waiter.address)
+            return waiter
+        }
+        waiter?.admit.resume(returning: .busy(retryAfterSeconds: 1))
     }
 
     func leave(_ address: String) {
-        running.withLock { running in
-            let left = running.byAddress[address, default: 1] - 1
-            running.byAddress[address] = left > 0 ? left : nil
-            running.total -= 1
+        let next = state.withLock { state -> Waiter? in
+            let left = state.running[address, default: 1] - 1
+            state.running[address] = left > 0 ? left : nil
+            state.total -= 1
+            guard state.total < global, let index = state.fairestWaiter() else { return nil }
+            let waiter = state.waiters.remove(at: index)
+            state.stopWaiting(waiter.address)
+            state.admit(waiter.address)
+            return waiter
         }
+        next?.admit.resume(returning: nil)
     }
 
     func run<T: Sendable>(for address: String, _ body: () async throws -> T) async throws -> T {
         if let refusal = enter(address) { throw refusal }
         defer { leave(address) }
         return try await body()
+    }
+}
+
+extension ConcurrencyGate.State {
+    /// Requests of `address` running or waiting.
+    func pending(_ address: String) -> Int { running[address, default: 0] + waiting[address, default: 0] }
+
+    mutating func admit(_ address: String) {
+        running[address, default: 0] += 1
+        total += 1
+    }
+
+    mutating func stopWaiting(_ address: String) {
+        let left = waiting[address, default: 1] - 1
+        waiting[address] = left > 0 ? left : nil
+    }
+
+    /// Fewest running of its address, then least recent database time, then earliest.
+    func fairestWaiter() -> Int? {
+        waiters.indices.min { left, right in
+            let a = waiters[left]
+            let b = waiters[right]
+            let runningA = running[a.address, default: 0]
+            let runningB = running[b.address, default: 0]
+            if runningA != runningB { return runningA < runningB }
+            if a.use != b.use { return a.use < b.use }
+            return a.id < b.id
+        }
     }
 }

@@ -3,46 +3,76 @@ import PGClient
 import QuoteAPI
 import QuoteVault
 
-/// Admission by a route's cost class (`Route.cost`): expensive requests run under a global cap that leaves
-/// database connections to every other class, a per-address cap and a shorter statement timeout; over a cap they
-/// are refused (past the global cap after a short wait that holds no connection) (`429` past the address's, `503`
-/// past the global one, both with `Retry-After`, sent after the refusal delay). The other classes pass straight
-/// through (the hashing queue and the throttles bound `auth`).
+/// Admission by cost: the route's cost class is the first guess, the client's measured database time corrects it
+/// (`FairShare`). Expensive requests run under a global cap that leaves database connections to every other class, a
+/// per-address cap and a shorter statement timeout; over a cap they are refused (past the global cap after a short
+/// wait that holds no connection, places going to the fairest waiter) (`429` past the address's or the client's
+/// budget, `503` past the global cap, all with `Retry-After`, sent after the refusal delay). The other classes pass
+/// straight through (the hashing queue and the throttles bound `auth`). Every request's database time is charged to
+/// its client, which the pools also serve fairly (`PGPool.chargedClient`).
 struct CostAdmission: Sendable {
-    /// Nil when throttling is off (`RATE_LIMITS=off`).
+    /// Nil when throttling is off (`RATE_LIMITS=off`): then nothing is charged, and the pools serve in turn.
     let expensive: ConcurrencyGate?
+    let fairShare: FairShare?
     let expensiveTimeout: Duration?
 
-    init(_ configuration: AppConfiguration) {
+    init(_ configuration: AppConfiguration, ledger: DatabaseTimeLedger) {
+        let limits = configuration.rateLimitsEnabled
         expensive =
-            configuration.rateLimitsEnabled
+            limits
             ? ConcurrencyGate(
                 perAddress: configuration.expensivePerAddress, global: configuration.expensiveConcurrencyInEffect)
+            : nil
+        fairShare =
+            limits
+            ? FairShare(
+                ledger: ledger, share: Double(configuration.databaseClientShareMilliseconds) / 1000,
+                budget: Double(configuration.databaseClientBudgetMilliseconds) / 1000)
             : nil
         let milliseconds = configuration.expensiveStatementTimeoutMilliseconds
         expensiveTimeout = milliseconds > 0 ? .milliseconds(milliseconds) : nil
     }
 
     /// How long an expensive request past the global cap waits for a place before it is refused (see
-    /// `ConcurrencyGate.enter(_:waitingUpTo:)`).
+    /// `ConcurrencyGate.enter(_:use:waitingUpTo:)`).
     static let globalWait: Duration = .milliseconds(250)
 
     func run(
         _ route: Route, _ request: Request, _ body: @escaping @Sendable () async throws -> Response
     ) async throws -> Response {
-        guard route.cost.of(request) == .expensive else { return try await body() }
-        let address = request.clientAddress
-        let timeout = expensiveTimeout
-        let work = { @Sendable in try await PGPool.$statementTimeoutOverride.withValue(timeout) { try await body() } }
-        guard let expensive else { return try await work() }
-        if let refusal = await expensive.enter(address, waitingUpTo: Self.globalWait) {
-            // Sent after the refusal delay like every refusal past a bound: a client looping on it pays with time,
-            // not the server with CPU (the wait holds no thread and no database connection).
-            var response = route.policy.dialect.render(refusal, thrown: refusal, for: request)
-            response.isRefusalPastABound = true
-            return response
+        guard let fairShare, let expensive else { return try await runExpensiveIf(route.cost.of(request), body) }
+        let client = FairShare.client(of: request)
+        return try await PGPool.$chargedClient.withValue(client) {
+            var cost = route.cost.of(request)
+            switch fairShare.verdict(for: client) {
+            case .withinShare: break
+            case .overShare: cost = .expensive
+            case .overBudget(let seconds): return refusal(.rateLimited(retryAfterSeconds: seconds), route, request)
+            }
+            guard cost == .expensive else { return try await body() }
+            let address = request.clientAddress
+            let use = fairShare.recentUse(of: client)
+            if let refusal = await expensive.enter(address, use: use, waitingUpTo: Self.globalWait) {
+                return self.refusal(refusal, route, request)
+            }
+            defer { expensive.leave(address) }
+            return try await runExpensiveIf(.expensive, body)
         }
-        defer { expensive.leave(address) }
-        return try await work()
+    }
+
+    /// `body`, under the expensive statement timeout when `cost` is expensive.
+    private func runExpensiveIf(
+        _ cost: CostClass, _ body: @escaping @Sendable () async throws -> Response
+    ) async throws -> Response {
+        guard cost == .expensive else { return try await body() }
+        return try await PGPool.$statementTimeoutOverride.withValue(expensiveTimeout) { try await body() }
+    }
+
+    /// Sent after the refusal delay like every refusal past a bound: a client looping on it pays with time, not the
+    /// server with CPU (the wait holds no thread and no database connection).
+    private func refusal(_ error: QuoteVaultError, _ route: Route, _ request: Request) -> Response {
+        var response = route.policy.dialect.render(error, thrown: error, for: request)
+        response.isRefusalPastABound = true
+        return response
     }
 }

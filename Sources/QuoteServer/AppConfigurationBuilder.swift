@@ -107,6 +107,11 @@ enum AppConfigurationBuilder {
             configuration.expensiveConcurrency = try options.intValue(
                 nil, "EXPENSIVE_CONCURRENCY", default: 1, within: 1 ... .max)
         }
+        configuration.databaseClientShareMilliseconds = try options.intValue(
+            nil, "DB_CLIENT_SHARE", default: configuration.databaseClientShareMilliseconds, within: 1...600_000)
+        configuration.databaseClientBudgetMilliseconds = try options.intValue(
+            nil, "DB_CLIENT_BUDGET", default: configuration.databaseClientBudgetMilliseconds,
+            within: configuration.databaseClientShareMilliseconds...600_000)
         guard configuration.expensiveStatementTimeoutMilliseconds >= 0, configuration.httpBodyMinRate >= 0,
             configuration.httpBodyGrace >= 1
         else {
