@@ -127,6 +127,8 @@ final class PoolCore: @unchecked Sendable {
             return
         }
         queue.append(job)
+        // Every connection is at work: this job waits for one (see `DatabaseTimeLedger.wasShortRecently`).
+        if busyWorkers >= size, let ledger { ledger.noteShortage(at: ledger.now()) }
         // With every lane busy, a statement waits for a lane's worker to come back for more: waking an idle
         // worker that may not take it would only cost a context switch.
         if mayTake(job) { condition.signal() }
@@ -215,13 +217,14 @@ final class PoolCore: @unchecked Sendable {
         !holdsItsShare(job.client) && (job.statement.map(mayStartPipeline) ?? true)
     }
 
+    /// A statement that waited this long for a pipeline lane waited behind slow work: connections were short for
+    /// it although some were idle (lanes are capped; see `mayStartPipeline`). Shorter waits are the pipeline's.
+    private static let longWait: Duration = .milliseconds(100)
+
     private func holdsItsShare(_ client: String?) -> Bool {
         guard ledger != nil, let client else { return false }
         return heldByClient[client, default: 0] >= connectionsPerClient
     }
-
-    /// A job waiting at least this long had to wait for a connection: they were short (see `DatabaseTimeLedger`).
-    private static let shortageWait: Duration = .milliseconds(20)
 
     /// Whether another worker may start a pipeline for `statement`. One lane per statement timeout runs whenever
     /// statements with it wait, so a slow search under its own timeout never holds up the short reads; another
@@ -266,7 +269,7 @@ final class PoolCore: @unchecked Sendable {
                 inUse += batch.count
                 busyWorkers += 1
                 for client in Set(batch.compactMap(\.client)) { heldByClient[client, default: 0] += 1 }
-                if let ledger, ContinuousClock.now - (first.deadline - acquireTimeout) > Self.shortageWait {
+                if let ledger, ContinuousClock.now - (first.deadline - acquireTimeout) > Self.longWait {
                     ledger.noteShortage(at: ledger.now())
                 }
                 return batch

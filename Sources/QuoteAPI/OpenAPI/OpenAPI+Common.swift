@@ -52,7 +52,9 @@ extension OpenAPIDocument {
             "ValidationFailed": {"description": "Invalid parameters or body; errors names each field"},
             "PayloadTooLarge": {"description": "The body exceeds the size limit"},
             "UnsupportedMediaType": {"description": "The body's Content-Type is not supported"},
-            "TooManyRequests": {"description": "Throttled; retry after the given seconds",
+            "TooManyRequests": {"description": "Throttled: past a per-address or per-account limit, or the client's \#
+        database time over its budget (5 s in the last 10 s, DB_CLIENT_BUDGET) while connections are short; retry \#
+        after the given seconds",
               "headers": {"Retry-After": {"schema": {"type": "integer"}}}},
             "QuotaExceeded": {"description": "quota_exceeded: past a per-account quota (see the README)"}
           }

@@ -43,14 +43,19 @@ public enum OpenAPIDocument {
         operationsFragment, commonFragment, quotesFragment, libraryFragment, accountsFragment, syncFragment,
     ]
 
-    /// Every `/v1` operation can answer 503 (the database unavailable); one with a bearer token 401; one with a body
+    /// Every `/v1` operation can answer 503 (the database unavailable) and 429 (its client over its database-time
+    /// budget); one with a bearer token 401; one with a body
     /// 413 and 415 (too large, of a type it does not take), and with a JSON body also 400 and 422 (unreadable,
     /// invalid).
     /// An operation that documents one of these itself keeps its own.
     static func withCommonResponses(_ paths: [String: Any]) -> [String: Any] {
         forEachOperation(in: paths) { path, _, operation in
             var common: [String: String] = [:]
-            if path.hasPrefix("/v1/") { common["503"] = "ServiceUnavailable" }
+            if path.hasPrefix("/v1/") {
+                common["503"] = "ServiceUnavailable"
+                // A client over its measured database-time budget while connections are short, whatever the route.
+                common["429"] = "TooManyRequests"
+            }
             if operation["security"] != nil { common["401"] = "Unauthorized" }
             let body = operation["requestBody"] as? [String: Any]
             if body != nil {
