@@ -27,6 +27,11 @@ public struct RoutePolicy: Sendable {
     /// No credentials, problem+json failures: the default of a route declared without a policy.
     public static let open = RoutePolicy()
 
+    /// The body limit of routes that take credentials (sign-up, login, token grants, reset): a login body is a few
+    /// hundred bytes. Bodies this small are held within their connection's allowance, never the shared budget
+    /// (`HTTPServerConfiguration.connectionBodyAllowance`).
+    public static let credentialBodyLimit = 8 * 1024
+
     public func authenticated(by authentication: Authentication) -> RoutePolicy {
         with { $0.authentication = authentication }
     }
