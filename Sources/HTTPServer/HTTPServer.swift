@@ -287,7 +287,8 @@ public final class HTTPServer: @unchecked Sendable {
         let credentials: Verified
         do {
             credentials = try route.policy.authentication.verify(head)
-            let large = chunked || declared > configuration.smallBodyLimit
+            // A chunked body is bounded by its route's limit only.
+            let large = (chunked ? state.bodyLimit : declared) > configuration.smallBodyLimit
             guard !large || credentials.mayStreamLargeBodies else {
                 let limit = configuration.smallBodyLimit
                 throw Failure.forbidden("A request body over \(limit) bytes needs a signed-in user's access token")
@@ -298,7 +299,8 @@ public final class HTTPServer: @unchecked Sendable {
                 ? refuseLater(refusal, for: state, on: connection) : send(refusal, for: state, on: connection)
         }
         state.credentials = credentials
-        let small = configuration.smallBodyReserve > 0 && !chunked && declared <= configuration.smallBodyLimit
+        let small =
+            configuration.smallBodyReserve > 0 && (chunked ? state.bodyLimit : declared) <= configuration.smallBodyLimit
         let share: BodyShare =
             state.bodyLimit <= configuration.connectionBodyAllowance
             ? .connection : small ? .small : .large(account: credentials.account)

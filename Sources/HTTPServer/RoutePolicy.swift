@@ -75,8 +75,8 @@ public struct Verified: Sendable {
     public var caller: (any Sendable)?
     /// The account a large body is counted against (`HTTPServerConfiguration.bodyBudgetPerAccount`).
     public var account: String?
-    /// Whether a body over `HTTPServerConfiguration.smallBodyLimit` (or chunked) may be sent: never on a key
-    /// anyone has, as uploads are what fill the body budget.
+    /// Whether a body over `HTTPServerConfiguration.smallBodyLimit` (or chunked, to a route that takes more) may be
+    /// sent: never on a key anyone has, as uploads are what fill the body budget.
     public var mayStreamLargeBodies: Bool
 
     public init(caller: (any Sendable)? = nil, account: String? = nil, mayStreamLargeBodies: Bool) {
