@@ -8,12 +8,51 @@ struct ClientAddressKey: Hashable, Sendable {
     var low: UInt64
 }
 
+extension ClientAddressKey {
+    /// The key of an address in text form (`127.0.0.1`, `::1`), as the socket's own address gives it; nil when
+    /// `text` is no address.
+    init?(_ text: String) {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            self.init(high: 0, low: UInt64(UInt32(bigEndian: v4.s_addr)))
+        } else if inet_pton(AF_INET6, text, &v6) == 1 {
+            let (high, low) = withUnsafeBytes(of: v6) { raw in
+                (
+                    raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                    raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                )
+            }
+            self.init(high: high, low: low)
+        } else {
+            return nil
+        }
+    }
+}
+
+/// Which part of the body budget a request's body is counted against, by the bytes it has sent so far.
+enum BodyShare: Sendable {
+    /// A body on a route that takes at most `connectionBodyAllowance` bytes: held within its connection's
+    /// allowance, so the connection table bounds them whatever the number of addresses.
+    case connection
+    /// The small bodies' reserve.
+    case small
+    /// The rest of the budget, and the account's share when a user's token names one.
+    case large(account: String?)
+}
+
 /// One accepted connection as the guard tracks it: its socket, its address and the moment by which it must have
 /// made progress to the next phase (headers in, body in). Deadlines are absolute, so a client trickling one byte
 /// at a time cannot push them back.
 final class TrackedConnection: Sendable {
     let socket: Int32
     let address: ClientAddressKey
+    /// When the connection was accepted (monotonic nanoseconds): the oldest idle one is evicted first.
+    let openedAt = DispatchTime.now().uptimeNanoseconds
+    /// `fresh` until its first request's headers are in; only a fresh connection may be evicted.
+    let phase = Atomic<Int>(Phase.fresh)
+    /// The server answered before the request's body was read: the connection closes with a lingering close.
+    let lingers = Atomic<Bool>(false)
     /// Nanoseconds on the monotonic clock (`DispatchTime.uptimeNanoseconds`); 0: no deadline.
     let deadline = Atomic<UInt64>(0)
     /// Body bytes of the current request counted against the budgets: the general share, the small bodies' one.
@@ -25,6 +64,12 @@ final class TrackedConnection: Sendable {
     let bodyReceived = Atomic<Int>(0)
     /// The account the current request's large body is counted against, if any.
     let account = Mutex<String?>(nil)
+
+    enum Phase {
+        static let fresh = 0
+        static let requested = 1
+        static let evicted = 2
+    }
 
     init(socket: Int32, address: ClientAddressKey) {
         self.socket = socket
@@ -83,24 +128,34 @@ final class ConnectionGuard: Sendable {
     private let warnings: RateLimitedWarning
     private let stopping = Atomic<Bool>(false)
 
+    /// Trusted proxies: every client behind one shares its address, so the per-address connection limits skip it.
+    private let proxies: Set<ClientAddressKey>
+
     init(limits: HTTPServerConfiguration, logger: Logger) {
         var limits = limits
         limits.smallBodyReserve = min(limits.smallBodyReserve, limits.bodyBudget / 2)
         self.limits = limits
+        self.proxies = Set(limits.trustedProxies.addresses.compactMap(ClientAddressKey.init))
         self.warnings = RateLimitedWarning(logger: logger, interval: .seconds(10))
     }
 
     // MARK: connections
 
     /// Reserves a connection slot for `address`; false (and a warning, at most one per interval) when a limit
-    /// turns it away.
+    /// turns it away. When the table is full, the new connection takes the slot of an idle one that never sent a
+    /// request (`evictIdle`) instead.
     func admit(_ address: ClientAddressKey, now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Bool {
+        var evicted = false
         let refusal: String? = state.withLock { state in
-            if state.connections.total >= limits.connectionLimit { return "connection limit reached" }
-            if state.connections.byAddress[address, default: 0] >= limits.connectionsPerAddress {
+            let proxy = proxies.contains(address)
+            if !proxy, state.connections.byAddress[address, default: 0] >= limits.connectionsPerAddress {
                 return "per-address connection limit reached"
             }
-            if limits.newConnectionsPerAddressPerSecond > 0 {
+            if state.connections.total >= limits.connectionLimit {
+                guard Self.evictIdle(&state) else { return "connection limit reached" }
+                evicted = true
+            }
+            if !proxy, limits.newConnectionsPerAddressPerSecond > 0 {
                 // Refused at accept, before a byte is read: a flood of short connections costs little.
                 let burst = Double(2 * limits.newConnectionsPerAddressPerSecond)
                 let last = state.allowances[address] ?? (burst, now)
@@ -117,20 +172,54 @@ final class ConnectionGuard: Sendable {
             return nil
         }
         if let refusal { warnings.note(refusal) }
+        if evicted { warnings.note("connection table full: idle connections evicted") }
         return refusal == nil
     }
 
-    /// A connection admitted by `admit` started; it must send its first request's headers in time.
-    func opened(_ connection: TrackedConnection) {
-        connection.setDeadline(after: limits.headerTimeout)
-        state.withLock { $0.tracked[ObjectIdentifier(connection)] = connection }
+    /// Shuts down the oldest connection that has not sent a request yet, from the address holding the most
+    /// connections, and gives its slot away at once; false when every connection has sent one. (A connection
+    /// in the middle of a request is never evicted.)
+    private static func evictIdle(_ state: inout State) -> Bool {
+        var victim: TrackedConnection?
+        var victimHeld = 0
+        for connection in state.tracked.values
+        where connection.phase.load(ordering: .relaxed) == TrackedConnection.Phase.fresh {
+            let held = state.connections.byAddress[connection.address, default: 0]
+            if victim == nil || held > victimHeld || held == victimHeld && connection.openedAt < victim!.openedAt {
+                victim = connection
+                victimHeld = held
+            }
+        }
+        guard let victim,
+            victim.phase.compareExchange(
+                expected: TrackedConnection.Phase.fresh, desired: TrackedConnection.Phase.evicted, ordering: .relaxed
+            ).exchanged
+        else { return false }
+        // Under the lock: the socket cannot have been closed (and reused) yet, see the type's comment.
+        shutdown(victim.socket, Int32(SHUT_RDWR))
+        state.tracked[ObjectIdentifier(victim)] = nil
+        state.connections.remove(1, for: victim.address)
+        return true
     }
 
-    /// The connection is gone (MHD has not closed its socket yet). Releases its slot and any body bytes it held.
+    /// A connection admitted by `admit` started; it must send its first request's headers in time, sooner while
+    /// the table is more than three quarters full (`crowdedHeaderTimeout`).
+    func opened(_ connection: TrackedConnection) {
+        state.withLock { state in
+            let crowded = state.connections.total * 4 > limits.connectionLimit * 3
+            connection.setDeadline(
+                after: crowded ? min(limits.headerTimeout, limits.crowdedHeaderTimeout) : limits.headerTimeout)
+            state.tracked[ObjectIdentifier(connection)] = connection
+        }
+    }
+
+    /// The connection is gone (MHD has not closed its socket yet). Releases its slot (unless an eviction gave it
+    /// away already) and any body bytes it held.
     func closed(_ connection: TrackedConnection) {
         state.withLock { state in
-            state.tracked[ObjectIdentifier(connection)] = nil
-            state.connections.remove(1, for: connection.address)
+            if state.tracked.removeValue(forKey: ObjectIdentifier(connection)) != nil {
+                state.connections.remove(1, for: connection.address)
+            }
         }
         releaseBody(of: connection)
     }
@@ -142,11 +231,16 @@ final class ConnectionGuard: Sendable {
 
     // MARK: request phases
 
-    /// Headers are in: the body (if any) must be complete within the body timeout of now.
-    func headersReceived(_ connection: TrackedConnection, expectsBody: Bool) {
+    /// Headers are in: the body (if any) must be complete within the body timeout of now. False when the
+    /// connection was evicted meanwhile.
+    func headersReceived(_ connection: TrackedConnection, expectsBody: Bool) -> Bool {
+        let phase = connection.phase.compareExchange(
+            expected: TrackedConnection.Phase.fresh, desired: TrackedConnection.Phase.requested, ordering: .relaxed)
+        guard phase.original != TrackedConnection.Phase.evicted else { return false }
         connection.setDeadline(after: expectsBody ? limits.bodyTimeout : nil)
         connection.bodyReceived.store(0, ordering: .relaxed)
         connection.bodyStartedAt.store(expectsBody ? DispatchTime.now().uptimeNanoseconds : 0, ordering: .relaxed)
+        return true
     }
 
     /// `count` bytes of the current request's body arrived.
@@ -189,51 +283,55 @@ final class ConnectionGuard: Sendable {
 
     // MARK: body budget
 
-    /// Counts `bytes` of a request body against its budgets; false (nothing counted) when one would be exceeded.
-    /// - Parameters:
-    ///   - small: a body declared at most `smallBodyLimit` long: counted against the small bodies' reserve only.
-    ///   - account: who sends a large body (from a user's token), counted against the account's share; later
-    ///     chunks of the same body keep the first one's.
-    func reserveBody(
-        _ bytes: Int, for connection: TrackedConnection, small: Bool = false, account: String? = nil
-    ) -> Bool {
+    /// Counts `bytes` of a request body against its share as they arrive (what a client holds is what it has
+    /// sent); false (nothing counted) when the share would be exceeded. With `charge` false, only asks whether
+    /// they would fit now (a body's declared length, from its headers).
+    func reserveBody(_ bytes: Int, for connection: TrackedConnection, in share: BodyShare, charge: Bool = true) -> Bool
+    {
         guard bytes > 0 else { return true }
-        if small { return reserveSmallBody(bytes, for: connection) }
-        let account = connection.account.withLock { current in
-            if current == nil { current = account }
-            return current
+        switch share {
+        case .connection: return true
+        case .small: return reserveSmallBody(bytes, for: connection, charge: charge)
+        case .large(let account): return reserveLargeBody(bytes, for: connection, account: account, charge: charge)
         }
+    }
+
+    private func reserveLargeBody(_ bytes: Int, for connection: TrackedConnection, account: String?, charge: Bool)
+        -> Bool
+    {
+        if charge, let account { connection.account.withLock { $0 = account } }
         let reserved = state.withLock { state -> Bool in
             let byAddress = state.bodyBytes.byAddress[connection.address, default: 0]
             let byAccount = account.map { state.bodyBytesByAccount[$0, default: 0] } ?? 0
             guard state.bodyBytes.total + bytes <= limits.bodyBudget - limits.smallBodyReserve,
                 byAddress + bytes <= limits.bodyBudgetPerAddress, byAccount + bytes <= limits.bodyBudgetPerAccount
             else { return false }
+            guard charge else { return true }
             state.bodyBytes.add(bytes, for: connection.address)
             if let account { state.bodyBytesByAccount[account] = byAccount + bytes }
             return true
         }
-        if reserved {
-            connection.bodyBytes.add(bytes, ordering: .relaxed)
-        } else {
+        if !reserved {
             warnings.note("request body budget exhausted")
+        } else if charge {
+            connection.bodyBytes.add(bytes, ordering: .relaxed)
         }
         return reserved
     }
 
-    private func reserveSmallBody(_ bytes: Int, for connection: TrackedConnection) -> Bool {
+    private func reserveSmallBody(_ bytes: Int, for connection: TrackedConnection, charge: Bool) -> Bool {
         let reserved = state.withLock { state -> Bool in
             let byAddress = state.smallBodyBytes.byAddress[connection.address, default: 0]
             guard state.smallBodyBytes.total + bytes <= limits.smallBodyReserve,
                 byAddress + bytes <= max(limits.smallBodyLimit, limits.smallBodyReserve / 8)
             else { return false }
-            state.smallBodyBytes.add(bytes, for: connection.address)
+            if charge { state.smallBodyBytes.add(bytes, for: connection.address) }
             return true
         }
-        if reserved {
-            connection.smallBodyBytes.add(bytes, ordering: .relaxed)
-        } else {
+        if !reserved {
             warnings.note("small request body reserve exhausted")
+        } else if charge {
+            connection.smallBodyBytes.add(bytes, ordering: .relaxed)
         }
         return reserved
     }

@@ -21,9 +21,13 @@ public struct HTTPServerConfiguration: Sendable {
     /// A request's headers must be complete within this long of the connection opening or of the previous
     /// response (a deadline, not an idle timeout: bytes trickled in do not extend it).
     public var headerTimeout: Duration
+    /// The first request's header deadline of a connection opened while the table is more than three quarters
+    /// full: idle connections then make room sooner (and when it is full, a new one evicts the oldest idle one).
+    public var crowdedHeaderTimeout: Duration = .seconds(2)
     /// A request's whole body must arrive within this long of its headers.
     public var bodyTimeout: Duration
-    /// Bytes of request bodies buffered at once, in all; beyond it requests get `503` with `Retry-After`.
+    /// Bytes of request bodies buffered at once, in all, counted as they arrive; beyond it requests get `503`
+    /// with `Retry-After`.
     public var bodyBudget: Int
     /// The share of `bodyBudget` one IP address may hold.
     public var bodyBudgetPerAddress: Int
@@ -32,6 +36,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// may hold an eighth. 0: no reserve.
     public var smallBodyLimit = 64 * 1024
     public var smallBodyReserve = 0
+    /// A body on a route that takes at most this many bytes (credentials) is held within its connection's own
+    /// allowance, not the budget: one connection holds one such body, so no number of addresses can fill
+    /// anything that logins and sign-ups need.
+    public var connectionBodyAllowance = RoutePolicy.credentialBodyLimit
     /// The share of `bodyBudget` one account's large bodies may hold (the account as `bodyOwner` names it).
     public var bodyBudgetPerAccount = 8 << 20
     /// After `bodyGrace`, a body must average at least `bodyMinRate` bytes a second (Apache mod_reqtimeout's
@@ -127,6 +135,8 @@ public final class HTTPServer: @unchecked Sendable {
     private let classify: Classify
     /// Connection slots, deadlines and the request-body budget.
     let connectionGuard: ConnectionGuard
+    /// Drains connections answered before their body was read.
+    let lingeringClose = LingeringClose()
     private let overloadWarnings: RateLimitedWarning
 
     /// Turns anything a handler (or an authentication) throws into the one failure type, once.
@@ -168,6 +178,12 @@ public final class HTTPServer: @unchecked Sendable {
             connectionLimit: configuration.connectionLimit + 64)
         daemon = try MicroHTTPDDaemon(settings: settings, server: self)
         connectionGuard.startReaper()
+        lingeringClose.start()
+        if !configuration.trustedProxies.addresses.isEmpty {
+            logger.notice(
+                "trusted proxies are exempt from the per-address connection limits",
+                metadata: ["proxies": .string(configuration.trustedProxies.addresses.sorted().joined(separator: ","))])
+        }
     }
 
     /// Stops accepting connections, lets requests in flight finish (at most the grace period), then closes
@@ -194,11 +210,15 @@ public final class HTTPServer: @unchecked Sendable {
         if !leftovers.isEmpty { try? await Task.sleep(for: .milliseconds(100)) }
         daemon.stop()
         connectionGuard.stop()
+        lingeringClose.stop()
         self.daemon = nil
     }
 
     /// Bytes of request bodies buffered now (for metrics and tests).
     public var bufferedBodyBytes: Int { connectionGuard.bufferedBodyBytes }
+
+    /// Connections closing with a lingering close now (for tests).
+    public var lingeringConnections: Int { lingeringClose.count }
 
     /// Requests whose handlers are running.
     public var inFlightCount: Int { suspended.withLock { $0.count } }
@@ -228,8 +248,18 @@ public final class HTTPServer: @unchecked Sendable {
         let chunked = connection.header("Transfer-Encoding") != nil
         let tracked = connection.tracked
         let expectsBody = contentLength != nil || chunked
-        if let tracked { connectionGuard.headersReceived(tracked, expectsBody: expectsBody) }
+        if let tracked, !connectionGuard.headersReceived(tracked, expectsBody: expectsBody) { return false }
         guard expectsBody else { return true }
+        let admitted = admitBody(state, connection: connection, contentLength: contentLength, chunked: chunked)
+        // Answered before the body was read: the client may still be sending it when the answer goes out.
+        if state.responded || state.isRunning { tracked?.lingers.store(true, ordering: .relaxed) }
+        return admitted
+    }
+
+    private func admitBody(
+        _ state: RequestContext, connection: ConnectionHandle, contentLength: String?, chunked: Bool
+    ) -> Bool {
+        let tracked = connection.tracked
         if chunked && contentLength != nil || connection.headerCount("Content-Length") > 1
             || connection.headerCount("Transfer-Encoding") > 1
         {
@@ -257,7 +287,8 @@ public final class HTTPServer: @unchecked Sendable {
         let credentials: Verified
         do {
             credentials = try route.policy.authentication.verify(head)
-            let large = chunked || declared > configuration.smallBodyLimit
+            // A chunked body is bounded by its route's limit only.
+            let large = (chunked ? state.bodyLimit : declared) > configuration.smallBodyLimit
             guard !large || credentials.mayStreamLargeBodies else {
                 let limit = configuration.smallBodyLimit
                 throw Failure.forbidden("A request body over \(limit) bytes needs a signed-in user's access token")
@@ -268,14 +299,17 @@ public final class HTTPServer: @unchecked Sendable {
                 ? refuseLater(refusal, for: state, on: connection) : send(refusal, for: state, on: connection)
         }
         state.credentials = credentials
-        let small = configuration.smallBodyReserve > 0 && !chunked && declared <= configuration.smallBodyLimit
-        let account = small ? nil : credentials.account
-        if let tracked, !connectionGuard.reserveBody(declared, for: tracked, small: small, account: account) {
+        let small =
+            configuration.smallBodyReserve > 0 && (chunked ? state.bodyLimit : declared) <= configuration.smallBodyLimit
+        let share: BodyShare =
+            state.bodyLimit <= configuration.connectionBodyAllowance
+            ? .connection : small ? .small : .large(account: credentials.account)
+        // Charged as the bytes arrive; a declared length that could not fit now is refused from the headers.
+        if let tracked, !connectionGuard.reserveBody(declared, for: tracked, in: share, charge: false) {
             return send(Self.tooManyBodies.response, for: state, on: connection)
         }
         state.tracked = tracked
-        state.reservedBytes = declared
-        state.body.reserveCapacity(declared)
+        state.bodyShare = share
         return true
     }
 
@@ -306,36 +340,21 @@ public final class HTTPServer: @unchecked Sendable {
         return render(Failure.payloadTooLarge(limit: state.bodyLimit), request: head, dialect: route.policy.dialect)
     }
 
-    /// Appends a body chunk; false closes the connection.
+    /// Appends a body chunk, counted against its share; false closes the connection. A body past its route's
+    /// limit or its share (a chunked one declares no length) is answered at once, before the rest is read.
     func receive(_ chunk: UnsafeRawBufferPointer, for state: RequestContext, connection: ConnectionHandle) -> Bool {
-        if state.responded { return true }
-        if state.earlyResponse != nil || state.body.count + chunk.count > state.bodyLimit {
-            if state.earlyResponse == nil {
-                // Only a routed request reads a body (others are answered from their headers).
-                state.earlyResponse =
-                    state.lookup.route.map { tooLarge(state, route: $0, connection: connection) }
-                    ?? ProblemJSON.problem(.payloadTooLarge(limit: state.bodyLimit)).response
-                state.body = []
-            }
-            // A chunked body with no declared length: drain a bounded amount so the 413 can be read, then give up.
-            state.discarded += chunk.count
-            return state.discarded <= 4 * state.bodyLimit
+        // Only a routed request reads a body (others are answered from their headers).
+        guard !state.responded, let route = state.lookup.route else { return true }
+        if state.body.count + chunk.count > state.bodyLimit {
+            return answerMidBody(tooLarge(state, route: route, connection: connection), for: state, on: connection)
         }
-        if case .found = state.lookup {
-            if let tracked = state.tracked { connectionGuard.bodyArrived(chunk.count, on: tracked) }
-            // A chunked body has no declared length: each chunk beyond what was reserved is counted as it comes.
-            let beyond = state.body.count + chunk.count - state.reservedBytes
-            if beyond > 0 {
-                guard let tracked = state.tracked, connectionGuard.reserveBody(beyond, for: tracked) else {
-                    state.earlyResponse = Self.tooManyBodies.response
-                    state.body = []
-                    state.discarded += chunk.count
-                    return true
-                }
-                state.reservedBytes += beyond
+        if let tracked = state.tracked {
+            connectionGuard.bodyArrived(chunk.count, on: tracked)
+            guard connectionGuard.reserveBody(chunk.count, for: tracked, in: state.bodyShare) else {
+                return answerMidBody(Self.tooManyBodies.response, for: state, on: connection)
             }
-            state.body.append(contentsOf: chunk)
         }
+        state.body.append(contentsOf: chunk)
         return true
     }
 
@@ -346,9 +365,6 @@ public final class HTTPServer: @unchecked Sendable {
             return send(finished, for: state, on: connection)
         }
         if state.isRunning { return true }
-        if let early = state.earlyResponse {
-            return send(early, for: state, on: connection)
-        }
         if let tracked = connection.tracked { connectionGuard.handling(tracked) }
         switch state.lookup {
         case .notFound:
@@ -474,17 +490,41 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func send(_ response: Response, for state: RequestContext, on connection: ConnectionHandle) -> Bool {
+        let response = finished(response, for: state, on: connection)
+        let queued = connection.queue(response)
+        observe(response.status, for: state)
+        return queued
+    }
+
+    /// Answers while the body is still arriving (libmicrohttpd queues no response then): the answer is written
+    /// to the socket as is, and the connection closes with a lingering close so that the client reads it.
+    private func answerMidBody(_ response: Response, for state: RequestContext, on connection: ConnectionHandle)
+        -> Bool
+    {
+        var response = finished(response, for: state, on: connection)
+        response.headers.set("Connection", "close")
+        connection.tracked?.lingers.store(true, ordering: .relaxed)
+        state.body = []
+        connection.writeAndClose(response)
+        observe(response.status, for: state)
+        return false
+    }
+
+    private func finished(_ response: Response, for state: RequestContext, on connection: ConnectionHandle)
+        -> Response
+    {
         var response = ResponseEncoding.finish(response, method: state.method, requestHeader: connection.header)
         response.headers.set("X-Request-Id", state.requestID)
         // Bodies are never to be sniffed into another type (an uploaded image could hold HTML).
         response.headers.set("X-Content-Type-Options", "nosniff")
         state.responded = true
-        let queued = connection.queue(response)
-        let duration = ContinuousClock.now - state.startedAt
+        return response
+    }
+
+    private func observe(_ status: Int, for state: RequestContext) {
         observer?(
             CompletedRequest(
-                method: state.method, route: state.lookup.route?.pattern ?? "unmatched", status: response.status,
-                duration: duration, requestID: state.requestID))
-        return queued
+                method: state.method, route: state.lookup.route?.pattern ?? "unmatched", status: status,
+                duration: ContinuousClock.now - state.startedAt, requestID: state.requestID))
     }
 }

@@ -43,6 +43,21 @@ struct ConnectionHandle: @unchecked Sendable {
         return MHD_queue_response(pointer, UInt32(response.status), mhdResponse) == .YES
     }
 
+    /// Writes `response` straight to the socket, for an answer while the body is still arriving (MHD 0.9.75
+    /// queues responses only before the body or after it); the caller then has MHD close the connection. The
+    /// answer is small and nothing else is being written, so one send takes it whole.
+    func writeAndClose(_ response: Response) {
+        let reason = MHD_get_reason_phrase_for(UInt32(response.status)).map { String(cString: $0) } ?? ""
+        var head = "HTTP/1.1 \(response.status) \(reason)\r\n"
+        for (name, value) in response.headers where name.lowercased() != "content-length" {
+            head += "\(name): \(value)\r\n"
+        }
+        head += "Content-Length: \(response.body.count)\r\n\r\n"
+        let bytes = Array(head.utf8) + response.body
+        let socket = cmhd_connection_socket(pointer)
+        _ = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
     /// The guard's record of this connection (set when MHD announced it).
     var tracked: TrackedConnection? {
         cmhd_socket_context(pointer).map { Unmanaged<TrackedConnection>.fromOpaque($0).takeUnretainedValue() }
@@ -162,7 +177,10 @@ private func notifyConnectionTrampoline(
         guard let existing = socketContext.pointee else { return }
         socketContext.pointee = nil
         let tracked = Unmanaged<TrackedConnection>.fromOpaque(existing)
-        server.connectionGuard.closed(tracked.takeUnretainedValue())
+        let connection = tracked.takeUnretainedValue()
+        // MHD has shut down its side for writing and closes the socket next: a copy keeps it open to drain.
+        if connection.lingers.load(ordering: .relaxed) { server.lingeringClose.adopt(connection.socket) }
+        server.connectionGuard.closed(connection)
         tracked.release()
     default:
         return

@@ -17,15 +17,11 @@ final class RequestContext: @unchecked Sendable {
     let bodyLimit: Int
 
     var body: [UInt8] = []
-    /// A response decided before the body was read (e.g. `413`); sent when the body is complete.
-    var earlyResponse: Response?
-    /// Bytes thrown away after `earlyResponse` was decided; bounded, so a client can't stream forever.
-    var discarded = 0
     var responded = false
-    /// The connection's guard record and the body bytes counted against the budgets for this request (released
-    /// when the request completes).
+    /// The connection's guard record and the share the body's bytes are counted against as they arrive
+    /// (released when the request completes).
     var tracked: TrackedConnection?
-    var reservedBytes = 0
+    var bodyShare = BodyShare.connection
     /// What the route's authentication verified from the headers, before the body (not verified again).
     var credentials: Verified?
 

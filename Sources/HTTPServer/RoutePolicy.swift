@@ -27,6 +27,11 @@ public struct RoutePolicy: Sendable {
     /// No credentials, problem+json failures: the default of a route declared without a policy.
     public static let open = RoutePolicy()
 
+    /// The body limit of routes that take credentials (sign-up, login, token grants, reset): a login body is a few
+    /// hundred bytes. Bodies this small are held within their connection's allowance, never the shared budget
+    /// (`HTTPServerConfiguration.connectionBodyAllowance`).
+    public static let credentialBodyLimit = 8 * 1024
+
     public func authenticated(by authentication: Authentication) -> RoutePolicy {
         with { $0.authentication = authentication }
     }
@@ -70,8 +75,8 @@ public struct Verified: Sendable {
     public var caller: (any Sendable)?
     /// The account a large body is counted against (`HTTPServerConfiguration.bodyBudgetPerAccount`).
     public var account: String?
-    /// Whether a body over `HTTPServerConfiguration.smallBodyLimit` (or chunked) may be sent: never on a key
-    /// anyone has, as uploads are what fill the body budget.
+    /// Whether a body over `HTTPServerConfiguration.smallBodyLimit` (or chunked, to a route that takes more) may be
+    /// sent: never on a key anyone has, as uploads are what fill the body budget.
     public var mayStreamLargeBodies: Bool
 
     public init(caller: (any Sendable)? = nil, account: String? = nil, mayStreamLargeBodies: Bool) {

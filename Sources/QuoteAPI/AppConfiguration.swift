@@ -84,6 +84,9 @@ public struct AppConfiguration: Sendable {
     public var httpConnectionsPerAddress = 128
     public var httpMaxConnections: Int?
     public var httpHeaderTimeout = 10
+    /// `HTTP_CROWDED_HEADER_TIMEOUT`: seconds for a new connection's first headers while the connection table is
+    /// more than three quarters full.
+    public var httpCrowdedHeaderTimeout = 2
     public var httpBodyTimeout = 30
     public var httpBodyBudget = 64 << 20
     /// `HTTP_NEW_CONNECTIONS_PER_ADDRESS`: new connections per second from one address (bursts of twice that).

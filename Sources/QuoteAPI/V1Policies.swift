@@ -6,7 +6,7 @@ import QuoteVault
 /// The policies `/v1` routes are declared with; every failure is answered as problem+json.
 struct V1Policies {
     /// Sign-up, login, refresh, reset: anyone, with a credentials-sized body (a megabyte of "password" is an attack).
-    static let signIn = RoutePolicy(bodyLimit: 64 * 1024)
+    static let signIn = RoutePolicy.open.bodies(upTo: RoutePolicy.credentialBodyLimit)
     /// A user's access token of a live session.
     let user: RoutePolicy
     /// The same, for writes: `Idempotency-Key` is honoured.

@@ -91,6 +91,7 @@ public final class Application: Sendable {
         http.smallBodyReserve = configuration.httpSmallBodyReserve
         http.bodyMinRate = configuration.httpBodyMinRate
         http.bodyGrace = .seconds(configuration.httpBodyGrace)
+        http.crowdedHeaderTimeout = .seconds(configuration.httpCrowdedHeaderTimeout)
         let server = HTTPServer(
             configuration: http,
             router: router, logger: logger,

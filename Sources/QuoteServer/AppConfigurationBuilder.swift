@@ -36,6 +36,7 @@ enum AppConfigurationBuilder {
             (\.expensiveStatementTimeoutMilliseconds, nil, "EXPENSIVE_STATEMENT_TIMEOUT", .min ... .max),
             (\.httpBodyMinRate, nil, "HTTP_BODY_MIN_RATE", .min ... .max),
             (\.httpBodyGrace, nil, "HTTP_BODY_GRACE", .min ... .max),
+            (\.httpCrowdedHeaderTimeout, nil, "HTTP_CROWDED_HEADER_TIMEOUT", 1 ... .max),
             (\.answerCacheBytes, \.answerCacheBytes, "ANSWER_CACHE_BYTES", 0...(1 << 30)),
         ]
     }

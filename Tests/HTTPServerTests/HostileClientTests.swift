@@ -35,6 +35,11 @@ final class HostileClientTests: XCTestCase {
                     Response(status: 200, body: Array(String(request.body.count).utf8))
                 }),
             Route(
+                .post, "/login", RoutePolicy(bodyLimit: RoutePolicy.credentialBodyLimit),
+                handler: Handler { request in
+                    Response(status: 200, body: Array(String(request.body.count).utf8))
+                }),
+            Route(
                 .get, "/limited",
                 handler: Handler { request in
                     request.headers["X-Over"] == "yes"
@@ -61,6 +66,17 @@ final class HostileClientTests: XCTestCase {
     /// its own time.
     private func awaitBuffered(_ server: HTTPServer, _ bytes: Int) async throws {
         for _ in 0..<200 where server.bufferedBodyBytes != bytes { try await Task.sleep(for: .milliseconds(50)) }
+    }
+
+    /// Opens an upload announcing `declared` bytes and sends `sent` of them.
+    private func upload(declaring declared: Int, sending sent: Int, to server: HTTPServer, from source: String? = nil)
+        throws -> HTTPTestConnection
+    {
+        let connection = try HTTPTestConnection(port: server.port, timeoutSeconds: 5, source: source)
+        connection.write(
+            Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: \(declared)\r\n\r\n".utf8)
+                + Array(repeating: 1, count: sent))
+        return connection
     }
 
     // MARK: connections
@@ -139,6 +155,82 @@ final class HostileClientTests: XCTestCase {
         }
         kept.close()
         XCTAssertEqual(warnings.all.filter { $0.contains("new-connection rate") }.count, 1)
+        await server.shutdown()
+    }
+
+    func testAFullTableEvictsTheOldestIdleConnectionNotOneMidRequest() async throws {
+        let warnings = LogCapture(level: .warning)
+        let server = try makeServer(
+            {
+                $0.connectionLimit = 4; $0.connectionsPerAddress = 100; $0.crowdedHeaderTimeout = .seconds(10)
+            }, warnings: warnings)
+        let settle = { try await Task.sleep(for: .milliseconds(300)) }
+        let idleAlone = try HTTPTestConnection(port: server.port, timeoutSeconds: 3, source: "127.0.0.2")
+        try await settle()
+        let midRequest = try HTTPTestConnection(port: server.port, timeoutSeconds: 3, source: "127.0.0.3")
+        midRequest.write(
+            Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n".utf8)
+                + Array(repeating: 1, count: 10))
+        let served = try HTTPTestConnection(port: server.port, timeoutSeconds: 3, source: "127.0.0.3")
+        XCTAssertTrue(pingAnswered(served))
+        try await settle()
+        let idleCrowded = try HTTPTestConnection(port: server.port, timeoutSeconds: 3, source: "127.0.0.3")
+        try await settle()
+        // Full: a new connection takes the slot of the idle one from the address holding the most.
+        let first = try HTTPTestConnection(port: server.port, timeoutSeconds: 3, source: "127.0.0.4")
+        XCTAssertTrue(pingAnswered(first))
+        XCTAssertFalse(pingAnswered(idleCrowded), "evicted")
+        XCTAssertTrue(midRequest.write(Array(repeating: 1, count: 90)))
+        XCTAssertEqual(try midRequest.readResponse().text, "100", "a connection mid-request is not evicted")
+        // Then the last idle one, from another address.
+        let second = try HTTPTestConnection(port: server.port, timeoutSeconds: 3, source: "127.0.0.4")
+        XCTAssertTrue(pingAnswered(second))
+        XCTAssertFalse(pingAnswered(idleAlone), "evicted")
+        // Every connection has sent a request: none to evict, the new one is refused.
+        try await settle()
+        let refused = try HTTPTestConnection(port: server.port, timeoutSeconds: 3, source: "127.0.0.5")
+        XCTAssertFalse(pingAnswered(refused))
+        XCTAssertTrue(pingAnswered(served))
+        XCTAssertEqual(warnings.all.filter { $0.contains("idle connections evicted") }.count, 1)
+        for connection in [idleAlone, midRequest, served, idleCrowded, first, second, refused] { connection.close() }
+        await server.shutdown()
+    }
+
+    func testTheHeaderDeadlineShortensWhileTheTableIsNearlyFull() async throws {
+        let server = try makeServer {
+            $0.connectionLimit = 8; $0.connectionsPerAddress = 100; $0.headerTimeout = .seconds(10)
+            $0.crowdedHeaderTimeout = .seconds(1)
+        }
+        // Six of eight: three quarters, the edge; each keeps the full deadline.
+        var held: [HTTPTestConnection] = []
+        for _ in 0..<6 {
+            held.append(try HTTPTestConnection(port: server.port, timeoutSeconds: 5))
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        // The seventh, past it: closed after the short deadline if it sends nothing.
+        let crowded = try HTTPTestConnection(port: server.port, timeoutSeconds: 5, source: "127.0.0.2")
+        let opened = ContinuousClock.now
+        XCTAssertTrue(crowded.readToEnd().isEmpty)
+        XCTAssertLessThan(ContinuousClock.now - opened, .seconds(3), "closed by the short deadline")
+        for connection in held { XCTAssertTrue(pingAnswered(connection), "the full deadline") }
+        for connection in held + [crowded] { connection.close() }
+        await server.shutdown()
+    }
+
+    func testATrustedProxyIsExemptFromThePerAddressConnectionLimits() async throws {
+        let server = try makeServer {
+            $0.connectionsPerAddress = 2; $0.newConnectionsPerAddressPerSecond = 1
+            $0.trustedProxies = TrustedProxies(["127.0.0.5"])
+        }
+        let proxied = try (0..<4).map { _ in
+            try HTTPTestConnection(port: server.port, timeoutSeconds: 3, source: "127.0.0.5")
+        }
+        for connection in proxied { XCTAssertTrue(pingAnswered(connection), "a proxy's connections are not capped") }
+        let direct = try (0..<3).map { _ in
+            try HTTPTestConnection(port: server.port, timeoutSeconds: 3, source: "127.0.0.6")
+        }
+        XCTAssertEqual(direct.map(pingAnswered), [true, true, false], "anyone else's are")
+        for connection in proxied + direct { connection.close() }
         await server.shutdown()
     }
 
@@ -315,11 +407,10 @@ final class HostileClientTests: XCTestCase {
 
     func testBodyBudgetInAllAndPerAddressAtTheLimitAndPast() async throws {
         let server = try makeServer {
-            $0.bodyBudget = 300; $0.bodyBudgetPerAddress = 100
+            $0.bodyBudget = 300; $0.bodyBudgetPerAddress = 100; $0.connectionBodyAllowance = 0
         }
-        // 80 bytes announced and held (never sent) from 127.0.0.1.
-        let stalled = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
-        stalled.write(Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 80\r\n\r\n".utf8))
+        // 80 bytes sent and held (of 90 announced) from 127.0.0.1: bodies are counted by the bytes received.
+        let stalled = try upload(declaring: 90, sending: 80, to: server)
         try await awaitBuffered(server, 80)
         XCTAssertEqual(server.bufferedBodyBytes, 80)
         // The same address: 20 more fit its share exactly, 21 do not.
@@ -334,21 +425,19 @@ final class HostileClientTests: XCTestCase {
         // Other addresses have their own share, up to the budget in all.
         var others: [HTTPTestConnection] = []
         for source in ["127.0.0.2", "127.0.0.3"] {
-            let other = try HTTPTestConnection(port: server.port, timeoutSeconds: 5, source: source)
-            other.write(Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n".utf8))
-            others.append(other)
+            others.append(try upload(declaring: 100, sending: 99, to: server, from: source))
         }
-        try await awaitBuffered(server, 280)
-        XCTAssertEqual(server.bufferedBodyBytes, 280)
+        try await awaitBuffered(server, 278)
+        XCTAssertEqual(server.bufferedBodyBytes, 278)
         let overall = try HTTPTestConnection(port: server.port, timeoutSeconds: 5, source: "127.0.0.4")
-        overall.write(Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 21\r\n\r\n".utf8))
-        XCTAssertEqual(try overall.readResponse().status, 503, "280 + 21 is past the budget of 300")
+        overall.write(Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 23\r\n\r\n".utf8))
+        XCTAssertEqual(try overall.readResponse().status, 503, "278 + 23 is past the budget of 300")
         overall.close()
         let fits = try HTTPTestConnection(port: server.port, timeoutSeconds: 5, source: "127.0.0.4")
         fits.write(
-            Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n".utf8) + Array(repeating: 1, count: 20)
+            Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 22\r\n\r\n".utf8) + Array(repeating: 1, count: 22)
         )
-        XCTAssertEqual(try fits.readResponse().status, 200, "280 + 20 is exactly the budget")
+        XCTAssertEqual(try fits.readResponse().status, 200, "278 + 22 is exactly the budget")
         fits.close()
         // Released when the connections go.
         stalled.close()
@@ -360,7 +449,7 @@ final class HostileClientTests: XCTestCase {
 
     func testChunkedBodiesCountAgainstTheBudgetAsTheyArrive() async throws {
         let server = try makeServer {
-            $0.bodyBudget = 1000; $0.bodyBudgetPerAddress = 50
+            $0.bodyBudget = 1000; $0.bodyBudgetPerAddress = 50; $0.connectionBodyAllowance = 0
         }
         let connection = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
         let chunk = "3c\r\n" + String(repeating: "c", count: 60) + "\r\n0\r\n\r\n"
@@ -377,6 +466,114 @@ final class HostileClientTests: XCTestCase {
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.text, "50")
         small.close()
+        await server.shutdown()
+    }
+
+    func testATricklerHoldsOnlyTheBytesItHasSent() async throws {
+        let server = try makeServer {
+            $0.bodyBudget = 1000; $0.bodyBudgetPerAddress = 100; $0.connectionBodyAllowance = 0
+        }
+        // 90 bytes announced, 10 sent: 10 held, growing as the rest arrives.
+        let trickler = try upload(declaring: 90, sending: 10, to: server)
+        try await awaitBuffered(server, 10)
+        XCTAssertEqual(server.bufferedBodyBytes, 10)
+        trickler.write(Array(repeating: 1, count: 30))
+        try await awaitBuffered(server, 40)
+        XCTAssertEqual(server.bufferedBodyBytes, 40)
+        // The same address may still send what fits beside what it holds: 60 at the edge, 61 past it.
+        let edge = try HTTPTestClient(port: server.port).send("PUT", "/upload", body: Array(repeating: 1, count: 60))
+        XCTAssertEqual(edge.status, 200)
+        let past = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
+        past.write(Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 61\r\n\r\n".utf8))
+        XCTAssertEqual(try past.readResponse().status, 503)
+        past.close()
+        trickler.write(Array(repeating: 1, count: 50))
+        XCTAssertEqual(try trickler.readResponse().text, "90")
+        trickler.close()
+        try await awaitBuffered(server, 0)
+        XCTAssertEqual(server.bufferedBodyBytes, 0)
+        await server.shutdown()
+    }
+
+    /// Credential-sized bodies are held within their connection's allowance: however many addresses hold such
+    /// bodies, and whatever the budget, a login is read and served.
+    func testCredentialBodiesAreHeldWithinTheirConnection() async throws {
+        let server = try makeServer {
+            $0.bodyBudget = 100; $0.bodyBudgetPerAddress = 50; $0.refusalDelay = .zero
+        }
+        let limit = RoutePolicy.credentialBodyLimit
+        var tricklers: [HTTPTestConnection] = []
+        for source in ["127.0.0.2", "127.0.0.3", "127.0.0.4"] {
+            for _ in 0..<3 {
+                let trickler = try HTTPTestConnection(port: server.port, timeoutSeconds: 5, source: source)
+                trickler.write(
+                    Array("POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: \(limit)\r\n\r\n".utf8)
+                        + Array(repeating: 1, count: 1000))
+                tricklers.append(trickler)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        XCTAssertEqual(server.bufferedBodyBytes, 0, "not drawn from the budget")
+        let atLimit = try HTTPTestClient(port: server.port).send(
+            "POST", "/login", body: Array(repeating: 1, count: limit))
+        XCTAssertEqual(atLimit.status, 200)
+        XCTAssertEqual(atLimit.text, String(limit))
+        let past = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
+        past.write(Array("POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: \(limit + 1)\r\n\r\n".utf8))
+        XCTAssertEqual(try past.readResponse().status, 413, "refused from the headers")
+        past.close()
+        for trickler in tricklers { trickler.close() }
+        await server.shutdown()
+    }
+
+    /// A chunked body declares no length: it is answered `413` as soon as it passes the limit, while the client
+    /// is still sending, and the client reads the answer.
+    func testALargeChunkedBodyIsAnswered413AndTheClientReadsIt() async throws {
+        let server = try makeServer()
+        for size in [1001, 1_536 << 10] {
+            let connection = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
+            let head = "PUT /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            connection.write(
+                Array((head + String(size, radix: 16) + "\r\n").utf8) + Array(repeating: UInt8(ascii: "a"), count: size)
+                    + Array("\r\n0\r\n\r\n".utf8))
+            let response = try connection.readResponse()
+            XCTAssertEqual(response.status, 413, "\(size) bytes")
+            XCTAssertEqual(try response.jsonObject()["code"] as? String, "payload_too_large")
+            XCTAssertNotNil(response.header("X-Request-Id"))
+            connection.close()
+        }
+        await server.shutdown()
+    }
+
+    /// After an answer decided before the body was read, the server stops writing but keeps reading for a while
+    /// (a lingering close): a client still sending its body is not reset, reads the whole answer, and the
+    /// connection closes within the lingering time.
+    func testALingeringCloseLetsAClientStillSendingReadTheAnswer() async throws {
+        let server = try makeServer { $0.refusalDelay = .zero }
+        let connection = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
+        connection.write(
+            Array("PUT /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 200000\r\n\r\n".utf8)
+                + Array(repeating: 1, count: 4096))
+        let refused = try connection.readResponse()
+        XCTAssertEqual(refused.status, 413)
+        XCTAssertEqual(try refused.jsonObject()["code"] as? String, "payload_too_large")
+        // Still sending after the answer: read and discarded, no reset.
+        let closedAt = ContinuousClock.now
+        for _ in 0..<8 {
+            XCTAssertTrue(connection.write(Array(repeating: 1, count: 8192)), "the server still reads")
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        XCTAssertEqual(server.lingeringConnections, 1)
+        // Past the lingering time the connection is closed: writes fail.
+        var open = true
+        while open, ContinuousClock.now - closedAt < .seconds(6) {
+            try await Task.sleep(for: .milliseconds(100))
+            open = connection.write(Array(repeating: 1, count: 1024))
+        }
+        XCTAssertFalse(open, "closed once the lingering is over")
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - closedAt, .milliseconds(1500))
+        XCTAssertEqual(server.lingeringConnections, 0)
+        connection.close()
         await server.shutdown()
     }
 

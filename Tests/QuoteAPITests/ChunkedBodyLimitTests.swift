@@ -48,6 +48,21 @@ final class ChunkedBodyLimitTests: XCTestCase {
         }
     }
 
+    /// Issue 42: a chunked sign-up far past its limit was closed with no answer; it is answered while the client
+    /// is still sending, and the client reads the answer.
+    func testALargeChunkedSignUpIsAnsweredOnBothDoors() async throws {
+        try await withTestApp { app in
+            let json = "Content-Type: application/json\r\n"
+            let v1 = try sendChunked(app, "POST /v1/auth/signup", headers: json, size: 1_536 << 10)
+            XCTAssertEqual(v1.status, 413)
+            XCTAssertEqual(try v1.jsonObject()["code"] as? String, "payload_too_large")
+            let auth = try sendChunked(
+                app, "POST /auth/v1/signup", headers: "apikey: \(app.anonKey)\r\n" + json, size: 1_536 << 10)
+            XCTAssertEqual(auth.status, 413)
+            XCTAssertEqual(try auth.jsonObject()["error_code"] as? String, "request_too_large", auth.text)
+        }
+    }
+
     /// Sends `request` (method and path) with `headers` and a chunked body of `size` bytes.
     private func sendChunked(_ app: TestApp, _ request: String, headers: String, size: Int) throws
         -> HTTPTestResponse

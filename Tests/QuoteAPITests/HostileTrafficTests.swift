@@ -281,15 +281,15 @@ final class HostileTrafficTests: XCTestCase {
                 401
             ),
             ("POST /v1/nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", 404),
-            // Credentials are small: 64 KiB at most on the auth routes of both APIs.
+            // Credentials are small: 8 KiB at most on the auth routes of both APIs.
             (
                 "POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                    + "Content-Length: 65537\r\n\r\n",
+                    + "Content-Length: 8193\r\n\r\n",
                 413
             ),
             (
                 "POST /auth/v1/token?grant_type=password HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                    + "Content-Length: 65537\r\n\r\n",
+                    + "Content-Length: 8193\r\n\r\n",
                 413
             ),
         ]
@@ -301,13 +301,13 @@ final class HostileTrafficTests: XCTestCase {
             connection.close()
         }
         let prefix = "{\"email\": \"a@b.c\", \"password\": \""
-        let atLimit = prefix + String(repeating: "p", count: 65536 - prefix.utf8.count - 2) + "\"}"
-        XCTAssertEqual(atLimit.utf8.count, 65536)
+        let atLimit = prefix + String(repeating: "p", count: 8192 - prefix.utf8.count - 2) + "\"}"
+        XCTAssertEqual(atLimit.utf8.count, 8192)
         XCTAssertEqual(
             try app.client.send(
                 "POST", "/v1/auth/login", headers: ["Content-Type": "application/json"], body: Array(atLimit.utf8)
             ).status, 401,
-            "64 KiB exactly is read (and the password is wrong)")
+            "8 KiB exactly is read (and the password is wrong)")
         let user = try await app.makeUser()
         let created = try app.client.send(
             "POST", "/v1/collections", json: ["name": "kept"], headers: user.authorization)

@@ -50,7 +50,7 @@ extension OpenAPIDocument {
             "Unauthorized": {"description": "Missing, malformed, expired, tampered or revoked access token"},
             "NotFound": {"description": "No such resource (a malformed id too)"},
             "ValidationFailed": {"description": "Invalid parameters or body; errors names each field"},
-            "PayloadTooLarge": {"description": "The body exceeds the size limit"},
+            "PayloadTooLarge": {"description": "The body exceeds the route's size limit (8 KiB on /v1/auth)"},
             "UnsupportedMediaType": {"description": "The body's Content-Type is not supported"},
             "TooManyRequests": {"description": "Throttled: past a per-address or per-account limit, or the client's \#
         database time over its budget (5 s in the last 10 s, DB_CLIENT_BUDGET) while connections are short; retry \#

@@ -9,7 +9,9 @@ struct GoTrueRoutes {
 
     var routes: [Route] {
         let policies = SupabasePolicies(context)
-        let key = SupabasePolicies.goTrue.authenticated(by: policies.apiKey)
+        // The key-only routes take credentials (sign-up, token grants, recovery, verification): small bodies.
+        let key = SupabasePolicies.goTrue.authenticated(by: policies.apiKey).bodies(
+            upTo: RoutePolicy.credentialBodyLimit)
         let caller = SupabasePolicies.goTrue.authenticated(by: policies.caller)
         return [
             Route(.post, "/auth/v1/signup", key, cost: .auth, handler: answering(signUp)),
