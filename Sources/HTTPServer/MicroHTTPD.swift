@@ -49,10 +49,11 @@ struct ConnectionHandle: @unchecked Sendable {
     func writeAndClose(_ response: Response) {
         let reason = MHD_get_reason_phrase_for(UInt32(response.status)).map { String(cString: $0) } ?? ""
         var head = "HTTP/1.1 \(response.status) \(reason)\r\n"
-        for (name, value) in response.headers where name.lowercased() != "content-length" {
+        for (name, value) in response.headers
+        where !["content-length", "connection"].contains(name.lowercased()) {
             head += "\(name): \(value)\r\n"
         }
-        head += "Content-Length: \(response.body.count)\r\n\r\n"
+        head += "Connection: close\r\nContent-Length: \(response.body.count)\r\n\r\n"
         let bytes = Array(head.utf8) + response.body
         let socket = cmhd_connection_socket(pointer)
         _ = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
