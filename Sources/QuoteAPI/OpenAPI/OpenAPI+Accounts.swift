@@ -152,7 +152,7 @@ extension OpenAPIDocument {
               "properties": {"id": {"type": "string", "format": "uuid"}, "email": {"type": "string"},
                 "display_name": {"type": ["string", "null"]}, "avatar_url": {"type": ["string", "null"],
                   "description": "After an upload, the avatar's absolute URL: \#
-        <SUPABASE_PUBLIC_URL>/v1/avatars/{user_id}?v=<hash>"},
+        <SUPABASE_PUBLIC_URL>/v1/avatars/{user_id}?v=<hash>; never a control character or whitespace"},
                 "preferences": {"$ref": "#/components/schemas/Preferences"},
                 "created_at": {"type": "string", "format": "date-time"}, "updated_at": {"type": "string",
                   "format": "date-time"}}},

@@ -8,7 +8,9 @@ struct RestQuery {
     }
 
     enum Operator: String {
-        case eq, neq, gt, gte, lt, lte, like, ilike, `is`, `in`
+        case eq, neq, gt, gte, lt, lte, like, ilike, `is`, `in`, isdistinct
+        /// POSIX regular expressions: `~` and `~*`.
+        case match, imatch
         /// Full-text search: to_tsquery, plainto_tsquery, phraseto_tsquery, websearch_to_tsquery.
         case fts, plfts, phfts, wfts
     }
@@ -43,12 +45,19 @@ struct RestQuery {
 
     /// The most rows one request returns, as PostgREST's `max-rows` would.
     static let maximumRows = 1000
-    /// Bounds on hostile input: items of an `in` list, nesting of `or`/`and` and embeds, items of a select
-    /// (every column and embed at any depth; `*` counts once), characters of a like/ilike/fts pattern.
+    /// Bounds on hostile input (README, "Bounds on /rest/v1"): items of an `in` list, items of a select (every
+    /// column and embed at any depth; `*` counts once), characters of a like/ilike/match/fts pattern.
     static let maximumListItems = 1000
-    static let maximumDepth = 4
     static let maximumSelectItems = 40
     static let maximumPatternLength = 200
+    /// Filters of one request: each comparison and each `or`/`and` group, at any depth, every parameter counted.
+    static let maximumFilters = 32
+    /// Levels of `or`/`and` groups inside one another.
+    static let maximumGroupDepth = 4
+    /// Levels of embeds inside one another (`collections(collection_quotes(quotes(*)))` is two below the top).
+    static let maximumEmbedDepth = 2
+    /// Rows skipped before a page: a deep offset reads every row it skips.
+    static let maximumOffset = 10_000
 
     /// Parses the query parameters of a request.
     /// - Throws: `RestError` PGRST100 naming what could not be parsed.
@@ -64,7 +73,10 @@ struct RestQuery {
                 }
             case "order": query.order = try parseOrder(value)
             case "limit": query.limit = try parseCount(value, name: "limit")
-            case "offset": query.offset = try parseCount(value, name: "offset")
+            case "offset":
+                let offset = try parseCount(value, name: "offset")
+                guard offset <= maximumOffset else { throw RestError.pastBound("offset is at most \(maximumOffset)") }
+                query.offset = offset
             case "on_conflict":
                 let columns = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 guard !columns.isEmpty, columns.allSatisfy({ !$0.isEmpty }) else {
@@ -81,8 +93,22 @@ struct RestQuery {
             default:
                 query.conditions.append(try parseFilter(column: name, value))
             }
+            guard filterCount(query.conditions) <= maximumFilters else {
+                throw RestError.pastBound(
+                    "a request has at most \(maximumFilters) filters (comparisons and or/and groups at any depth)")
+            }
         }
         return query
+    }
+
+    /// Every comparison and every group, at any depth.
+    static func filterCount(_ conditions: [Condition]) -> Int {
+        conditions.reduce(0) { total, condition in
+            switch condition {
+            case .compare: return total + 1
+            case .all(let members, _), .any(let members, _): return total + 1 + filterCount(members)
+            }
+        }
     }
 
     private static func countItems(_ items: [SelectItem]) -> Int {
@@ -102,7 +128,9 @@ struct RestQuery {
     // MARK: select
 
     static func parseSelect(_ text: String, depth: Int) throws -> [SelectItem] {
-        guard depth < maximumDepth else { throw RestError.pastBound("select nests too deeply") }
+        guard depth <= maximumEmbedDepth else {
+            throw RestError.pastBound("embeds nest at most \(maximumEmbedDepth) levels")
+        }
         let parts = try splitTopLevel(text)
         guard !parts.isEmpty else { throw RestError.parse("select is empty") }
         return try parts.map { part in
@@ -216,6 +244,8 @@ struct RestQuery {
         case .like, .ilike:
             // `*` is PostgREST's alias for `%` (URL-friendly).
             return .text(try bounded(unquote(raw)).replacingOccurrences(of: "*", with: "%"))
+        case .match, .imatch:
+            return .text(try bounded(unquote(raw)))
         default:
             return .text(unquote(raw))
         }
@@ -225,14 +255,16 @@ struct RestQuery {
     static func bounded(_ pattern: String) throws -> String {
         guard pattern.count <= maximumPatternLength else {
             throw RestError.pastBound(
-                "a like, ilike or full-text pattern is at most \(maximumPatternLength) characters")
+                "a like, ilike, match or full-text pattern is at most \(maximumPatternLength) characters")
         }
         return pattern
     }
 
     /// The members of `(a.eq.1,b.lt.2,and(c.is.null,d.gt.3))`.
     static func parseGroup(_ text: String, depth: Int) throws -> [Condition] {
-        guard depth < maximumDepth else { throw RestError.pastBound("logic nests too deeply") }
+        guard depth < maximumGroupDepth else {
+            throw RestError.pastBound("or/and groups nest at most \(maximumGroupDepth) levels")
+        }
         guard text.hasPrefix("("), text.hasSuffix(")") else { throw RestError.parse("expected (…) in \(text)") }
         return try splitTopLevel(String(text.dropFirst().dropLast())).map { member in
             for (prefix, any, negated) in [

@@ -14,16 +14,16 @@ struct RestRoutes {
         return [
             Route(
                 .get, "/rest/v1/{table}", policy,
-                cost: .upgraded(.cheapRead, expensiveWhen: RestCost.hasPatternFilter), handler: answering(read)),
+                cost: .upgraded(.cheapRead, expensiveWhen: RestCost.hasExpensiveShape), handler: answering(read)),
             Route(
                 .post, "/rest/v1/{table}", policy,
-                cost: .upgraded(.write, expensiveWhen: RestCost.isBulkOrPatterned), handler: answering(insert)),
+                cost: .upgraded(.write, expensiveWhen: RestCost.isBulkOrExpensive), handler: answering(insert)),
             Route(
                 .patch, "/rest/v1/{table}", policy,
-                cost: .upgraded(.write, expensiveWhen: RestCost.hasPatternFilter), handler: answering(update)),
+                cost: .upgraded(.write, expensiveWhen: RestCost.hasExpensiveShape), handler: answering(update)),
             Route(
                 .delete, "/rest/v1/{table}", policy,
-                cost: .upgraded(.write, expensiveWhen: RestCost.hasPatternFilter), handler: answering(delete)),
+                cost: .upgraded(.write, expensiveWhen: RestCost.hasExpensiveShape), handler: answering(delete)),
             Route(.post, "/rest/v1/rpc/{function}", policy, cost: .cheapRead, handler: answering(rpc)),
         ]
     }
@@ -115,18 +115,20 @@ struct RestRoutes {
 
     @Sendable func read(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         let (sql, table, query) = try Self.target(request, caller)
-        let counted = Self.preferences(request)["count"] != nil
+        let count = RestCount(preferences: Self.preferences(request))
         let isHead = request.method == .head
         let read = isHead ? try sql.pageCount(query, from: table) : try sql.read(query, from: table)
-        let count = counted ? try sql.count(query, from: table) : nil
-        let (body, rows, total) = try await context.pool.withConnection { connection in
+        let matching = try count.map { _ in try sql.matching(query, from: table) }
+        let (body, rows, counted) = try await pool(for: caller, reading: table).withConnection { connection in
             let page = try connection.query(read)
             let row = page[page.startIndex]
-            let total = try count.map { try connection.query($0).first?.decode("total", as: Int.self) ?? 0 }
-            return (try row.decode("body", as: String.self), try row.decode("rows", as: Int.self), total)
+            let counted = try matching.flatMap { try count?.total(of: $0, on: connection) }
+            return (try row.decode("body", as: String.self), try row.decode("rows", as: Int.self), counted)
         }
         let offset = query.offset ?? 0
-        if let total, offset > 0, offset >= total {
+        // An estimate is at least what was read.
+        let total = counted.map { $0.exact ? $0.rows : max($0.rows, offset + rows) }
+        if let total, counted?.exact == true, offset > 0, offset >= total {
             var response = RestError(
                 status: 416, code: "PGRST103", message: "Requested range not satisfiable",
                 details: "An offset of \(offset) was requested, but there are only \(total) rows."
@@ -142,6 +144,12 @@ struct RestRoutes {
         }
         let partial = total.map { rows < $0 } ?? false
         return Self.json(body, status: partial ? 206 : 200, contentRange: range)
+    }
+
+    /// The anonymous role's reads of public tables run on the public reads' connections (`DB_PUBLIC_POOL_SIZE`),
+    /// as `/v1`'s quote pages do, never on those logins and writes need.
+    func pool(for caller: SupabaseCaller, reading table: RestSchema.Table) -> PGPool {
+        caller == .anonymous && table.owner == nil ? context.publicPool : context.pool
     }
 
     // MARK: rpc
@@ -161,7 +169,9 @@ struct RestRoutes {
         var row = RestQuery()
         row.conditions = [.compare(column: "id", op: .eq, value: .text(quote.id.uuidString), negated: false)]
         let read = try RestSQL(caller: caller).read(row, from: try RestSQL(caller: caller).table("quotes"))
-        let body = try await context.pool.withConnection { try $0.query(read)[0].decode("body", as: String.self) }
+        let body = try await pool(for: caller, reading: try RestSQL(caller: caller).table("quotes")).withConnection {
+            try $0.query(read)[0].decode("body", as: String.self)
+        }
         return Self.json(try Self.singleObject(body, rows: 1), status: 200)
     }
 }

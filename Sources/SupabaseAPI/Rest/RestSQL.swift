@@ -29,11 +29,14 @@ struct RestSQL {
 
     // MARK: select lists and embedding
 
-    /// `alias.col AS "name", (embedded subquery) AS "name", …` for the select items of `table`.
+    /// `alias.col AS "name", (embedded subquery) AS "name", …` for the select items of `table`. An embedded array
+    /// (a to-many embed) is allowed once, at the first level, with at most `RestQuery.maximumRows` rows: its rows
+    /// then never multiply by another array's or the page's beyond what the caller's own rows hold.
     func projection(_ items: [RestQuery.SelectItem], of table: RestSchema.Table, alias: String, depth: Int) throws
         -> PGQuery
     {
         var parts: [PGQuery] = []
+        var arrays = 0
         for item in items {
             switch item {
             case .all:
@@ -57,10 +60,18 @@ struct RestSQL {
                     parts.append("(SELECT \(unsafeSQL: value)\(related)) AS \(unsafeSQL: named)")
                     continue
                 }
-                let aggregate = relation.cardinality == .toOne ? "row_to_json(e)" : "coalesce(json_agg(e), '[]'::json)"
                 let columns = try projection(inner, of: target, alias: child, depth: depth + 1)
-                parts.append(
-                    "(SELECT \(unsafeSQL: aggregate) FROM (SELECT \(columns)\(related)) e) AS \(unsafeSQL: named)")
+                guard relation.cardinality == .toMany else {
+                    parts.append(
+                        "(SELECT row_to_json(e) FROM (SELECT \(columns)\(related)) e) AS \(unsafeSQL: named)")
+                    continue
+                }
+                arrays += 1
+                guard depth == 0, arrays == 1 else {
+                    throw RestError.pastBound("a read embeds at most 1 array (a to-many embed), at the first level")
+                }
+                let rows: PGQuery = "SELECT \(columns)\(related) LIMIT \(RestQuery.maximumRows)"
+                parts.append("(SELECT coalesce(json_agg(e), '[]'::json) FROM (\(rows)) e) AS \(unsafeSQL: named)")
             }
         }
         guard !parts.isEmpty else { throw RestError.parse("select names no column") }
@@ -131,6 +142,10 @@ struct RestSQL {
                     target, column: column.name, of: table, op: op, configuration: configuration, query: text)
             case (.like, .text(let pattern)), (.ilike, .text(let pattern)):
                 test = PGQuery(unsafeSQL: "\(target)::text \(op == .like ? "LIKE" : "ILIKE") ") + "\(pattern)"
+            case (.match, .text(let pattern)), (.imatch, .text(let pattern)):
+                test = PGQuery(unsafeSQL: "\(target)::text \(op == .match ? "~" : "~*") ") + "\(pattern)"
+            case (.isdistinct, .text(let text)):
+                test = PGQuery(unsafeSQL: "\(target) IS DISTINCT FROM ") + bound(text, as: column.type)
             case (_, .text(let text)):
                 let sqlOperator =
                     [RestQuery.Operator.eq: "=", .neq: "<>", .gt: ">", .gte: ">=", .lt: "<", .lte: "<="][op] ?? "="
@@ -200,10 +215,10 @@ struct RestSQL {
         return "SELECT coalesce(json_agg(r), '[]'::json)::text AS body, count(*)::int8 AS rows FROM (\(rows)) r"
     }
 
-    /// The number of rows the filters and the row rule let through (for `Prefer: count=exact`).
-    func count(_ query: RestQuery, from table: RestSchema.Table) throws -> PGQuery {
+    /// A row for each row the filters and the row rule let through (counted for `Prefer: count=…`).
+    func matching(_ query: RestQuery, from table: RestSchema.Table) throws -> PGQuery {
         let filter = try whereClause(query, of: table, alias: "t0")
-        return "SELECT count(*)::int8 AS total FROM \(unsafeSQL: quoted(table.name)) t0\(filter)"
+        return "SELECT 1 FROM \(unsafeSQL: quoted(table.name)) t0\(filter)"
     }
 
     /// HEAD: how many rows the page would hold, counted without building them.

@@ -54,6 +54,8 @@ struct RestSchema {
         var deletable = true
         var serviceRoleWrites = ServiceRoleWrites.all
         var writer = Writer.statement
+        /// Columns an index leads with, so an order by one reads only the page (migrations 0001 and 0060).
+        var orderedByIndex: Set<String> = []
 
         func column(_ name: String) -> Column? { columns.first { $0.name == name } }
         func relation(to table: String) -> Relation? { relations.first { $0.table == table } }
@@ -76,7 +78,8 @@ struct RestSchema {
                     Column(name: "category", type: "text", writable: false),
                     Column(name: "created_at", type: "timestamptz", writable: false),
                 ],
-                primaryKey: ["id"], relations: [], touchesUpdatedAt: false),
+                primaryKey: ["id"], relations: [], touchesUpdatedAt: false,
+                orderedByIndex: ["id", "created_at", "author"]),
             Table(
                 name: "quote_of_day",
                 columns: [
@@ -87,7 +90,8 @@ struct RestSchema {
                 primaryKey: ["date"],
                 relations: [Relation(table: "quotes", local: "quote_id", foreign: "id", cardinality: .toOne)],
                 touchesUpdatedAt: false,
-                serviceRoleWrites: .insertOnly(hint: "a date's quote is kept once chosen; pin dates that have none")),
+                serviceRoleWrites: .insertOnly(hint: "a date's quote is kept once chosen; pin dates that have none"),
+                orderedByIndex: ["date", "quote_id"]),
             Table(
                 name: "profiles",
                 columns: [
