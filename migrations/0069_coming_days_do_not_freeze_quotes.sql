@@ -1,7 +1,10 @@
 -- A quote is kept as shown once a day has shown it, or while an owner's pin holds it for a coming day (issue 45).
 -- A coming day's quote chosen by the date's seed (stored when a client or the console calendar asked ahead) binds
 -- nothing: an edit shows on that day, and a deletion takes the choice with it (the day chooses again when asked).
--- Days shown and pins still refuse a deletion (quote_of_day's foreign key).
+-- Days shown and pins still refuse a deletion (quote_of_day's foreign key). Only the seed's choice says so
+-- (QuoteOfTheDay inserts pinned = false); a row written any other way (/rest/v1 with the service role key, SQL) is
+-- an owner's pin.
+ALTER TABLE quote_of_day ALTER COLUMN pinned SET DEFAULT true;
 CREATE OR REPLACE FUNCTION refuse_shown_quote_change() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     shown boolean;
