@@ -296,4 +296,24 @@ final class ConsoleQuotesTests: XCTestCase {
             from: "/console/quotes/new")
         XCTAssertEqual(saved.status, 303, "the form's longest values are accepted")
     }
+
+    func testTheListCountsFavoritesAndKnowsItsLastPage() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let cookie = try await app.consoleOwner()
+        let ids = try await app.insertQuotes((0..<30).map { "Liked or not \($0)" })
+        for _ in 0..<3 {
+            let user = try await app.makeUser()
+            try await app.withConnection { connection in
+                try connection.query(
+                    "INSERT INTO user_favorites (user_id, quote_id) VALUES (\(user.id), \(ids[29]))")
+            }
+        }
+        let first = try app.consoleGet("/console/quotes", cookie: cookie).text
+        XCTAssertTrue(first.contains("<td data-label=\"Favorites\">3</td>"), first)
+        XCTAssertTrue(first.contains("Page 1 of 2"), first)
+        let far = try app.consoleGet("/console/quotes?page=999999", cookie: cookie)
+        XCTAssertEqual(far.status, 303, "not page 1 in silence")
+        XCTAssertEqual(far.header("Location"), "/console/quotes?page=2")
+    }
 }
