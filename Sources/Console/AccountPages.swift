@@ -54,7 +54,8 @@ enum AccountPages {
             """
         let path = "/console/accounts/\(id.uuidString.lowercased())"
         let notice: HTML =
-            request.query("revoked").map { count -> HTML in
+            // A number only: the query string is anyone's to write, and a notice is trusted text.
+            request.query("revoked").flatMap { Int($0) }.map { count -> HTML in
                 """
                 <p class="notice" role="status">Revoked \(count) session(s): the next request with their tokens is
                 refused.</p>
@@ -80,7 +81,7 @@ enum AccountPages {
 
     static func revoke(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
         let id = try request.pathUUID("id")
-        let revoked = try await request.context.accounts.revokeSessions(of: id, by: request.owner.actor)
+        let revoked = try await request.context.accounts.revokeSessions(of: id, by: request.actor)
         return .redirect("/console/accounts/\(id.uuidString.lowercased())?revoked=\(revoked)")
     }
 
@@ -101,7 +102,7 @@ enum AccountPages {
 
     static func delete(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
         let id = try request.pathUUID("id")
-        try await request.context.accounts.delete(id, by: request.owner.actor)
+        try await request.context.accounts.delete(id, by: request.actor)
         return .redirect("/console/accounts")
     }
 }

@@ -9,6 +9,6 @@ enum ConsoleAnswer: Sendable {
     case bare(title: String, body: HTML, status: Int = 200, refusal: Bool = false)
     /// `303 See Other`: after a form post (POST-redirect-GET), or to sign in.
     case redirect(String, setCookie: String? = nil)
-    /// A static file of the console (the stylesheet).
-    case file(contentType: String, bytes: [UInt8])
+    /// A static file of the console (the stylesheet), or a download (an export) saved as `download`.
+    case file(contentType: String, bytes: [UInt8], download: String? = nil)
 }

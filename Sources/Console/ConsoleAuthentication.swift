@@ -1,3 +1,4 @@
+import Foundation
 import AuthJWT
 import HTTPServer
 import QuoteVault
@@ -32,10 +33,27 @@ enum ConsoleAuthentication {
             })
     }
 
-    /// A form another site's page posts (browsers say so in Sec-Fetch-Site) is never ours, even the sign-in, which
-    /// has no session to carry a CSRF token yet.
+    /// A form another origin's page posts is never ours, even the sign-in, which has no session to carry a CSRF
+    /// token yet. Browsers say where a form comes from: `Sec-Fetch-Site` (`same-site` is another port or
+    /// subdomain of our host, which is no more ours than another site) and `Origin`, which must be this host.
     private static func refuseOtherSitesForms(_ request: Request) throws {
-        guard request.method == .post, request.headers["Sec-Fetch-Site"]?.lowercased() == "cross-site" else { return }
-        throw Failure.forbidden("The console takes forms from its own pages only. Nothing was changed.")
+        guard request.method == .post else { return }
+        let site = request.headers["Sec-Fetch-Site"]?.lowercased()
+        let foreignSite = site == "cross-site" || site == "same-site"
+        if foreignSite || !isOwnOrigin(request) {
+            throw Failure.forbidden("The console takes forms from its own pages only. Nothing was changed.")
+        }
+    }
+
+    /// No `Origin` (an older browser, a script) passes; one that names another scheme-less host:port, or `null`
+    /// (a sandboxed or privacy-sensitive context), does not.
+    private static func isOwnOrigin(_ request: Request) -> Bool {
+        guard let origin = request.headers["Origin"]?.trimmingCharacters(in: .whitespaces).lowercased() else {
+            return true
+        }
+        guard let host = request.headers["Host"]?.lowercased(), let separator = origin.range(of: "://") else {
+            return false
+        }
+        return origin[separator.upperBound...] == host[...]
     }
 }

@@ -18,6 +18,7 @@ public struct ConsoleContext: Sendable {
     let pins: QuoteOfTheDayPins
     let accounts: AccountDirectory
     let usage: UsageStatistics
+    let favoriteCounts: FavoriteCounts
     /// What the overview reads from the running server; set by the server that mounts the console.
     public var serverStatus = ConsoleServerStatus.none
 
@@ -38,5 +39,6 @@ public struct ConsoleContext: Sendable {
         pins = QuoteOfTheDayPins(pool: pool)
         accounts = AccountDirectory(pool: pool)
         usage = UsageStatistics(pool: pool)
+        favoriteCounts = FavoriteCounts(pool: pool)
     }
 }

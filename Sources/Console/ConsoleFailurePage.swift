@@ -22,6 +22,11 @@ enum ConsoleFailurePage {
         failure == .unauthorized || failure == .invalidCredentials
     }
 
+    /// "45 seconds", or whole minutes rounded up from two minutes on ("15 minutes").
+    static func duration(_ seconds: Int) -> String {
+        seconds < 120 ? "\(seconds) seconds" : "\((seconds + 59) / 60) minutes"
+    }
+
     /// The console's statuses are the failure's, except that input it cannot take is a `400` page.
     static func describe(_ failure: Failure) -> (status: Int, title: String, message: String) {
         switch failure {
@@ -35,7 +40,7 @@ enum ConsoleFailurePage {
         case .conflict(let message, _): return (409, "Cannot do that", message)
         case .payloadTooLarge: return (413, "Too large", "The upload is larger than the console accepts.")
         case .rateLimited(let seconds):
-            return (429, "Too many attempts", "Too many attempts; try again in \(seconds) seconds.")
+            return (429, "Too many attempts", "Too many attempts; try again in \(duration(seconds)).")
         case .busy(let seconds):
             return (503, "Unavailable", "The server is busy; try again in \(seconds) seconds.")
         case .databaseUnavailable(let outage):

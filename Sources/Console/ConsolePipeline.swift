@@ -38,8 +38,10 @@ enum ConsolePipeline {
             var response = Response(status: 303, headers: ["Location": location])
             if let cookie { response.headers.add("Set-Cookie", cookie) }
             return response
-        case .file(let contentType, let bytes):
-            return Response(status: 200, headers: ["Content-Type": contentType], body: bytes)
+        case .file(let contentType, let bytes, let download):
+            var response = Response(status: 200, headers: ["Content-Type": contentType], body: bytes)
+            if let download { response.headers.set("Content-Disposition", "attachment; filename=\"\(download)\"") }
+            return response
         }
     }
 

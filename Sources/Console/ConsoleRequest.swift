@@ -17,6 +17,12 @@ struct ConsoleRequest: Sendable {
         return session
     }
 
+    /// Where the request came from, as the audit log keeps it.
+    var client: AuditClient { AuditClient(address: http.clientAddress, userAgent: http.headers["User-Agent"]) }
+
+    /// The owner as the audit log names them, with where the request came from.
+    var actor: AuditActor { owner.actor.from(client) }
+
     /// The hidden field every form of an owner page carries.
     var csrfField: HTML {
         guard let session else { return .empty }

@@ -33,6 +33,7 @@ enum ConsoleRouteTable {
         .action("/console/quotes/import/{id}/resume", ImportPages.resume),
 
         .page("/console/audit", AuditPage.show),
+        .page("/console/audit.csv", cost: .expensive, AuditPage.export),
 
         .page("/console/qotd", QuoteOfTheDayPages.calendar),
         .page("/console/qotd/{date}", QuoteOfTheDayPages.day),

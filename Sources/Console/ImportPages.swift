@@ -26,7 +26,7 @@ enum ImportPages {
         guard !records.isEmpty else { return uploadForm(request, message: "The file has no rows.", status: 422) }
         do {
             let id = try await request.context.imports.create(
-                fileName: file.filename.isEmpty ? "upload" : file.filename, records: records, by: request.owner.actor)
+                fileName: file.filename.isEmpty ? "upload" : file.filename, records: records, by: request.actor)
             return .redirect("/console/quotes/import/\(id.uuidString.lowercased())")
         } catch Failure.validation(let errors) {
             return uploadForm(request, message: "The file \(errors.map(\.message).joined()).", status: 422)
@@ -110,7 +110,7 @@ enum ImportPages {
         _ request: ConsoleRequest, claim: (QuoteImportDrafts, UUID) async throws -> Bool
     ) async throws -> ConsoleAnswer {
         let id = try request.pathUUID("id")
-        let imports = request.context.imports, actor = request.owner.actor
+        let imports = request.context.imports, actor = request.actor
         if try await claim(imports, id) {
             Task { try? await imports.run(id, by: actor) }
         }

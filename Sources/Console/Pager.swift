@@ -1,14 +1,24 @@
 import Foundation
 
-/// "Newer/older" links of a paged list, keeping the list's filters in the query string.
+/// "Newer/older" links of a paged list, keeping the list's filters in the query string; with the page count when
+/// the list knows it, first and last pages too.
 enum Pager {
-    static func links(_ path: String, filters: [(String, String?)], page: Int, hasMore: Bool) -> HTML {
-        var links: [HTML] = []
-        if page > 1 {
-            links.append("<a href=\"\(url(path, filters + [("page", String(page - 1))]))\">← Previous</a>")
+    /// The largest page number taken; a larger one is that page (past any list's end, so shown as such).
+    static let maximumPage = 10_000_000
+
+    static func links(_ path: String, filters: [(String, String?)], page: Int, hasMore: Bool, last: Int? = nil)
+        -> HTML
+    {
+        func link(_ number: Int, _ label: String) -> HTML {
+            "<a href=\"\(url(path, filters + [("page", String(number))]))\">\(label)</a>"
         }
-        links.append("<span class=\"muted\">Page \(page)</span>")
-        if hasMore { links.append("<a href=\"\(url(path, filters + [("page", String(page + 1))]))\">Next →</a>") }
+        var links: [HTML] = []
+        if page > 2, last != nil { links.append(link(1, "« First")) }
+        if page > 1 { links.append(link(page - 1, "← Previous")) }
+        let of: HTML = last.map { " of \($0)" } ?? .empty
+        links.append("<span class=\"muted\">Page \(page)\(of)</span>")
+        if hasMore { links.append(link(page + 1, "Next →")) }
+        if let last, last > page + 1 { links.append(link(last, "Last »")) }
         return "<nav class=\"pager\">\(links)</nav>"
     }
 
@@ -23,9 +33,9 @@ enum Pager {
         return items.isEmpty ? path : path + "?" + items.joined(separator: "&")
     }
 
-    /// `page` of the query: a whole number from 1, else 1.
+    /// `page` of the query: a whole number from 1 (at most `maximumPage`), else 1.
     static func page(_ request: ConsoleRequest) -> Int {
-        guard let text = request.query("page"), let page = Int(text), page >= 1, page <= 100_000 else { return 1 }
-        return page
+        guard let text = request.query("page"), let page = Int(text), page >= 1 else { return 1 }
+        return min(page, maximumPage)
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import QuoteVault
 
-/// The quotes: newest first, a page at a time, searched (text or author) and filtered by category.
+/// The quotes: newest first, a page at a time, searched (text or author) and filtered by category, with how many
+/// users favorited each; a page past the last is sent to the last.
 enum QuoteListPage {
     static let pageSize = 25
 
@@ -40,6 +41,11 @@ enum QuoteListPage {
             ("category", category?.rawValue),
         ]
         let total: HTML = quotes.totalIsExact == false ? "more than \(quotes.total)" : "\(quotes.total)"
+        let lastPage: Int? = quotes.totalIsExact == false ? nil : max(1, (quotes.total + pageSize - 1) / pageSize)
+        if let lastPage, pageNumber > lastPage {
+            return .redirect(Pager.url("/console/quotes", filters + [("page", lastPage > 1 ? String(lastPage) : nil)]))
+        }
+        let favorites = try await request.context.favoriteCounts.of(quotes.items.map(\.id))
         return .page(
             title: "Quotes",
             body: """
@@ -53,17 +59,20 @@ enum QuoteListPage {
                 <a class="button secondary" href="/console/quotes/new">Add a quote</a></form>
                 <p class="muted">\(total) quotes.</p>
                 <table class="cards"><thead><tr><th>Text</th><th>Author</th><th>Category</th><th>Added</th>
-                <th></th></tr></thead><tbody>\(quotes.items.map(row))</tbody></table>
-                \(Pager.links("/console/quotes", filters: filters, page: pageNumber, hasMore: quotes.hasMore))
+                <th>Favorites</th><th></th></tr></thead><tbody>\(
+                quotes.items.map { row($0, favorites: favorites[$0.id] ?? 0) })</tbody></table>
+                \(Pager.links(
+                "/console/quotes", filters: filters, page: pageNumber, hasMore: quotes.hasMore, last: lastPage))
                 """)
     }
 
-    private static func row(_ quote: Quote) -> HTML {
+    private static func row(_ quote: Quote, favorites: Int) -> HTML {
         let id = quote.id.uuidString.lowercased()
         return """
             <tr><td>\(quote.text)</td><td data-label="Author">\(quote.author)</td>
             <td data-label="Category">\(quote.category)</td>
             <td data-label="Added">\(ConsoleFormat.date(quote.createdAt))</td>
+            <td data-label="Favorites">\(favorites)</td>
             <td class="actions"><a href="/console/quotes/\(id)/edit">Edit</a> ·
             <a href="/console/quotes/\(id)/delete">Delete</a></td></tr>
             """

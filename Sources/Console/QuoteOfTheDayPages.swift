@@ -80,7 +80,7 @@ enum QuoteOfTheDayPages {
                     + "search). Nothing was saved.", status: 422)
         }
         do {
-            try await request.context.pins.pin(id, to: date, by: request.owner.actor)
+            try await request.context.pins.pin(id, to: date, by: request.actor)
         } catch QuoteVaultError.validation(let errors) {
             return try await dayPage(request, date: date, message: refusal(errors), status: 422)
         }
@@ -90,7 +90,7 @@ enum QuoteOfTheDayPages {
     static func unpin(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
         let date = try date(request)
         do {
-            try await request.context.pins.unpin(date, by: request.owner.actor)
+            try await request.context.pins.unpin(date, by: request.actor)
         } catch QuoteVaultError.validation(let errors) {
             return try await dayPage(request, date: date, message: refusal(errors), status: 422)
         }

@@ -24,8 +24,9 @@ enum SignInPages {
         let token = request.form["token"] ?? ""
         let code = request.form["code"]
         do {
+            // A session this browser had ends with the new sign-in: nobody's page can swap sessions under an owner.
             let signedIn = try await request.context.signIn.signIn(
-                link: token, code: code, address: request.http.clientAddress)
+                link: token, code: code, client: request.client, replacing: SessionCookie.token(in: request.http))
             let secure = SessionCookie.isHTTPS(request.http, trustedProxies: request.context.trustedProxies)
             return .redirect("/console", setCookie: SessionCookie.set(signedIn.session, secure: secure))
         } catch let refusal as OwnerSignInError {

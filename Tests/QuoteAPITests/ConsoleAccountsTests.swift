@@ -99,4 +99,21 @@ final class ConsoleAccountsTests: XCTestCase {
         XCTAssertEqual(audited2, 1)
         XCTAssertEqual(try app.consoleGet("/console/accounts/\(id)", cookie: cookie).status, 404)
     }
+
+    func testTheRevokedNoticeShowsOnlyANumber() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        _ = try signUp(app, "notice@example.com")
+        let cookie = try await app.consoleOwner()
+        let id = try await app.withConnection { connection in
+            try connection.query("SELECT id FROM users WHERE email = 'notice@example.com'")[0].decode(
+                "id", as: UUID.self)
+        }
+        let path = "/console/accounts/\(id.uuidString.lowercased())"
+        let phishing = try app.consoleGet(path + "?revoked=0%20sessions.%20Call%20support%20at%20555", cookie: cookie)
+        XCTAssertEqual(phishing.status, 200)
+        XCTAssertFalse(phishing.text.contains("Call support"), phishing.text)
+        XCTAssertFalse(phishing.text.contains("Revoked"))
+        XCTAssertTrue(try app.consoleGet(path + "?revoked=2", cookie: cookie).text.contains("Revoked 2 session(s)"))
+    }
 }

@@ -43,4 +43,51 @@ final class ConsoleAuditTests: XCTestCase {
         let second = try app.consoleGet("/console/audit?action=test.bulk&page=2", cookie: ada).text
         XCTAssertTrue(second.contains("item 51<") && second.contains("item 60<") && !second.contains("item 50<"))
     }
+
+    func testServiceRoleWritesAreAuditedAndTheLogExportsAsCSV() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let key = app.application.context.configuration.supabaseServiceRoleKey
+        let headers = [
+            "apikey": key, "Authorization": "Bearer \(key)", "Content-Type": "application/json",
+            "Prefer": "return=representation", "Accept": "application/vnd.pgrst.object+json",
+            "User-Agent": "OwnerTool/1",
+        ]
+        let added = try app.client.send(
+            "POST", "/rest/v1/quotes", headers: headers,
+            body: Array(#"{"text":"=HYPERLINK(\"x\")","author":"Tool","category":"humor"}"#.utf8))
+        XCTAssertEqual(added.status, 201, added.text)
+        let id = try XCTUnwrap(try added.jsonObject()["id"] as? String)
+        XCTAssertEqual(
+            try app.client.send("DELETE", "/rest/v1/quotes?id=eq.\(id)", headers: headers, body: nil).status, 200)
+        let rows = try await app.withConnection { connection in
+            try connection.query(
+                "SELECT owner_email, action, target, client_address, user_agent FROM console_audit WHERE action LIKE 'rest.%' ORDER BY id"
+            ).map {
+                [
+                    try $0.decode("owner_email", as: String.self), try $0.decode("action"), try $0.decode("target"),
+                    try $0.decode("client_address"), try $0.decode("user_agent"),
+                ]
+            }
+        }
+        XCTAssertEqual(
+            rows,
+            [
+                ["service role key (/rest/v1)", "rest.quotes.insert", id, "127.0.0.1", "OwnerTool/1"],
+                ["service role key (/rest/v1)", "rest.quotes.delete", id, "127.0.0.1", "OwnerTool/1"],
+            ])
+
+        let cookie = try await app.consoleOwner()
+        let page = try app.consoleGet("/console/audit?action=rest.quotes.insert", cookie: cookie).text
+        XCTAssertTrue(page.contains("OwnerTool/1") && page.contains("/console/audit.csv?action=rest.quotes.insert"))
+        let csv = try app.consoleGet("/console/audit.csv?action=rest.quotes.insert", cookie: cookie)
+        XCTAssertEqual(csv.status, 200)
+        XCTAssertEqual(csv.header("Content-Type"), "text/csv; charset=utf-8")
+        XCTAssertTrue(csv.header("Content-Disposition")?.hasPrefix("attachment") == true)
+        let lines = csv.text.split(separator: "\r\n")
+        XCTAssertEqual(lines.count, 2, csv.text)
+        XCTAssertTrue(lines[0].hasPrefix("\"at\",\"owner\",\"action\""))
+        XCTAssertTrue(lines[1].contains("\"rest.quotes.insert\""), String(lines[1]))
+        XCTAssertEqual(try app.consoleGet("/console/audit.csv").status, 303, "owners only")
+    }
 }

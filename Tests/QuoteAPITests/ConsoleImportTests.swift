@@ -194,4 +194,25 @@ final class ConsoleImportTests: XCTestCase {
         XCTFail("the import did not finish")
         return ""
     }
+
+    func testACSVWithAByteOrderMarkIsReadAndAnImportIsOneAuditRow() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let cookie = try await app.consoleOwner()
+        let rows = (0..<(QuoteImportDrafts.batchSize * 2 + 1)).map { "Quote number \($0),Counter,humor" }
+        let csv = "\u{FEFF}text,author,category\n" + rows.joined(separator: "\n") + "\n"
+        let uploaded = try upload(app, cookie: cookie, name: "excel.csv", contents: csv)
+        XCTAssertEqual(uploaded.status, 303, uploaded.text)
+        let preview = try XCTUnwrap(uploaded.header("Location"))
+        XCTAssertEqual(
+            try app.consoleSubmit(preview + "/confirm", cookie: cookie, fields: [:], from: preview).status, 303)
+        _ = try await waitUntilDone(app, cookie: cookie, page: preview)
+        XCTAssertEqual(try app.client.get("/v1/quotes").jsonObject()["total"] as? Int, rows.count)
+        let audit = try await app.withConnection { connection in
+            try connection.query("SELECT after::text AS after FROM console_audit WHERE action = 'quote.import'")
+                .map { try $0.decode("after", as: String.self) }
+        }
+        XCTAssertEqual(audit.count, 1, "one row for the import's three batches")
+        XCTAssertTrue(audit.first?.contains("\"inserted\": \"\(rows.count)\"") == true, audit.first ?? "")
+    }
 }

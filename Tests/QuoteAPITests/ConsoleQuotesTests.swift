@@ -211,4 +211,109 @@ final class ConsoleQuotesTests: XCTestCase {
     private func HTMLEscaped(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
     }
+
+    private func addQuote(_ app: TestApp, _ cookie: String, _ text: String) throws -> String {
+        let saved = try app.consoleSubmit(
+            "/console/quotes", cookie: cookie, fields: ["text": text, "author": "Someone", "category": "wisdom"],
+            from: "/console/quotes/new")
+        return try XCTUnwrap(saved.header("Location")?.split(separator: "/").dropFirst(2).first.map(String.init))
+    }
+
+    func testAQuoteOnlyAComingDayHoldsIsNotCalledShownAndTheFormsSayWhyUpFront() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let cookie = try await app.consoleOwner()
+        let pinned = try addQuote(app, cookie, "Pinned for a coming day.")
+        let chosen = try addQuote(app, cookie, "Chosen ahead by the seed.")
+        let shown = try addQuote(app, cookie, "Shown yesterday.")
+        try await app.withConnection { connection in
+            try connection.query(
+                """
+                INSERT INTO quote_of_day (date, quote_id, pinned) VALUES
+                    (current_date + 30, \(UUID(uuidString: pinned)!), true),
+                    (current_date + 31, \(UUID(uuidString: chosen)!), false),
+                    (current_date - 1, \(UUID(uuidString: shown)!), false)
+                """)
+        }
+        // A pin is an owner's choice: the deletion is refused, naming the day, and the page says so before.
+        let pinnedPage = try app.consoleGet("/console/quotes/\(pinned)/delete", cookie: cookie).text
+        XCTAssertTrue(pinnedPage.contains("is pinned to"), pinnedPage)
+        XCTAssertFalse(pinnedPage.contains("has been a quote of the day"), pinnedPage)
+        let refused = try app.consoleSubmit(
+            "/console/quotes/\(pinned)/delete", cookie: cookie, fields: [:], from: "/console/quotes/\(pinned)/edit")
+        XCTAssertEqual(refused.status, 409)
+        XCTAssertTrue(refused.text.contains("is pinned to") && !refused.text.contains("has been"), refused.text)
+        // The seed's choice of a coming day binds nothing: the quote goes, and so does that choice.
+        let deleted = try app.consoleSubmit(
+            "/console/quotes/\(chosen)/delete", cookie: cookie, fields: [:], from: "/console/quotes/\(chosen)/edit")
+        XCTAssertEqual(deleted.status, 303, deleted.text)
+        XCTAssertEqual(try app.client.get("/v1/quotes/\(chosen)").status, 404)
+        // A shown quote's edit form warns before any save, and offers no save.
+        let frozenForm = try app.consoleGet("/console/quotes/\(shown)/edit", cookie: cookie).text
+        XCTAssertTrue(frozenForm.contains("has been a quote of the day"), frozenForm)
+        XCTAssertTrue(frozenForm.contains("<button type=\"submit\" disabled>Save</button>"), frozenForm)
+    }
+
+    func testASaveOverAnotherOwnersNewerSaveIsRefusedAndShowsTheirs() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let ada = try await app.consoleOwner()
+        let bob = try await app.consoleOwner()
+        let id = try addQuote(app, ada, "The first wording.")
+        let form = "/console/quotes/\(id)/edit"
+        let adaPage = try app.consoleGet(form, cookie: ada).text
+        let bobPage = try app.consoleGet(form, cookie: bob).text
+        func save(_ page: String, _ cookie: String, _ text: String) throws -> HTTPTestResponse {
+            try app.consolePost(
+                "/console/quotes/\(id)", cookie: cookie,
+                fields: [
+                    "csrf_token": try XCTUnwrap(TestApp.csrfToken(in: page)),
+                    "version": try XCTUnwrap(TestApp.hiddenValue("version", in: page)),
+                    "text": text, "author": "Someone", "category": "wisdom",
+                ])
+        }
+        XCTAssertEqual(try save(adaPage, ada, "Ada's wording.").status, 303)
+        let stale = try save(bobPage, bob, "Bob's wording.")
+        XCTAssertEqual(stale.status, 409, stale.text)
+        XCTAssertTrue(stale.text.contains("another owner changed this quote"), stale.text)
+        XCTAssertTrue(stale.text.contains("Ada&#39;s wording.") && stale.text.contains("Bob&#39;s wording."))
+        XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").jsonObject()["text"] as? String, "Ada's wording.")
+        // The refusal's form carries Ada's version: saving it again replaces hers knowingly.
+        XCTAssertEqual(try save(stale.text, bob, "Bob's wording.").status, 303)
+        XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").jsonObject()["text"] as? String, "Bob's wording.")
+    }
+
+    func testTheFormsLimitsAreTheServersLimits() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let cookie = try await app.consoleOwner()
+        let form = try app.consoleGet("/console/quotes/new", cookie: cookie).text
+        XCTAssertTrue(form.contains("name=\"text\" maxlength=\"\(QuoteImporter.maximumTextLength)\""), form)
+        XCTAssertTrue(form.contains("maxlength=\"\(QuoteImporter.maximumAuthorLength)\" required"), form)
+        let longest = ["text": String(repeating: "t", count: 300), "author": String(repeating: "a", count: 200)]
+        let saved = try app.consoleSubmit(
+            "/console/quotes", cookie: cookie, fields: longest.merging(["category": "humor"]) { $1 },
+            from: "/console/quotes/new")
+        XCTAssertEqual(saved.status, 303, "the form's longest values are accepted")
+    }
+
+    func testTheListCountsFavoritesAndKnowsItsLastPage() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let cookie = try await app.consoleOwner()
+        let ids = try await app.insertQuotes((0..<30).map { "Liked or not \($0)" })
+        for _ in 0..<3 {
+            let user = try await app.makeUser()
+            try await app.withConnection { connection in
+                try connection.query(
+                    "INSERT INTO user_favorites (user_id, quote_id) VALUES (\(user.id), \(ids[29]))")
+            }
+        }
+        let first = try app.consoleGet("/console/quotes", cookie: cookie).text
+        XCTAssertTrue(first.contains("<td data-label=\"Favorites\">3</td>"), first)
+        XCTAssertTrue(first.contains("Page 1 of 2"), first)
+        let far = try app.consoleGet("/console/quotes?page=999999", cookie: cookie)
+        XCTAssertEqual(far.status, 303, "not page 1 in silence")
+        XCTAssertEqual(far.header("Location"), "/console/quotes?page=2")
+    }
 }

@@ -65,6 +65,8 @@ final class ConsoleSignInTests: XCTestCase {
             [
                 ["quote-server (command line)", "owner.add", "Ada@Example.com"],
                 ["Ada@Example.com", "owner.sign_in", "Ada@Example.com"],
+                // The reused link's refusal is audited (issue 45).
+                ["Ada@Example.com", "owner.sign_in_refused", "Ada@Example.com"],
                 ["quote-server (command line)", "owner.remove", "ada@example.com"],
             ])
         let unknown = try ServerProcess(["owner", "remove", "ada@example.com"], environment: environment)
@@ -254,5 +256,99 @@ final class ConsoleSignInTests: XCTestCase {
         }
         XCTAssertEqual(old, 2, "each of the two attempts forgot four of the ten")
         XCTAssertEqual(recent, 3, "what still counts is kept: the earlier failure and the two attempts")
+    }
+
+    func testSignInFormsFromAnotherPortOrSiteAreRefusedAndASignInEndsTheEarlierSession() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let victim = try await app.consoleOwner("victim@example.com")
+        let attackersLink = try await app.addOwner("attacker@example.com")
+        // The test client's Host is 127.0.0.1 (no port): a page on another port of it is another origin.
+        for headers in [
+            ["Sec-Fetch-Site": "same-site"], ["Sec-Fetch-Site": "cross-site"],
+            ["Origin": "http://127.0.0.1:\(app.application.port)"], ["Origin": "null"],
+        ] {
+            let forged = try app.consolePost(
+                "/console/sign-in", cookie: victim, fields: ["token": attackersLink], headers: headers)
+            XCTAssertEqual(forged.status, 403, "\(headers): \(forged.text)")
+            XCTAssertNil(forged.header("Set-Cookie"))
+        }
+        XCTAssertTrue(try app.consoleGet("/console", cookie: victim).text.contains("victim@example.com"))
+
+        // The console's own form (same origin) signs in, and the session the browser had ends with it.
+        let own = try app.consolePost(
+            "/console/sign-in", cookie: victim, fields: ["token": attackersLink],
+            headers: ["Origin": "http://127.0.0.1", "Sec-Fetch-Site": "same-origin"])
+        XCTAssertEqual(own.status, 303, own.text)
+        XCTAssertEqual(try app.consoleGet("/console", cookie: victim).status, 303, "the earlier session ended")
+    }
+
+    func testTheSecondFactorLockSaysItsRealLengthAndLasts() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let secret = try TOTP.generateSecret()
+        try await app.withConnection { connection in
+            try connection.query(
+                "INSERT INTO console_owners (email, totp_secret) VALUES ('locked@example.com', \(secret))")
+        }
+        let link = try await app.addOwner("locked@example.com")
+        let totp = TOTP(secret: secret)
+        let wrong = String(format: "%06d", (Int(totp.code(step: TOTP.step(at: Date())))! + 1) % 1_000_000)
+        var statuses: [Int] = []
+        var last = ""
+        for _ in 0..<10 {
+            let attempt = try app.consolePost(
+                "/console/sign-in", fields: ["token": link, "code": wrong], headers: ["User-Agent": "Locksmith/1"])
+            statuses.append(attempt.status)
+            last = attempt.text
+        }
+        XCTAssertEqual(statuses, Array(repeating: 401, count: 9) + [429])
+        XCTAssertTrue(last.contains("try again in 15 minutes"), last)
+        // Asked again (the refusal now remembered), the right code is refused and the wait is still the lock's.
+        let right = try app.consolePost(
+            "/console/sign-in", fields: ["token": link, "code": totp.code(step: TOTP.step(at: Date()))])
+        XCTAssertEqual(right.status, 429)
+        XCTAssertTrue(right.text.contains("minutes"), right.text)
+        XCTAssertGreaterThan(Int(right.header("Retry-After") ?? "") ?? 0, 60, "the real remaining lock")
+        let audit = try await app.withConnection { connection in
+            try connection.query(
+                """
+                SELECT action, coalesce(client_address, '') AS address, coalesce(user_agent, '') AS agent
+                FROM console_audit WHERE action LIKE 'owner.sign_in_%' ORDER BY id
+                """
+            ).map { [try $0.decode("action", as: String.self), try $0.decode("address"), try $0.decode("agent")] }
+        }
+        XCTAssertEqual(audit.filter { $0[0] == "owner.sign_in_refused" }.count, 10)
+        XCTAssertEqual(audit.filter { $0[0] == "owner.sign_in_locked" }.count, 1)
+        XCTAssertEqual(audit.last, ["owner.sign_in_locked", "127.0.0.1", "Locksmith/1"])
+    }
+
+    func testRefusedLinksAreAuditedWithTheClient() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        _ = try app.consolePost(
+            "/console/sign-in", fields: ["token": try OpaqueToken.generate()], headers: ["User-Agent": "Guesser/2"])
+        let link = try await app.addOwner("reuser@example.com")
+        _ = try app.signInToConsole(token: link)
+        _ = try app.consolePost("/console/sign-in", fields: ["token": link], headers: ["User-Agent": "Reuser/3"])
+        let rows = try await app.withConnection { connection in
+            try connection.query(
+                """
+                SELECT owner_email, client_address, user_agent FROM console_audit
+                WHERE action = 'owner.sign_in_refused' ORDER BY id
+                """
+            ).map {
+                [
+                    try $0.decode("owner_email", as: String.self), try $0.decode("client_address"),
+                    try $0.decode("user_agent"),
+                ]
+            }
+        }
+        XCTAssertEqual(
+            rows,
+            [
+                ["(unknown sign-in link)", "127.0.0.1", "Guesser/2"],
+                ["reuser@example.com", "127.0.0.1", "Reuser/3"],
+            ])
     }
 }

@@ -47,12 +47,16 @@ extension TestApp {
         return try client.send("POST", path, headers: headers, body: Array(body.utf8))
     }
 
-    /// Posts `fields` with the CSRF token the page `formPage` carries (as the browser submits that page's form).
+    /// Posts `fields` with the CSRF token the page `formPage` carries, and its form's `version` when it has one
+    /// (as the browser submits that page's form).
     func consoleSubmit(_ path: String, cookie: String, fields: [String: String], from formPage: String = "/console")
         throws -> HTTPTestResponse
     {
-        let token = try XCTUnwrap(Self.csrfToken(in: try consoleGet(formPage, cookie: cookie).text))
-        return try consolePost(path, cookie: cookie, fields: fields.merging(["csrf_token": token]) { $1 })
+        let page = try consoleGet(formPage, cookie: cookie).text
+        var fields = fields
+        if fields["version"] == nil { fields["version"] = Self.hiddenValue("version", in: page) }
+        fields["csrf_token"] = try XCTUnwrap(Self.csrfToken(in: page))
+        return try consolePost(path, cookie: cookie, fields: fields)
     }
 
     /// Sends the headers of an import upload announcing `length` bytes, and not one byte of the body: the answer

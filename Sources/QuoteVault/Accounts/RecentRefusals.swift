@@ -25,11 +25,14 @@ final class RecentRefusals: Sendable {
 
     /// Under a transaction-scoped advisory lock on `namespace:key` (so every instance agrees), throws
     /// `rateLimited` when `attempts` (a table with `created_at` and a condition naming the key's rows) already hold
-    /// `limit` within the last `window` seconds. The refusal is remembered for its retry time, capped at a minute so
-    /// that a limit lifted meanwhile is seen again soon.
+    /// `limit` within the last `window` seconds. The refusal is remembered for its retry time, capped at
+    /// `rememberedFor` seconds (nil: no cap) so that a limit lifted meanwhile is seen again soon.
+    /// - Returns: the attempts counted (fewer than `limit`).
+    @discardableResult
     func check(
-        _ key: String, namespace: String, limit: Int, window: Int, attempts: PGQuery, _ connection: PGConnection
-    ) throws {
+        _ key: String, namespace: String, limit: Int, window: Int, attempts: PGQuery, rememberedFor: Int? = 60,
+        _ connection: PGConnection
+    ) throws -> Int {
         try connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("\(namespace):\(key)"), 0))")
         let row = try connection.query(
             """
@@ -38,9 +41,10 @@ final class RecentRefusals: Sendable {
                    ::int8 AS retry
             FROM \(attempts) AND created_at > now() - \(window) * interval '1 second'
             """)[0]
-        guard try row.decode("attempts", as: Int.self) >= limit else { return }
+        let counted = try row.decode("attempts", as: Int.self)
+        guard counted >= limit else { return counted }
         let seconds = max(1, try row.decode("retry", as: Int.self))
-        remember(key, seconds: min(seconds, 60))
+        remember(key, seconds: min(seconds, rememberedFor ?? seconds))
         throw Failure.rateLimited(retryAfterSeconds: seconds)
     }
 

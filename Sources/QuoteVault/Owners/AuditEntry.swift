@@ -11,6 +11,9 @@ public struct AuditEntry: Sendable, Equatable {
     /// The values before and after, as JSON text (nil when the action has none).
     public let before: String?
     public let after: String?
+    /// Where the request came from; nil for the command line and rows older than these columns.
+    public let clientAddress: String?
+    public let userAgent: String?
 
     init(row: PGRow) throws {
         id = try row.decode("id")
@@ -20,5 +23,7 @@ public struct AuditEntry: Sendable, Equatable {
         target = try row.decode("target")
         before = try row.decode("before")
         after = try row.decode("after")
+        clientAddress = try row.decode("client_address")
+        userAgent = try row.decode("user_agent")
     }
 }

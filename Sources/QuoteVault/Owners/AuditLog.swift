@@ -18,8 +18,9 @@ public struct AuditLog: Sendable {
         let afterJSON = try after.map { try PGJSON(encoding: $0).text }
         try connection.query(
             """
-            INSERT INTO console_audit (owner_id, owner_email, action, target, before, after)
-            VALUES (\(actor.ownerID), \(actor.email), \(action), \(target), \(beforeJSON)::jsonb, \(afterJSON)::jsonb)
+            INSERT INTO console_audit (owner_id, owner_email, action, target, before, after, client_address, user_agent)
+            VALUES (\(actor.ownerID), \(actor.email), \(action), \(target), \(beforeJSON)::jsonb, \(afterJSON)::jsonb,
+                    \(actor.client?.address), \(actor.client?.userAgent))
             """)
     }
 
@@ -28,17 +29,34 @@ public struct AuditLog: Sendable {
     public func search(owner: String?, action: String?, text: String?, page: Int) async throws
         -> (entries: [AuditEntry], hasMore: Bool)
     {
+        var query = Self.filtered(owner: owner, action: action, text: text)
+        query.append(" LIMIT \(Self.pageSize + 1) OFFSET \(max(0, page - 1) * Self.pageSize)")
+        let rows = try await pool.query(query)
+        let entries = try rows.prefix(Self.pageSize).map(AuditEntry.init(row:))
+        return (entries, rows.count > Self.pageSize)
+    }
+
+    /// The most rows one export holds, newest first (a narrower filter reaches older ones).
+    public static let exportLimit = 10_000
+
+    /// The rows `search` filters, newest first, up to `exportLimit`, for a download.
+    public func export(owner: String?, action: String?, text: String?) async throws -> [AuditEntry] {
+        var query = Self.filtered(owner: owner, action: action, text: text)
+        query.append(" LIMIT \(Self.exportLimit)")
+        return try await pool.query(query).map(AuditEntry.init(row:))
+    }
+
+    private static func filtered(owner: String?, action: String?, text: String?) -> PGQuery {
         var query: PGQuery = """
-            SELECT id, owner_email, at, action, target, before::text AS before, after::text AS after
+            SELECT id, owner_email, at, action, target, before::text AS before, after::text AS after, client_address,
+                   user_agent
             FROM console_audit WHERE true
             """
         if let owner, !owner.isEmpty { query.append(" AND lower(owner_email) LIKE \(Self.contains(owner))") }
         if let action, !action.isEmpty { query.append(" AND action = \(action)") }
         if let text, !text.isEmpty { query.append(" AND search_text LIKE \(Self.contains(text))") }
-        query.append(" ORDER BY at DESC, id DESC LIMIT \(Self.pageSize + 1) OFFSET \(max(0, page - 1) * Self.pageSize)")
-        let rows = try await pool.query(query)
-        let entries = try rows.prefix(Self.pageSize).map(AuditEntry.init(row:))
-        return (entries, rows.count > Self.pageSize)
+        query.append(" ORDER BY at DESC, id DESC")
+        return query
     }
 
     /// The actions that occur in the log, for the filter's choices.

@@ -23,6 +23,16 @@ public struct OwnerSessions: Sendable {
         return token
     }
 
+    /// Ends the session of `token`, if it is live, inside the caller's transaction (the browser signs in anew).
+    static func end(token: String, _ connection: PGConnection) throws {
+        guard OpaqueToken.isWellFormed(token) else { return }
+        try connection.query(
+            """
+            UPDATE console_sessions SET revoked_at = now()
+            WHERE token_hash = \(OpaqueToken.hash(token)) AND revoked_at IS NULL
+            """)
+    }
+
     /// The live session of `token` (its idle clock restarted), or nil when it is unknown, ended or expired.
     public func resume(_ token: String) async throws -> OwnerSession? {
         guard OpaqueToken.isWellFormed(token) else { return nil }

@@ -25,26 +25,35 @@ public struct OwnerSignInThrottle: Sendable {
 
     public init(enabled: Bool) { self.enabled = enabled }
 
+    /// The attempts one sign-in took, and the keys whose allowance it used up (locked if it fails).
+    struct Reservation: Sendable {
+        let ids: [Int64]
+        /// "address 192.0.2.1" or "owner", with the lock's length in seconds.
+        let exhausted: [(key: String, seconds: Int)]
+    }
+
     /// Takes one attempt for each key (inside the caller's transaction); `rateLimited` when a key is used up.
-    /// - Returns: the ids of the recorded attempts, for `giveBack`.
-    func reserve(address: String, owner: UUID?, _ connection: PGConnection) throws -> [Int64] {
-        var keys: [(String, Rule)] = [("address:\(address)", Self.perAddress)]
-        if let owner { keys.append(("owner:\(owner.uuidString.lowercased())", Self.perOwner)) }
+    func reserve(address: String, owner: UUID?, _ connection: PGConnection) throws -> Reservation {
+        var keys: [(String, String, Rule)] = [("address:\(address)", "address \(address)", Self.perAddress)]
+        if let owner { keys.append(("owner:\(owner.uuidString.lowercased())", "owner", Self.perOwner)) }
         var ids: [Int64] = []
-        for (key, rule) in keys {
+        var exhausted: [(key: String, seconds: Int)] = []
+        for (key, name, rule) in keys {
             if enabled {
                 if let seconds = refusals.remaining(key) {
                     throw Failure.rateLimited(retryAfterSeconds: seconds)
                 }
-                try refusals.check(
+                // A lock is remembered for as long as it lasts: it is only ever lifted by time.
+                let used = try refusals.check(
                     key, namespace: "console", limit: rule.limit, window: rule.window,
-                    attempts: "console_sign_in_failures WHERE key = \(key)", connection)
+                    attempts: "console_sign_in_failures WHERE key = \(key)", rememberedFor: nil, connection)
+                if used + 1 == rule.limit { exhausted.append((name, rule.window)) }
             }
             let rows = try connection.query("INSERT INTO console_sign_in_failures (key) VALUES (\(key)) RETURNING id")
             ids.append(try rows[rows.startIndex].decode("id", as: Int64.self))
         }
         try forgetOldest(connection)
-        return ids
+        return Reservation(ids: ids, exhausted: exhausted)
     }
 
     /// Reads only the oldest few rows (by id, so an index walk that stops at once) and deletes those no rule counts.
@@ -61,7 +70,7 @@ public struct OwnerSignInThrottle: Sendable {
     }
 
     /// Forgets attempts that turned out not to be failures.
-    func giveBack(_ ids: [Int64], _ connection: PGConnection) throws {
-        try connection.query("DELETE FROM console_sign_in_failures WHERE id = ANY(\(ids))")
+    func giveBack(_ reservation: Reservation, _ connection: PGConnection) throws {
+        try connection.query("DELETE FROM console_sign_in_failures WHERE id = ANY(\(reservation.ids))")
     }
 }

@@ -29,23 +29,22 @@ public struct QuoteEditor: Sendable {
         }
     }
 
+    /// The quote with its version and the days that hold it; nil when there is none.
+    public func editable(_ id: UUID) async throws -> EditableQuote? {
+        try await pool.withConnection { try EditableQuote.load(id, lock: false, $0) }
+    }
+
+    /// Saves `record` over the quote when it is still at `version` (the one the owner's form showed).
     /// - Throws: as `add`, `Failure.notFound` when there is no such quote, `Failure.conflict` for a quote that
-    ///   has been a quote of the day (it stays as it was shown, as on `/rest/v1`).
-    public func edit(_ id: UUID, _ record: QuoteRecord, by actor: AuditActor) async throws -> Quote {
+    ///   has been a quote of the day or is pinned to a coming one (it stays as it was shown, as on `/rest/v1`),
+    ///   `QuoteEditConflict` when another writer changed it since `version`.
+    public func edit(_ id: UUID, _ record: QuoteRecord, version: String, by actor: AuditActor) async throws -> Quote {
         let quote = try Self.validated(record)
         return try await Self.refusingDuplicates {
             try await pool.withTransaction { connection in
-                guard
-                    let old = try connection.query(
-                        """
-                        SELECT \(unsafeSQL: Quote.columns()) FROM quotes WHERE id = \(id) FOR UPDATE
-                        """
-                    ).first.map(Quote.init(row:))
-                else { throw Failure.notFound }
-                guard
-                    try connection.query("SELECT 1 AS shown FROM quote_of_day WHERE quote_id = \(id) LIMIT 1")
-                        .isEmpty
-                else { throw Failure.conflict(Self.frozen) }
+                guard let old = try EditableQuote.load(id, lock: true, connection) else { throw Failure.notFound }
+                if let reason = old.frozenReason { throw Failure.conflict(reason) }
+                guard old.version == version else { throw QuoteEditConflict(current: old) }
                 let row = try connection.query(
                     """
                     UPDATE quotes SET text = \(quote.text), author = \(quote.author), category = \(quote.category)
@@ -54,36 +53,30 @@ public struct QuoteEditor: Sendable {
                 let saved = try Quote(row: row)
                 try AuditLog.record(
                     actor, action: "quote.edit", target: id.uuidString.lowercased(),
-                    before: Self.fields(old), after: Self.fields(saved), connection)
+                    before: Self.fields(old.quote), after: Self.fields(saved), connection)
                 return saved
             }
         }
     }
 
+    /// Deletes the quote; a coming day that only its seed chose for it chooses again (migration 0069).
     /// - Throws: `Failure.notFound`; `Failure.conflict` for a quote that was a day's quote of the day (that
-    ///   history is frozen).
+    ///   history is frozen) or is pinned to a coming day, saying which.
     public func delete(_ id: UUID, by actor: AuditActor) async throws {
         do {
             try await pool.withTransaction { connection in
-                guard
-                    let old = try connection.query(
-                        """
-                        DELETE FROM quotes WHERE id = \(id) RETURNING \(unsafeSQL: Quote.columns())
-                        """
-                    ).first.map(Quote.init(row:))
-                else { throw Failure.notFound }
+                guard let old = try EditableQuote.load(id, lock: true, connection) else { throw Failure.notFound }
+                if let reason = old.frozenReason { throw Failure.conflict(reason) }
+                try connection.query("DELETE FROM quotes WHERE id = \(id)")
                 try AuditLog.record(
                     actor, action: "quote.delete", target: id.uuidString.lowercased(),
-                    before: Self.fields(old), connection)
+                    before: Self.fields(old.quote), connection)
             }
         } catch let error as PGError where error.sqlState == .foreignKeyViolation {
-            throw Failure.conflict(Self.frozen)
+            // A pin landed between the check and the deletion.
+            throw Failure.conflict("A day was pinned to this quote meanwhile; nothing was deleted.")
         }
     }
-
-    static let frozen =
-        "This quote has been a quote of the day, which stays as it was shown: it cannot be changed "
-        + "or deleted. Add a new quote instead."
 
     /// The audit log's view of a quote.
     static func fields(_ quote: Quote) -> [String: String] {

@@ -85,16 +85,26 @@ public struct QuoteImportDrafts: Sendable {
         ).affectedRows == 1
     }
 
-    /// Saves the good rows of a confirmed draft, batch by batch; a batch's quotes, its audit row and the progress
-    /// commit together. A quote already there (same text and author) is skipped, as `quote-server import` does.
+    /// Saves the good rows of a confirmed draft, batch by batch; a batch's quotes and the progress commit together,
+    /// the last batch with the import's audit row (a failed import gets one saying where it stopped). A quote already there (same text and author) is skipped, as `quote-server import` does.
     public func run(_ id: UUID, by actor: AuditActor) async throws {
         do {
             while try await pool.withTransaction({ connection in try Self.saveBatch(id, actor, connection) }) {}
         } catch {
-            _ = try? await pool.query(
-                """
-                UPDATE console_imports SET state = 'failed', updated_at = now() WHERE id = \(id)
-                """)
+            _ = try? await pool.withTransaction { connection in
+                let processed = try connection.query(
+                    """
+                    UPDATE console_imports SET state = 'failed', updated_at = now() WHERE id = \(id)
+                    RETURNING processed, inserted
+                    """
+                ).first
+                try AuditLog.record(
+                    actor, action: "quote.import_failed", target: id.uuidString.lowercased(),
+                    after: [
+                        "processed": String(try processed?.decode("processed", as: Int.self) ?? 0),
+                        "inserted": String(try processed?.decode("inserted", as: Int.self) ?? 0),
+                    ], connection)
+            }
             throw error
         }
     }
@@ -136,12 +146,14 @@ public struct QuoteImportDrafts: Sendable {
                 state = CASE WHEN \(finished) THEN 'done' ELSE state END, updated_at = now()
             WHERE id = \(id)
             """)
-        if taken > 0 {
+        // One audit row per import, written with its last batch.
+        if finished {
             try AuditLog.record(
                 actor, action: "quote.import", target: id.uuidString.lowercased(),
                 after: [
-                    "file": draft.fileName, "rows": "\(draft.processed + 1)-\(processed) of \(draft.valid) good rows",
-                    "inserted": String(inserted), "already_present": String(taken - inserted),
+                    "file": draft.fileName, "rows": "\(draft.valid) good rows of \(draft.total)",
+                    "inserted": String(draft.inserted + inserted),
+                    "already_present": String(draft.duplicates + taken - inserted),
                 ], connection)
         }
         return !finished

@@ -28,6 +28,8 @@ public enum QuoteFileReader {
 
     /// Reads a file's text (an upload) by its content, as `read(_:)` does.
     public static func read(text: String) throws -> [QuoteRecord] {
+        // Excel's "CSV UTF-8" (and some editors) start the file with a byte-order mark; it is not part of the data.
+        let text = text.unicodeScalars.first == "\u{FEFF}" ? String(text.unicodeScalars.dropFirst()) : text
         switch text.first(where: { !$0.isWhitespace }) {
         case "[": return try jsonArray(text)
         case "{": return try jsonLines(text)

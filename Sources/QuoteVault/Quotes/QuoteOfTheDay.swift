@@ -72,8 +72,8 @@ public final class QuoteOfTheDay: Sendable {
         // recently used.
         try connection.query(
             """
-            INSERT INTO quote_of_day (date, quote_id)
-            SELECT \(date), q.id FROM quotes q
+            INSERT INTO quote_of_day (date, quote_id, pinned)
+            SELECT \(date), q.id, false FROM quotes q
             ORDER BY (SELECT min(abs(d.date - \(date)::date)) FROM quote_of_day d WHERE d.quote_id = q.id)
                          DESC NULLS FIRST,
                      q.id >= \(startingPoint(date)) DESC, q.id
@@ -87,8 +87,8 @@ public final class QuoteOfTheDay: Sendable {
         let point = startingPoint(date)
         return
             """
-            INSERT INTO quote_of_day (date, quote_id)
-            SELECT \(date), first.id FROM (
+            INSERT INTO quote_of_day (date, quote_id, pinned)
+            SELECT \(date), first.id, false FROM (
                 (SELECT q.id FROM quotes q WHERE q.id >= \(point) AND NOT \(usedNearby(date))
                  ORDER BY q.id LIMIT 1)
                 UNION ALL

@@ -128,7 +128,7 @@ extension RestRoutes {
             return "SELECT count(*)::int8 AS foreign_rows FROM \(incoming) i WHERE NOT \(owned)"
         }()
         let result = try await Self.keepingShownQuotes {
-            try await context.pool.withTransaction { connection in
+            try await writeTransaction(request, caller) { connection in
                 if let ownershipCheck,
                     try connection.query(ownershipCheck).first?.decode("foreign_rows", as: Int.self) ?? 0 > 0
                 {
@@ -211,7 +211,7 @@ extension RestRoutes {
                 "SELECT count(*)::int8 AS owned FROM (SELECT \(value)::uuid AS \(identifier: column)) i WHERE \(owned)"
         }()
         let (body, rows) = try await Self.keepingShownQuotes {
-            try await context.pool.withTransaction { connection in
+            try await writeTransaction(request, caller) { connection in
                 if let movedCheck, try connection.query(movedCheck).first?.decode("owned", as: Int.self) ?? 0 == 0 {
                     throw RestError.rowRule(table.name, anonymous: false, insert: true)
                 }
@@ -231,7 +231,7 @@ extension RestRoutes {
         if !table.deletable { statement.append(" AND FALSE") }
         statement.append(" RETURNING t0.*, FALSE AS qv_inserted")
         let wrapped = try sql.changed(statement, select: query.select, table: table)
-        let (body, rows) = try await context.pool.withTransaction { try Self.changedRows(wrapped, request, $0) }
+        let (body, rows) = try await writeTransaction(request, caller) { try Self.changedRows(wrapped, request, $0) }
         return try respondWritten(request, body: body, rows: rows, status: 200, bare: 204, range: "*/*")
     }
 

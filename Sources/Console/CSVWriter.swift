@@ -1,0 +1,20 @@
+/// CSV for the console's exports (RFC 4180: every field quoted, quotes doubled, CRLF lines). A field that a
+/// spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, tab or CR) gets a leading `'`, so a
+/// quote or a user agent someone typed cannot run in an owner's spreadsheet.
+enum CSVWriter {
+    static func document(header: [String], rows: [[String]]) -> [UInt8] {
+        var text = line(header)
+        for row in rows { text += line(row) }
+        return Array(text.utf8)
+    }
+
+    private static func line(_ fields: [String]) -> String {
+        fields.map(field).joined(separator: ",") + "\r\n"
+    }
+
+    private static func field(_ value: String) -> String {
+        let risky: Set<Character> = ["=", "+", "-", "@", "\t", "\r"]
+        let safe = value.first.map(risky.contains) == true ? "'" + value : value
+        return "\"" + safe.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
