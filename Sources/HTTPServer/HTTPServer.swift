@@ -142,6 +142,11 @@ public final class HTTPServer: @unchecked Sendable {
     /// Turns anything a handler (or an authentication) throws into the one failure type, once.
     public typealias Classify = @Sendable (any Error) -> Failure
 
+    /// Runs a request's deferred work (completing its credentials, then its handler) in a context of the
+    /// application's, e.g. task-local values naming the client its database time is charged to.
+    public typealias RequestScope = @Sendable (Request, @Sendable () async -> Response) async -> Response
+    private let scope: RequestScope?
+
     private var daemon: MicroHTTPDDaemon?
     private let suspended = Mutex<[ObjectIdentifier: (RequestContext, ConnectionHandle)]>([:])
     private let draining = Atomic<Bool>(false)
@@ -154,8 +159,10 @@ public final class HTTPServer: @unchecked Sendable {
     public init(
         configuration: HTTPServerConfiguration, router: Router, logger: Logger,
         observer: (@Sendable (CompletedRequest) -> Void)? = nil,
-        classify: @escaping Classify = { ($0 as? Failure) ?? ($0 as? any FailureConvertible)?.failure ?? .internal }
+        classify: @escaping Classify = { ($0 as? Failure) ?? ($0 as? any FailureConvertible)?.failure ?? .internal },
+        scope: RequestScope? = nil
     ) {
+        self.scope = scope
         self.configuration = configuration
         self.router = router
         self.logger = logger
@@ -414,16 +421,19 @@ public final class HTTPServer: @unchecked Sendable {
     ) {
         let delay = configuration.refusalDelay
         answerLater(state, on: connection) {
-            var request = request
-            let response: Response
-            do {
-                if let resolve = route.policy.authentication.resolve {
-                    request.caller = try await resolve(request, credentials)
+            let work: @Sendable () async -> Response = {
+                var request = request
+                do {
+                    if let resolve = route.policy.authentication.resolve {
+                        request.caller = try await resolve(request, credentials)
+                    }
+                    return try await route.handler.deferred(request)
+                } catch {
+                    return self.render(error, request: request, dialect: route.policy.dialect)
                 }
-                response = try await route.handler.deferred(request)
-            } catch {
-                response = self.render(error, request: request, dialect: route.policy.dialect)
             }
+            let response: Response
+            if let scope = self.scope { response = await scope(request, work) } else { response = await work() }
             if Self.isDelayedRefusal(response) { try? await Task.sleep(for: delay) }
             return response
         }

@@ -251,6 +251,13 @@ public final class PGPool: Sendable {
         return try outcome.wait().get()
     }
 
+    /// The clients whose jobs wait for a connection (`chargedClient`), in queue order; a read pool's replicas'
+    /// are not listed.
+    public var waitingClients: [String?] {
+        guard case .connections(let core) = backend else { return [] }
+        return core.waitingClients
+    }
+
     /// Current load: size, connections in use, jobs waiting, connections open.
     /// A read pool sums its replicas' pools.
     public var stats: PGPoolStats {

@@ -114,6 +114,13 @@ final class PoolCore: @unchecked Sendable {
         return PGPoolStats(size: size, inUse: inUse, waiting: queue.count, open: open)
     }
 
+    /// The clients of the jobs waiting, in queue order (nil: the server's own work).
+    var waitingClients: [String?] {
+        condition.lock()
+        defer { condition.unlock() }
+        return queue.map(\.client)
+    }
+
     func makeJobID() -> UInt64 {
         lastJobID.wrappingAdd(1, ordering: .relaxed).newValue
     }

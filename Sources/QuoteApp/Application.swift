@@ -99,7 +99,8 @@ public final class Application: Sendable {
                 metrics.observe(request)
                 requestLog?.record(request)
             },
-            classify: Failure.init(classifying:))
+            classify: Failure.init(classifying:),
+            scope: configuration.rateLimitsEnabled ? FairShare.chargingTheClient : nil)
         return Application(context: context, server: server, databaseTime: ledger)
     }
 

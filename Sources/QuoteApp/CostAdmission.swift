@@ -41,23 +41,22 @@ struct CostAdmission: Sendable {
         _ route: Route, _ request: Request, _ body: @escaping @Sendable () async throws -> Response
     ) async throws -> Response {
         guard let fairShare, let expensive else { return try await runExpensiveIf(route.cost.of(request), body) }
+        // The server runs the request with its database time charged to this client (`FairShare.chargingTheClient`).
         let client = FairShare.client(of: request)
-        return try await PGPool.$chargedClient.withValue(client) {
-            var cost = route.cost.of(request)
-            switch fairShare.verdict(for: client) {
-            case .withinShare: break
-            case .overShare: cost = .expensive
-            case .overBudget(let seconds): return refusal(.rateLimited(retryAfterSeconds: seconds), route, request)
-            }
-            guard cost == .expensive else { return try await body() }
-            let address = request.clientAddress
-            let use = fairShare.recentUse(of: client)
-            if let refusal = await expensive.enter(address, use: use, waitingUpTo: Self.globalWait) {
-                return self.refusal(refusal, route, request)
-            }
-            defer { expensive.leave(address) }
-            return try await runExpensiveIf(.expensive, body)
+        var cost = route.cost.of(request)
+        switch fairShare.verdict(for: client) {
+        case .withinShare: break
+        case .overShare: cost = .expensive
+        case .overBudget(let seconds): return refusal(.rateLimited(retryAfterSeconds: seconds), route, request)
         }
+        guard cost == .expensive else { return try await body() }
+        let address = request.clientAddress
+        let use = fairShare.recentUse(of: client)
+        if let refusal = await expensive.enter(address, use: use, waitingUpTo: Self.globalWait) {
+            return self.refusal(refusal, route, request)
+        }
+        defer { expensive.leave(address) }
+        return try await runExpensiveIf(.expensive, body)
     }
 
     /// `body`, under the expensive statement timeout when `cost` is expensive.

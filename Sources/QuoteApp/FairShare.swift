@@ -27,6 +27,13 @@ struct FairShare: Sendable {
         return "address:" + request.clientAddress
     }
 
+    /// Runs a request's work (its credentials' check, its handler) with its database time charged to its client.
+    @Sendable static func chargingTheClient(
+        _ request: Request, _ work: @Sendable () async -> Response
+    ) async -> Response {
+        await PGPool.$chargedClient.withValue(client(of: request)) { await work() }
+    }
+
     func verdict(for client: String) -> Verdict {
         let use = ledger.recentUse(of: client)
         guard use > share, ledger.wasShortRecently() else { return .withinShare }
