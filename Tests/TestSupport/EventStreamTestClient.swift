@@ -6,6 +6,12 @@ public struct ReceivedEvent: Sendable, Equatable {
     public var data: String?
     public var comment: String?
 
+    public init(name: String? = nil, data: String? = nil, comment: String? = nil) {
+        self.name = name
+        self.data = data
+        self.comment = comment
+    }
+
     /// The `next` token of a `changed` event's data.
     public var next: String? {
         guard let data, let object = try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any]
