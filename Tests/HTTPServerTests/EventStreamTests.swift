@@ -14,7 +14,9 @@ final class EventStreamTests: XCTestCase {
     }
     private let opened = Opened()
 
-    private func startServer(bufferLimit: Int = 4096) throws -> HTTPServer {
+    private func startServer(
+        bufferLimit: Int = 4096, configure: (inout HTTPServerConfiguration) -> Void = { _ in }
+    ) throws -> HTTPServer {
         let opened = self.opened
         let routes = [
             Route(
@@ -26,9 +28,10 @@ final class EventStreamTests: XCTestCase {
                     return .eventStream(stream)
                 })
         ]
+        var configuration = HTTPServerConfiguration(port: 0, refusalDelay: .zero)
+        configure(&configuration)
         let server = HTTPServer(
-            configuration: HTTPServerConfiguration(port: 0, refusalDelay: .zero), router: Router(routes: routes),
-            logger: Logger(label: "test"))
+            configuration: configuration, router: Router(routes: routes), logger: Logger(label: "test"))
         try server.start()
         addTeardownBlock { await server.shutdown() }
         return server
@@ -99,6 +102,29 @@ final class EventStreamTests: XCTestCase {
         }
         XCTAssertTrue(closed.load(ordering: .relaxed))
         XCTAssertEqual(server.openStreams, 0)
+    }
+
+    func testOpenStreamsAreNeitherEvictedWhenTheTableIsFullNorCutByDeadlines() throws {
+        let server = try startServer {
+            $0.connectionLimit = 2
+            $0.headerTimeout = .milliseconds(200)
+            $0.crowdedHeaderTimeout = .milliseconds(200)
+            $0.bodyTimeout = .milliseconds(200)
+        }
+        let clients = try (0..<2).map { _ in
+            let client = try EventStreamTestClient(port: server.port, path: "/events", headers: [:])
+            XCTAssertEqual(try client.readHead(), 200)
+            XCTAssertEqual(client.next()?.name, "hello")
+            return client
+        }
+        // Well past every deadline, and a newcomer finds the table full of streams: it is turned away.
+        Thread.sleep(forTimeInterval: 0.6)
+        let newcomer = try HTTPTestConnection(port: server.port, timeoutSeconds: 5)
+        XCTAssertThrowsError(try newcomer.send("GET", "/events"))
+        for (index, client) in clients.enumerated() {
+            XCTAssertTrue(try waitForStream(index).send(ServerSentEvent.event("still", data: "\(index)")))
+            XCTAssertEqual(client.next(), ReceivedEvent(name: "still", data: "\(index)"))
+        }
     }
 
     func testShutdownEndsOpenStreams() async throws {
