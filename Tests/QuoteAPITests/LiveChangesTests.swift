@@ -6,9 +6,12 @@ import XCTest
 /// `GET /v1/sync/events`: an event with the feed's position after each change of the user's library, on any
 /// instance; keep-alives; the end of the stream with the session; limits per user and per address.
 final class LiveChangesTests: XCTestCase {
-    private func open(_ app: TestApp, _ user: TestUser, source: String? = nil) throws -> EventStreamTestClient {
+    private func open(_ app: TestApp, _ user: TestUser, source: String? = nil, receiveBuffer: Int? = nil) throws
+        -> EventStreamTestClient
+    {
         try EventStreamTestClient(
-            port: app.application.port, path: "/v1/sync/events", headers: user.authorization, source: source)
+            port: app.application.port, path: "/v1/sync/events", headers: user.authorization, source: source,
+            receiveBuffer: receiveBuffer)
     }
 
     /// Opens a stream and reads its first event: the position at connect.
@@ -134,6 +137,24 @@ final class LiveChangesTests: XCTestCase {
         }
         XCTAssertEqual(try open(app, alice).readHead(), 200)
         withExtendedLifetime(held) {}
+    }
+
+    func testAClientThatDoesNotReadItsEventsIsDisconnected() async throws {
+        let app = try await startTestApp { $0.liveFeed.bufferLimit = 1024 }
+        let user = try await app.makeUser()
+        let stream = try open(app, user, receiveBuffer: 1024)
+        XCTAssertEqual(try stream.readHead(), 200)
+        let live = app.application.context.live
+        // Never read again: each notification makes one more event, until the buffers on the way are full.
+        for _ in 0..<5000 where live.openStreams > 0 {
+            try await app.withConnection { connection in
+                try connection.query("SELECT pg_notify('library_changes', \(lower(user.id)))")
+            }
+        }
+        for _ in 0..<250 where app.application.server.openStreams > 0 { try await Task.sleep(for: .milliseconds(20)) }
+        XCTAssertEqual(live.openStreams, 0, "the stream was cut off and forgotten")
+        XCTAssertEqual(app.application.server.openStreams, 0)
+        XCTAssertTrue(stream.ends())
     }
 
     func testChangesStillArriveAfterTheListeningConnectionIsKilled() async throws {
