@@ -224,6 +224,15 @@ final class ConnectionGuard: Sendable {
         releaseBody(of: connection)
     }
 
+    /// Shuts down `connection`'s socket if it is still open (MHD then closes it): a stream's consumer fell behind.
+    func cut(_ connection: TrackedConnection) {
+        state.withLock { state in
+            // Under the lock: the socket cannot have been closed (and reused) yet, see the type's comment.
+            guard state.tracked[ObjectIdentifier(connection)] != nil else { return }
+            shutdown(connection.socket, Int32(SHUT_RDWR))
+        }
+    }
+
     /// A connection MHD refused after `admit` (so `opened` never came): gives the slot back.
     func abandon(_ address: ClientAddressKey) {
         state.withLock { $0.connections.remove(1, for: address) }

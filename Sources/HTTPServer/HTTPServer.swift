@@ -150,6 +150,8 @@ public final class HTTPServer: @unchecked Sendable {
     private var daemon: MicroHTTPDDaemon?
     private let suspended = Mutex<[ObjectIdentifier: (RequestContext, ConnectionHandle)]>([:])
     private let draining = Atomic<Bool>(false)
+    /// Streamed answers still being written.
+    private let streams = Mutex<[ObjectIdentifier: EventStream]>([:])
 
     /// - Parameters:
     ///   - logger: for failures (an error turned into a 500, the server's own events).
@@ -206,6 +208,9 @@ public final class HTTPServer: @unchecked Sendable {
         while inFlightCount > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(20))
         }
+        // Streams end (their connections resumed, as MHD requires of every suspended one before it stops).
+        let open = streams.withLock { Array($0.values) }
+        for stream in open { stream.finish() }
         // MHD requires every suspended connection to be resumed before it stops.
         let leftovers = suspended.withLock { Array($0.values) }
         for (state, connection) in leftovers
@@ -214,7 +219,7 @@ public final class HTTPServer: @unchecked Sendable {
             connection.resume()
         }
         // Give the event threads a moment to flush those answers.
-        if !leftovers.isEmpty { try? await Task.sleep(for: .milliseconds(100)) }
+        if !leftovers.isEmpty || !open.isEmpty { try? await Task.sleep(for: .milliseconds(100)) }
         daemon.stop()
         connectionGuard.stop()
         lingeringClose.stop()
@@ -226,6 +231,9 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Connections closing with a lingering close now (for tests).
     public var lingeringConnections: Int { lingeringClose.count }
+
+    /// Streamed answers being written now.
+    public var openStreams: Int { streams.withLock { $0.count } }
 
     /// Requests whose handlers are running.
     public var inFlightCount: Int { suspended.withLock { $0.count } }
@@ -501,9 +509,21 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func send(_ response: Response, for state: RequestContext, on connection: ConnectionHandle) -> Bool {
         let response = finished(response, for: state, on: connection)
-        let queued = connection.queue(response)
+        let queued = response.stream.map { stream(response, $0, on: connection) } ?? connection.queue(response)
         observe(response.status, for: state)
         return queued
+    }
+
+    /// Queues a streamed answer and keeps its stream until its connection closes, so a shutdown can end it.
+    private func stream(_ response: Response, _ stream: EventStream, on connection: ConnectionHandle) -> Bool {
+        let key = ObjectIdentifier(stream)
+        streams.withLock { $0[key] = stream }
+        stream.onClose { [weak self] in _ = self?.streams.withLock { $0.removeValue(forKey: key) } }
+        if let tracked = connection.tracked {
+            let connectionGuard = self.connectionGuard
+            stream.attach { connectionGuard.cut(tracked) }
+        }
+        return connection.queue(response, streaming: stream)
     }
 
     /// Answers while the body is still arriving (libmicrohttpd queues no response then): the answer is written

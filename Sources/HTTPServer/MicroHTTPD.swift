@@ -43,6 +43,29 @@ struct ConnectionHandle: @unchecked Sendable {
         return MHD_queue_response(pointer, UInt32(response.status), mhdResponse) == .YES
     }
 
+    /// Queues `response`, whose body is its `stream`: MHD sends it chunked as the stream's bytes come. The
+    /// socket's send buffer is set to the stream's limit, so a consumer that stops reading fills it (and then the
+    /// stream's own buffer) soon, instead of the kernel holding megabytes for it.
+    func queue(_ response: Response, streaming stream: EventStream) -> Bool {
+        let reader = Unmanaged.passRetained(StreamReader(stream: stream, connection: self)).toOpaque()
+        // The free callback releases the reader, also when the response is refused below.
+        guard
+            let mhdResponse = MHD_create_response_from_callback(
+                UInt64.max, 4096, streamReadTrampoline, reader, streamFreeTrampoline)
+        else {
+            Unmanaged<StreamReader>.fromOpaque(reader).release()
+            return false
+        }
+        defer { MHD_destroy_response(mhdResponse) }
+        for (name, value) in response.headers {
+            _ = MHD_add_response_header(mhdResponse, name, value)
+        }
+        var size = Int32(stream.bufferLimit)
+        setsockopt(
+            cmhd_connection_socket(pointer), SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        return MHD_queue_response(pointer, UInt32(response.status), mhdResponse) == .YES
+    }
+
     /// Writes `response` straight to the socket, for an answer while the body is still arriving (MHD 0.9.75
     /// queues responses only before the body or after it); the caller then has MHD close the connection. The
     /// answer is small and nothing else is being written, so one send takes it whole.
@@ -251,4 +274,43 @@ private func requestCompletedTrampoline(
     requestContext.pointee = nil
     // Balances the passRetained in accessHandlerTrampoline.
     Unmanaged<RequestContext>.fromOpaque(existing).release()
+}
+
+/// A streamed response's reader: the stream and the connection it is written to (the reader callback is not told
+/// the connection, which it suspends while nothing is pending).
+private final class StreamReader {
+    let stream: EventStream
+    let connection: ConnectionHandle
+
+    init(stream: EventStream, connection: ConnectionHandle) {
+        self.stream = stream
+        self.connection = connection
+    }
+}
+
+/// MHD asks for the next bytes of a streamed body when the socket can take them.
+private func streamReadTrampoline(
+    context: UnsafeMutableRawPointer?, position: UInt64, buffer: UnsafeMutablePointer<CChar>?, max: Int
+) -> Int {
+    // MHD_CONTENT_READER_END_OF_STREAM and _END_WITH_ERROR: C macros with casts, not imported.
+    let endOfStream = -1
+    let endWithError = -2
+    guard let context, let buffer else { return endWithError }
+    let reader = Unmanaged<StreamReader>.fromOpaque(context).takeUnretainedValue()
+    switch reader.stream.read(
+        into: UnsafeMutableRawBufferPointer(start: buffer, count: max), connection: reader.connection)
+    {
+    case .bytes(let count): return count
+    case .parked: return 0
+    case .end: return endOfStream
+    case .failed: return endWithError
+    }
+}
+
+/// MHD is done with a streamed response: the connection closed or the stream ended.
+private func streamFreeTrampoline(context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    let reader = Unmanaged<StreamReader>.fromOpaque(context)
+    reader.takeUnretainedValue().stream.connectionClosed()
+    reader.release()
 }

@@ -82,6 +82,8 @@ public struct AppConfiguration: Sendable {
     /// address (`HTTP_CONNECTIONS_PER_ADDRESS`) and in all (`HTTP_MAX_CONNECTIONS`, nil: sized to memory),
     /// deadlines for a request's headers and body in seconds, the budget of buffered request bodies in bytes.
     public var httpConnectionsPerAddress = 128
+    /// Streams of live changes (`LIVE_STREAMS_PER_USER`, `LIVE_STREAMS_PER_ADDRESS`, `LIVE_KEEPALIVE_SECONDS`).
+    public var liveFeed = LiveFeedLimits()
     public var httpMaxConnections: Int?
     public var httpHeaderTimeout = 10
     /// `HTTP_CROWDED_HEADER_TIMEOUT`: seconds for a new connection's first headers while the connection table is

@@ -13,6 +13,8 @@ public struct AppContext: Sendable {
     public let drain = DrainState()
     public let logger: Logger
     public let sync: SyncContext
+    /// The open streams of live changes (`GET /v1/sync/events`).
+    public let live: LiveFeed
 
     public init(
         configuration: AppConfiguration, services: Services, metrics: ServerMetrics, logger: Logger, sync: SyncContext
@@ -22,6 +24,8 @@ public struct AppContext: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.sync = sync
+        self.live = LiveFeed(
+            limits: configuration.liveFeed, sync: sync, authenticator: services.authenticator, logger: logger)
     }
 
     @inlinable public subscript<Value>(dynamicMember keyPath: KeyPath<Services, Value>) -> Value {

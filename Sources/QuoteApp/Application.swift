@@ -123,6 +123,7 @@ public final class Application: Sendable {
         context.mail.start()
         context.sync.maintenance.start()
         context.housekeeping.start()
+        context.live.start(databaseURL: context.configuration.databaseURL)
         context.logger.info(
             "listening",
             metadata: [
@@ -146,8 +147,10 @@ public final class Application: Sendable {
     /// close. It returns once nothing of the server still runs (each wait bounded): a thread still at work while the
     /// process exits races the libraries freeing their state at exit.
     public func shutdown() async {
-        await server.shutdown()
         let context = self.context
+        // Before the server: a notification arriving meanwhile would write to streams being ended.
+        context.live.stop()
+        await server.shutdown()
         context.mail.stop()
         context.sync.maintenance.stop()
         context.housekeeping.stop()
@@ -155,6 +158,7 @@ public final class Application: Sendable {
         // A pass in flight finishes first; one stuck (a mail to an SMTP server that never answers) is not waited for.
         await Self.wait(atMost: .seconds(2)) {
             context.mail.hasEnded && context.sync.maintenance.hasEnded && context.housekeeping.hasEnded
+                && context.live.notificationListener?.isRunning != true
         }
         let pools = [context.readPool, context.publicPool, context.pool]  // a read pool closes its replicas' only
         for pool in pools { pool.shutdown() }

@@ -38,6 +38,9 @@ enum AppConfigurationBuilder {
             (\.httpBodyGrace, nil, "HTTP_BODY_GRACE", .min ... .max),
             (\.httpCrowdedHeaderTimeout, nil, "HTTP_CROWDED_HEADER_TIMEOUT", 1 ... .max),
             (\.answerCacheBytes, \.answerCacheBytes, "ANSWER_CACHE_BYTES", 0...(1 << 30)),
+            (\.liveFeed.perUser, nil, "LIVE_STREAMS_PER_USER", 0...1000),
+            (\.liveFeed.perAddress, nil, "LIVE_STREAMS_PER_ADDRESS", 0...100_000),
+            (\.liveFeedKeepAliveSeconds, nil, "LIVE_KEEPALIVE_SECONDS", 1...30),
         ]
     }
 

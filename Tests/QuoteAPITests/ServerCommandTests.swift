@@ -95,6 +95,7 @@ final class ServerCommandTests: XCTestCase {
             ("DB_PREPARED_STATEMENTS", "maybe"),
             ("ANSWER_CACHE_BYTES", "-1"), ("ANSWER_CACHE_BYTES", "1073741825"), ("ANSWER_CACHE_BYTES", "lots"),
             ("DB_PUBLIC_POOL_SIZE", "0"), ("DB_ACQUIRE_TIMEOUT", "0"), ("DB_ACQUIRE_TIMEOUT", "60001"),
+            ("LIVE_KEEPALIVE_SECONDS", "0"), ("LIVE_KEEPALIVE_SECONDS", "31"), ("LIVE_STREAMS_PER_USER", "-1"),
         ]
         for (variable, value) in refused {
             let server = try ServerProcess(

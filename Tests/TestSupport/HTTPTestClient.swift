@@ -97,7 +97,7 @@ public final class HTTPTestConnection: @unchecked Sendable {
     }
 
     /// Calls `bind` or `connect` with the IPv4 address `host:port`.
-    private static func call(
+    static func call(
         _ function: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32, _ socket: Int32, _ host: String, _ port: Int
     ) throws {
         var address = sockaddr_in()

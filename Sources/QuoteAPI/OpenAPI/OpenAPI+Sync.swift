@@ -52,7 +52,25 @@ extension OpenAPIDocument {
                         "object": {"description": "the route's answer body, when it has one (FavoriteRef, \#
         Collection, CollectionQuoteRef, User)"}}}},
                       "next": {"type": "string"}}}}}},
-                  "403": {"$ref": "#/components/responses/QuotaExceeded"}}}}
+                  "403": {"$ref": "#/components/responses/QuotaExceeded"}}}},
+            "/v1/sync/events": {
+              "get": {"operationId": "syncEvents", "tags": ["Sync"],
+                "summary": "Live changes: a server-sent event stream telling when the library changed",
+                "description": "Send Accept: text/event-stream. The first event, at connect, is changed with the \#
+        feed's position now: a client whose own last token equals it missed nothing, otherwise it syncs. Then each \#
+        time the library changes (through any surface, on any instance) an event changed with data {\"next\": \#
+        token} follows, next being a position after the change; a client then reads GET /v1/sync?since= its own \#
+        last token as usual, so a lost stream loses nothing (reconnect and sync). Events of one transaction may \#
+        come as one, and a change may be told more than once. A comment line (: keep-alive) comes every 15 s. The \#
+        stream ends when its session ends (logout, password change, account deletion, revocation); the access \#
+        token's expiry does not end it. A user may hold 8 streams at once and an address 32 (per instance; \#
+        beyond: 429 with Retry-After). A client that does not read its events (over 64 KiB waiting) is \#
+        disconnected.",
+                "responses": {
+                  "200": {"description": "An endless stream of events",
+                    "content": {"text/event-stream": {"schema": {"type": "string",
+                      "example": "event: changed\ndata: {\"next\": \"AQAAAAAAAAAD…\"}\n\n: keep-alive\n\n"}}}},
+                  "429": {"$ref": "#/components/responses/TooManyRequests"}}}}
           },
           "parameters": {
             "IdempotencyKey": {"name": "Idempotency-Key", "in": "header", "required": false,

@@ -11,6 +11,7 @@ struct SyncRoutes {
         let policies = context.policies
         return [
             Route(.get, "/v1/sync", policies.user, cost: .cheapRead, handler: Handler(changes)),
+            Route(.get, "/v1/sync/events", policies.user, cost: .cheapRead, handler: Handler(events)),
             // A batch of more than about a hundred operations is a bulk write.
             Route(
                 .post, "/v1/sync", policies.userWrite,
@@ -48,6 +49,12 @@ struct SyncRoutes {
         writer.key("has_more"); writer.bool(page.hasMore)
         writer.raw("}")
         return .json(bytes: writer.bytes, headers: ["Cache-Control": "no-store"])
+    }
+
+    /// Server-sent events: `changed` with the feed's position now, then after each change (see `LiveFeed`).
+    @Sendable private func events(_ request: Request) async throws -> Response {
+        let stream = try await context.live.open(for: try request.user, from: request.clientAddress)
+        return .eventStream(stream)
     }
 
     @Sendable private func applyBatch(_ request: Request) async throws -> Response {

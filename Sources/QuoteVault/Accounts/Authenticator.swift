@@ -42,4 +42,13 @@ public struct Authenticator: Sendable {
         guard live else { throw QuoteVaultError.unauthorized }
         return AuthenticatedUser(userID: userID, sessionID: sessionID, email: claims.email ?? "")
     }
+
+    /// Which of `sessionIDs` are still live, by the same rule as `live` (one lookup by primary key per id, in one
+    /// statement): for connections that outlive the request that opened them.
+    public func liveSessions(_ sessionIDs: [UUID]) async throws -> Set<UUID> {
+        guard !sessionIDs.isEmpty else { return [] }
+        let rows = try await pool.read(
+            "SELECT id FROM sessions WHERE id = ANY(\(sessionIDs)) AND revoked_at IS NULL")
+        return Set(try rows.map { try $0.decode("id", as: UUID.self) })
+    }
 }
