@@ -38,9 +38,9 @@ public struct AppConfiguration: Sendable {
     public var expensiveStatementTimeoutMilliseconds = 3000
     /// `DB_CLIENT_SHARE` in milliseconds: a client's database time within the last 10 s (decaying) past which,
     /// while connections were short, its requests are expensive whatever their route.
-    public var databaseClientShareMilliseconds = 1000
+    public var databaseClientShareMilliseconds = 3000
     /// `DB_CLIENT_BUDGET` in milliseconds: past it (and while connections were short) a client's requests get `429`.
-    public var databaseClientBudgetMilliseconds = 5000
+    public var databaseClientBudgetMilliseconds = 10_000
     /// `HTTP_BODY_MIN_RATE` in bytes a second, after a grace of `HTTP_BODY_GRACE` seconds: a body arriving slower
     /// is cut off (Apache mod_reqtimeout's `MinRate`), so a stalled upload frees its share of the budget.
     public var httpBodyMinRate = 4096

@@ -1,3 +1,4 @@
+import Foundation
 import QuoteVault
 import Synchronization
 
@@ -8,8 +9,10 @@ import Synchronization
 /// holding no database connection and no thread, then `503`; both with `Retry-After`.
 ///
 /// A place given back goes to the fairest waiter, not the first to look: one whose address has the fewest requests
-/// running, then the one whose client used the least database time recently, then the earliest. So a second search of
-/// an address that has one running never goes before the first of an address with none.
+/// running, then the one whose address held places the least recently (decaying over `placeTimeWindow`), then the
+/// one whose client used the least database time, then the earliest. So a second search of an address that has one
+/// running never goes before the first of an address with none, and an address that searches now and then goes
+/// before a crowd of addresses that search all the time.
 final class ConcurrencyGate: Sendable {
     private let perAddress: Int
     private let global: Int
@@ -25,12 +28,21 @@ final class ConcurrencyGate: Sendable {
     fileprivate struct State {
         var total = 0
         var running: [String: Int] = [:]
+        /// When each address's running requests took their places, earliest first.
+        var startedAt: [String: [Double]] = [:]
+        /// Seconds each address held places, decayed to `placeTimeUpdated`.
+        var placeTime: [String: (seconds: Double, updated: Double)] = [:]
         var waiting: [String: Int] = [:]
         var waiters: [Waiter] = []
         var lastID: UInt64 = 0
     }
 
     private let state = Mutex(State())
+    private static let origin = ContinuousClock.now
+    /// The time constant of an address's place time: about the last ten seconds count.
+    static let placeTimeWindow = 10.0
+
+    fileprivate static func now() -> Double { (ContinuousClock.now - origin) / .seconds(1) }
 
     init(perAddress: Int, global: Int = .max) {
         self.perAddress = perAddress
@@ -100,6 +112,7 @@ final class ConcurrencyGate: Sendable {
             let left = state.running[address, default: 1] - 1
             state.running[address] = left > 0 ? left : nil
             state.total -= 1
+            state.chargePlaceTime(address)
             guard state.total < global, let index = state.fairestWaiter() else { return nil }
             let waiter = state.waiters.remove(at: index)
             state.stopWaiting(waiter.address)
@@ -123,6 +136,26 @@ extension ConcurrencyGate.State {
     mutating func admit(_ address: String) {
         running[address, default: 0] += 1
         total += 1
+        startedAt[address, default: []].append(ConcurrencyGate.now())
+    }
+
+    /// Charges the place `address` gives back. Which of its places ended is not known, so the earliest start is
+    /// taken: the sum charged over its places is the same either way.
+    mutating func chargePlaceTime(_ address: String) {
+        guard var starts = startedAt[address], !starts.isEmpty else { return }
+        let now = ConcurrencyGate.now()
+        let held = now - starts.removeFirst()
+        startedAt[address] = starts.isEmpty ? nil : starts
+        placeTime[address] = (recentPlaceTime(address, at: now) + held, now)
+        if placeTime.count > 4096 {
+            placeTime = placeTime.filter { address, _ in recentPlaceTime(address, at: now) > 0.001 }
+        }
+    }
+
+    /// Seconds `address` held places recently (decayed).
+    func recentPlaceTime(_ address: String, at now: Double) -> Double {
+        guard let entry = placeTime[address] else { return 0 }
+        return entry.seconds * exp(-(now - entry.updated) / ConcurrencyGate.placeTimeWindow)
     }
 
     mutating func stopWaiting(_ address: String) {
@@ -130,14 +163,19 @@ extension ConcurrencyGate.State {
         waiting[address] = left > 0 ? left : nil
     }
 
-    /// Fewest running of its address, then least recent database time, then earliest.
+    /// Fewest running of its address, then least recent place time of its address, then least recent database time
+    /// of its client, then earliest.
     func fairestWaiter() -> Int? {
-        waiters.indices.min { left, right in
+        let now = ConcurrencyGate.now()
+        return waiters.indices.min { left, right in
             let a = waiters[left]
             let b = waiters[right]
             let runningA = running[a.address, default: 0]
             let runningB = running[b.address, default: 0]
             if runningA != runningB { return runningA < runningB }
+            let heldA = recentPlaceTime(a.address, at: now)
+            let heldB = recentPlaceTime(b.address, at: now)
+            if heldA != heldB { return heldA < heldB }
             if a.use != b.use { return a.use < b.use }
             return a.id < b.id
         }

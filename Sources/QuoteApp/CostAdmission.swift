@@ -35,7 +35,7 @@ struct CostAdmission: Sendable {
 
     /// How long an expensive request past the global cap waits for a place before it is refused (see
     /// `ConcurrencyGate.enter(_:use:waitingUpTo:)`).
-    static let globalWait: Duration = .milliseconds(250)
+    static let globalWait: Duration = .seconds(1)
 
     func run(
         _ route: Route, _ request: Request, _ body: @escaping @Sendable () async throws -> Response

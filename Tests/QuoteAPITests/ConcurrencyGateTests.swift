@@ -151,3 +151,36 @@ final class ConcurrencyGateFairOrderTests: XCTestCase {
         XCTAssertNil(gate.enter("10.0.0.1"), "the refused waiter left no trace")
     }
 }
+
+/// An address that held places recently waits behind one that did not.
+final class ConcurrencyGatePlaceTimeTests: XCTestCase {
+    func testAnAddressThatSearchesNowAndThenGoesBeforeOneThatSearchesAllTheTime() async throws {
+        let gate = ConcurrencyGate(perAddress: 2, global: 1)
+        // 10.0.0.1 held the one place for a while.
+        XCTAssertNil(gate.enter("10.0.0.1"))
+        try await Task.sleep(for: .milliseconds(200))
+        gate.leave("10.0.0.1")
+        XCTAssertNil(gate.enter("10.0.0.9"))
+        let (order, admitted) = AsyncStream<String>.makeStream()
+        // It asks first, with less database time than the other; the other asks after it.
+        let frequent = Task {
+            let refusal = await gate.enter("10.0.0.1", use: 0, waitingUpTo: .seconds(30))
+            if refusal == nil { admitted.yield("10.0.0.1") }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        let rare = Task {
+            let refusal = await gate.enter("10.0.0.2", use: 1, waitingUpTo: .seconds(30))
+            if refusal == nil { admitted.yield("10.0.0.2") }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        gate.leave("10.0.0.9")
+        var iterator = order.makeAsyncIterator()
+        let first = await iterator.next()
+        XCTAssertEqual(first, "10.0.0.2", "the address that held no place goes first")
+        gate.leave("10.0.0.2")
+        let second = await iterator.next()
+        XCTAssertEqual(second, "10.0.0.1")
+        gate.leave("10.0.0.1")
+        _ = await (frequent.value, rare.value)
+    }
+}

@@ -53,7 +53,7 @@ extension OpenAPIDocument {
             "PayloadTooLarge": {"description": "The body exceeds the route's size limit (8 KiB on /v1/auth)"},
             "UnsupportedMediaType": {"description": "The body's Content-Type is not supported"},
             "TooManyRequests": {"description": "Throttled: past a per-address or per-account limit, or the client's \#
-        database time over its budget (5 s in the last 10 s, DB_CLIENT_BUDGET) while connections are short; retry \#
+        database time over its budget (10 s in the last 10 s, DB_CLIENT_BUDGET) while connections are short; retry \#
         after the given seconds",
               "headers": {"Retry-After": {"schema": {"type": "integer"}}}},
             "QuotaExceeded": {"description": "quota_exceeded: past a per-account quota (see the README)"}
