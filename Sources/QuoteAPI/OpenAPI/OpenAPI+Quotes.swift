@@ -20,7 +20,8 @@ extension OpenAPIDocument {
         (after trimming) in its text (type=keyword) or author (type=author); %, _ and \\ match themselves. Ranking: \#
         q as a whole word first, then q at the start of a word, then q anywhere; ties newest first (created_at \#
         desc, id desc). Offset pages only (next_cursor is always null). total is exact up to 1,000 matches; beyond, \#
-        it is 1000 and total_is_exact is false. Cost class expensive: at most 2 at once per address (beyond: 429) \#
+        it is 1000 and total_is_exact is false. Cost class expensive unless its answer is cached (then a cheap read): \#
+        at most 2 at once per address (beyond: 429) \#
         and EXPENSIVE_CONCURRENCY in all (beyond: 503), both with Retry-After and at once; statements cut after \#
         EXPENSIVE_STATEMENT_TIMEOUT (3 s, then 503).",
               "parameters": [

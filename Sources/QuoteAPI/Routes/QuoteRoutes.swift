@@ -36,7 +36,10 @@ struct QuoteRoutes {
     var routes: [Route] {
         [
             Route(.get, "/v1/quotes", cost: .cheapRead, handler: Handler(list)),
-            Route(.get, "/v1/quotes/search", cost: .expensive, handler: Handler(find)),
+            // Expensive unless its answer is likely cached: a popular search asked again costs one small read.
+            Route(
+                .get, "/v1/quotes/search", cost: .upgraded(.cheapRead, expensiveWhen: isLikelyUncached),
+                handler: Handler(find)),
             Route(.get, "/v1/quotes/{id}", cost: .cheapRead, handler: Handler(one)),
             Route(.get, "/v1/categories", cost: .cheapRead, handler: Handler(categories)),
         ]
@@ -56,6 +59,17 @@ struct QuoteRoutes {
     }
 
     @Sendable private func find(_ request: Request) async throws -> Response {
+        let (key, page) = try Self.searchKey(of: request)
+        // A popular search asked again costs one small read, however many quotes match it.
+        return try await answer(from: searches, key: key) {
+            // Expensive when not cached (see `CostAdmission`): capped per address and in all, a shorter timeout.
+            let results = try await search.search(key.query, in: key.field, category: key.category, page: page)
+            return JSONWriter.bytes(of: results) { $0.quote($1) }
+        }
+    }
+
+    /// The search a request asks for, as the answer cache files it.
+    private static func searchKey(of request: Request) throws -> (SearchKey, PageRequest) {
         let field: SearchField
         switch request.queryValue("type") ?? "keyword" {
         case "keyword": field = .keyword
@@ -65,13 +79,15 @@ struct QuoteRoutes {
         let category = try request.queryValue("category").map { try QuoteCategory.parse($0) }
         let page = try request.pageRequest(allowsCursor: false)
         let query = try SearchQuery(request.queryValue("q"))
-        // A popular search asked again costs one small read, however many quotes match it.
-        let key = SearchKey(field: field, category: category, query: query, page: page.page ?? 1, size: page.size)
-        return try await answer(from: searches, key: key) {
-            // An expensive route (see `CostAdmission`): capped per address and in all, with a shorter timeout.
-            let results = try await search.search(query, in: field, category: category, page: page)
-            return JSONWriter.bytes(of: results) { $0.quote($1) }
-        }
+        return (SearchKey(field: field, category: category, query: query, page: page.page ?? 1, size: page.size), page)
+    }
+
+    /// Whether a search will likely run its query (its answer is not filed at the newest version seen). One that
+    /// does not parse is cheap: it is refused before any SQL.
+    @Sendable private func isLikelyUncached(_ request: Request) -> Bool {
+        guard searches.isEnabled else { return true }
+        guard let (key, _) = try? Self.searchKey(of: request) else { return false }
+        return !searches.holdsLatest(key)
     }
 
     /// The answer from `cache` when it was made at the quotes' current version, else made by `make` and filed.

@@ -9,7 +9,8 @@ import Synchronization
 /// full it starts over (hot answers come back at once; a flood of distinct keys can only make it useless, never
 /// large).
 final class VersionedAnswerCache<Key: Hashable & Sendable>: Sendable {
-    private let state = Mutex<(entries: [Key: (version: Int64, body: PreparedBody)], bytes: Int)>(([:], 0))
+    private let state = Mutex<(entries: [Key: (version: Int64, body: PreparedBody)], bytes: Int, newest: Int64)>(
+        ([:], 0, .min))
     let capacityInBytes: Int
     /// Memory a key holds beyond the body (its own bytes and the table's overhead), for the bound.
     private let keyCost: @Sendable (Key) -> Int
@@ -26,9 +27,16 @@ final class VersionedAnswerCache<Key: Hashable & Sendable>: Sendable {
     /// The answer if it was made at `version`.
     subscript(key: Key, version: Int64) -> PreparedBody? {
         state.withLock { state in
+            state.newest = max(state.newest, version)
             guard let entry = state.entries[key], entry.version == version else { return nil }
             return entry.body
         }
+    }
+
+    /// Whether an answer for `key` is filed at the newest version asked about, without reading the version: a guess
+    /// (a quote may have changed since), good enough to decide what a request will likely cost.
+    func holdsLatest(_ key: Key) -> Bool {
+        state.withLock { state in state.entries[key].map { $0.version == state.newest } ?? false }
     }
 
     /// Files `body`, made from quotes read at `version` (read before the answer's query: an answer made after a
@@ -37,6 +45,7 @@ final class VersionedAnswerCache<Key: Hashable & Sendable>: Sendable {
         let cost = body.size + keyCost(key)
         guard cost <= capacityInBytes else { return }
         state.withLock { state in
+            state.newest = max(state.newest, version)
             if let old = state.entries[key] {
                 guard old.version <= version else { return }
                 state.bytes -= old.body.size + keyCost(key)
