@@ -43,6 +43,9 @@ enum ConsoleRouteTable {
         .page("/console/accounts", AccountPages.list),
         .page("/console/accounts/{id}", AccountPages.show),
         .action("/console/accounts/{id}/revoke", AccountPages.revoke),
+        .action("/console/accounts/{id}/ban", AccountPages.ban),
+        .action("/console/accounts/{id}/reset", AccountPages.sendReset),
+        .action("/console/accounts/{id}/enable", AccountPages.enable),
         .page("/console/accounts/{id}/delete", AccountPages.confirmDelete),
         .action("/console/accounts/{id}/delete", AccountPages.delete),
 
