@@ -51,6 +51,8 @@ enum ConsoleRouteTable {
 
         .page("/console/security", SecurityPages.show),
         .action("/console/security/totp", SecurityPages.enrol),
+        .action("/console/security/sessions/end", OwnerSessionList.endAll),
+        .action("/console/security/sessions/{id}/end", OwnerSessionList.endOne),
 
         // Anything else under /console: the console's not-found page, for owners (others are sent to sign in).
         .unknown(.get),
