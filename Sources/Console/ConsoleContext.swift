@@ -19,6 +19,7 @@ public struct ConsoleContext: Sendable {
     let accounts: AccountDirectory
     let usage: UsageStatistics
     let favoriteCounts: FavoriteCounts
+    let listing: QuoteListing
     /// The app's password reset, whose mail an owner can send for an account (its per-recipient cap holds).
     let passwordResets: AccountService
     /// What the overview reads from the running server; set by the server that mounts the console.
@@ -46,6 +47,7 @@ public struct ConsoleContext: Sendable {
         accounts = AccountDirectory(pool: pool)
         usage = UsageStatistics(pool: pool)
         favoriteCounts = FavoriteCounts(pool: pool)
+        listing = QuoteListing(pool: pool)
         self.passwordResets = passwordResets
     }
 }

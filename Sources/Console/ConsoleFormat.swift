@@ -9,4 +9,9 @@ enum ConsoleFormat {
         formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
         return formatter.string(from: date)
     }
+
+    /// ISO 8601 in UTC to the second, for exports (a value style: cheap per row, safe across threads).
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
 }
