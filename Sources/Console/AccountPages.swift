@@ -11,8 +11,8 @@ enum AccountPages {
         let rows = accounts.map { account -> HTML in
             """
             <tr><td><a href="/console/accounts/\(account.id.uuidString.lowercased())">\(account.email)</a></td>
-            <td data-label="Signed up">\(ConsoleFormat.date(account.signedUpAt))</td>
-            <td data-label="Last sign-in">\(account.lastSignInAt.map(ConsoleFormat.date) ?? "never")</td>
+            <td data-label="Signed up">\(ConsoleFormat.dateHTML(account.signedUpAt))</td>
+            <td data-label="Last sign-in">\(account.lastSignInAt.map(ConsoleFormat.dateHTML) ?? "never")</td>
             <td data-label="Favorites">\(account.favorites)</td><td data-label="Collections">\(account.collections)</td>
             <td data-label="Active sessions">\(account.activeSessions)</td></tr>
             """
@@ -42,9 +42,9 @@ enum AccountPages {
         let collections = try await request.context.accounts.collections(of: id)
         let rows = sessions.map { session -> HTML in
             """
-            <tr><td data-label="Started">\(ConsoleFormat.date(session.createdAt))</td>
-            <td data-label="Last refreshed">\(ConsoleFormat.date(session.lastUsedAt))</td>
-            <td data-label="Expires">\(ConsoleFormat.date(session.expiresAt))</td></tr>
+            <tr><td data-label="Started">\(ConsoleFormat.dateHTML(session.createdAt))</td>
+            <td data-label="Last refreshed">\(ConsoleFormat.dateHTML(session.lastUsedAt))</td>
+            <td data-label="Expires">\(ConsoleFormat.dateHTML(session.expiresAt))</td></tr>
             """
         }
         let sessionTable: HTML =
@@ -80,8 +80,8 @@ enum AccountPages {
                 <dl class="facts">
                 <dt>Display name</dt><dd>\(account.displayName ?? "none")</dd>
                 <dt>Status</dt><dd>\(account.banned ? "disabled: no sign-in, tokens refused" : "active")</dd>
-                <dt>Signed up</dt><dd>\(ConsoleFormat.date(account.signedUpAt))</dd>
-                <dt>Last sign-in</dt><dd>\(account.lastSignInAt.map(ConsoleFormat.date) ?? "never")</dd>
+                <dt>Signed up</dt><dd>\(ConsoleFormat.dateHTML(account.signedUpAt))</dd>
+                <dt>Last sign-in</dt><dd>\(account.lastSignInAt.map(ConsoleFormat.dateHTML) ?? "never")</dd>
                 <dt>Favorites</dt><dd>\(account.favorites)</dd>
                 <dt>Collections</dt><dd>\(account.collections)</dd>
                 <dt>Active sessions</dt><dd>\(account.activeSessions)</dd>
@@ -124,7 +124,7 @@ enum AccountPages {
             """
             <tr><td><a href="/console/quotes/\(favorite.quoteID.uuidString.lowercased())/edit">\(favorite.text)</a></td>
             <td data-label="Author">\(favorite.author)</td>
-            <td data-label="Added">\(ConsoleFormat.date(favorite.addedAt))</td></tr>
+            <td data-label="Added">\(ConsoleFormat.dateHTML(favorite.addedAt))</td></tr>
             """
         }
         return """
@@ -138,7 +138,7 @@ enum AccountPages {
         let rows = collections.map { collection -> HTML in
             """
             <tr><td>\(collection.name)</td><td data-label="Quotes">\(collection.quotes)</td>
-            <td data-label="Created">\(ConsoleFormat.date(collection.createdAt))</td></tr>
+            <td data-label="Created">\(ConsoleFormat.dateHTML(collection.createdAt))</td></tr>
             """
         }
         return """

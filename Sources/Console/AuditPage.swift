@@ -55,7 +55,7 @@ enum AuditPage {
                 "\(address)<br><span class=\"muted\">\(entry.userAgent ?? "")</span>"
             } ?? .empty
         return """
-            <tr><td>\(ConsoleFormat.date(entry.at))</td><td data-label="Owner">\(entry.ownerEmail)</td>
+            <tr><td>\(ConsoleFormat.dateHTML(entry.at))</td><td data-label="Owner">\(entry.ownerEmail)</td>
             <td data-label="Action">\(entry.action)</td><td data-label="Target">\(entry.target)</td>
             <td data-label="Before"><code>\(entry.before ?? "")</code></td>
             <td data-label="After"><code>\(entry.after ?? "")</code></td><td data-label="Client">\(client)</td></tr>

@@ -25,7 +25,11 @@ enum ConsoleStylesheet {
         table { width: 100%; border-collapse: collapse; background: #fff; }
         th, td { text-align: left; vertical-align: top; padding: .45rem .5rem; border-bottom: 1px solid #dde1e7; }
         th { font-size: .85rem; color: #4a5565; }
-        td { overflow-wrap: anywhere; }
+        /* Text wraps between words; a word breaks only when it alone is wider than its column. */
+        td { overflow-wrap: break-word; }
+        .date, .nowrap { white-space: nowrap; }
+        .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+        td.select { width: 2rem; }
         form.stack { display: grid; gap: .75rem; max-width: 40rem; background: #fff; padding: 1rem;
                      border: 1px solid #dde1e7; border-radius: .4rem; }
         form.inline { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin: 0 0 1rem; }

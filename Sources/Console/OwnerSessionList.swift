@@ -16,8 +16,8 @@ enum OwnerSessionList {
                 session.id.uuidString.lowercased())/end">\(request.csrfField)<button type="submit">End</button></form>
                 """
             return """
-                <tr><td data-label="Started">\(ConsoleFormat.date(session.createdAt))</td>
-                <td data-label="Last used">\(ConsoleFormat.date(session.lastSeenAt))</td><td>\(end)</td></tr>
+                <tr><td data-label="Started">\(ConsoleFormat.dateHTML(session.createdAt))</td>
+                <td data-label="Last used">\(ConsoleFormat.dateHTML(session.lastSeenAt))</td><td>\(end)</td></tr>
                 """
         }
         let endAll: HTML =

@@ -85,7 +85,7 @@ enum QuoteListPage {
             <tr><td class="select"><input type="checkbox" name="id" value="\(id)" aria-label="Select"></td>
             <td>\(quote.text)</td><td data-label="Author">\(quote.author)</td>
             <td data-label="Category">\(quote.category)</td>
-            <td data-label="Added" class="nowrap">\(ConsoleFormat.date(quote.createdAt))</td>
+            <td data-label="Added" class="nowrap">\(ConsoleFormat.dateHTML(quote.createdAt))</td>
             <td data-label="Favorites">\(row.favorites)</td>
             <td class="actions"><a href="/console/quotes/\(id)/edit">Edit</a> ·
             <a href="/console/quotes/\(id)/delete">Delete</a></td></tr>
