@@ -10,7 +10,9 @@ enum AccountPages {
         let (accounts, hasMore) = try await request.context.accounts.find(text, page: page)
         let rows = accounts.map { account -> HTML in
             """
-            <tr><td><a href="/console/accounts/\(account.id.uuidString.lowercased())">\(account.email)</a></td>
+            <tr><td><a href="/console/accounts/\(account.id.uuidString.lowercased())">\(account.email)</a>\(
+            account.displayName.map { name -> HTML in "<br><span class=\"muted\">\(name)</span>" } ?? .empty)\(
+            account.banned ? " <strong class=\"error\">disabled</strong>" : HTML.empty)</td>
             <td data-label="Signed up">\(ConsoleFormat.dateHTML(account.signedUpAt))</td>
             <td data-label="Last sign-in">\(account.lastSignInAt.map(ConsoleFormat.dateHTML) ?? "never")</td>
             <td data-label="Favorites">\(account.favorites)</td><td data-label="Collections">\(account.collections)</td>
@@ -21,7 +23,7 @@ enum AccountPages {
             accounts.isEmpty
             ? "<p class=\"muted\">No account matches.</p>"
             : """
-            <table class="cards"><thead><tr><th>Email</th><th>Signed up</th><th>Last sign-in</th><th>Favorites</th>
+            <table class="cards"><thead><tr><th>Email and name</th><th>Signed up</th><th>Last sign-in</th><th>Favorites</th>
             <th>Collections</th><th>Active sessions</th></tr></thead><tbody>\(rows)</tbody></table>
             """
         return .page(

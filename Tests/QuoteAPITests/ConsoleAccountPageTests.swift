@@ -31,6 +31,8 @@ final class ConsoleAccountPageTests: XCTestCase {
         XCTAssertTrue(page.contains("href=\"/console/quotes/\(quotes[0].uuidString.lowercased())/edit\""))
         XCTAssertFalse(page.contains(">Another<"), "only the account's favorites")
         XCTAssertTrue(page.contains("<td>Morning &lt;reads&gt;</td><td data-label=\"Quotes\">0</td>"), page)
+        let list = try app.consoleGet("/console/accounts?q=reader", cookie: cookie).text
+        XCTAssertTrue(list.contains("<span class=\"muted\">Ann &lt;i&gt;the reader&lt;/i&gt;</span>"), list)
     }
 
     func testAResetMailIsSentFromTheConsoleWithinTheRecipientsCap() async throws {

@@ -2,21 +2,26 @@ import Foundation
 import PGClient
 
 /// The console's quote list in any order: by a column or by how many users favorited each quote (read from
-/// `quote_favorite_counts`, which a trigger keeps), filtered by category; a page at a time, or all of it for an
-/// export, up to `exportLimit`.
+/// `quote_favorite_counts`, which triggers keep), filtered by category; a page at a time, or all of it for an
+/// export, up to `exportLimit`. Each order has an index (migrations 0071, 0072), so any page costs about the same.
 public struct QuoteListing: Sendable {
     /// What the list can be ordered by; the SQL of each is a constant (no input reaches it).
     public enum Sort: String, Sendable, CaseIterable {
         case added, text, author, category, favorites
 
-        /// The ORDER BY terms before the direction is applied; ties fall to the newest, then the id.
+        /// The table the order is read from (an index of it covers the terms and the category) and its quote id.
+        fileprivate var table: (name: String, id: String) {
+            self == .favorites ? ("quote_favorite_counts", "quote_id") : ("quotes", "id")
+        }
+
+        /// The ORDER BY terms of that table (aliased `s`), all in one direction, so one index serves both.
         fileprivate var terms: [String] {
             switch self {
-            case .added: ["q.created_at", "q.id"]
-            case .text: ["q.text", "q.id"]
-            case .author: ["q.author", "q.id"]
-            case .category: ["q.category", "q.created_at", "q.id"]
-            case .favorites: ["coalesce(c.favorites, 0)", "q.created_at", "q.id"]
+            case .added: ["s.created_at", "s.id"]
+            case .text: ["s.text", "s.id"]
+            case .author: ["s.author", "s.id"]
+            case .category: ["s.category", "s.created_at", "s.id"]
+            case .favorites: ["s.favorites", "s.created_at", "s.quote_id"]
             }
         }
     }
@@ -34,8 +39,13 @@ public struct QuoteListing: Sendable {
         /// The list's default: newest first.
         public static let newest = Order(.added, descending: true)
 
-        fileprivate var sql: String {
+        fileprivate var orderBy: String {
             sort.terms.map { $0 + (descending ? " DESC" : " ASC") }.joined(separator: ", ")
+        }
+
+        /// The page's rows are the ones from its first row on, in this order.
+        fileprivate var fromFirst: String {
+            "(" + sort.terms.joined(separator: ", ") + (descending ? ") <= " : ") >= ")
         }
     }
 
@@ -61,9 +71,10 @@ public struct QuoteListing: Sendable {
     public func page(category: QuoteCategory?, order: Order, page: Int, size: Int) async throws
         -> (rows: [Row], total: Int)
     {
-        var query = Self.query(category: category, order: order)
-        query.append(" LIMIT \(size) OFFSET \(max(0, page - 1) * size)")
-        let rows = try await pool.query(query).map(Self.row)
+        let rows = try await pool.query(
+            Self.query(category: category, order: order, offset: (page - 1) * size, limit: size)
+        )
+        .map(Self.row)
         let total =
             try await pool.query("SELECT \(QuoteService.totalQuery(category)) AS total")
             .first?.decode("total", as: Int.self) ?? 0
@@ -72,18 +83,35 @@ public struct QuoteListing: Sendable {
 
     /// The filter's rows in order, at most `exportLimit`.
     public func export(category: QuoteCategory?, order: Order) async throws -> [Row] {
-        var query = Self.query(category: category, order: order)
-        query.append(" LIMIT \(Self.exportLimit)")
-        return try await pool.query(query).map(Self.row)
+        try await pool.query(Self.query(category: category, order: order, offset: 0, limit: Self.exportLimit))
+            .map(Self.row)
     }
 
-    private static func query(category: QuoteCategory?, order: Order) -> PGQuery {
+    /// A deep page does not read the rows before it: its first row is found by an index-only scan of the order's
+    /// index (`OFFSET` there), then the page's rows are read from it on, and only they are joined.
+    private static func query(category: QuoteCategory?, order: Order, offset: Int, limit: Int) -> PGQuery {
+        let table = order.sort.table
+        var filter: PGQuery = ""
+        if let category { filter.append(" AND s.category = \(category.rawValue)") }
         var query: PGQuery = """
             SELECT \(unsafeSQL: Quote.columns("q")), coalesce(c.favorites, 0)::int8 AS favorites
-            FROM quotes q LEFT JOIN quote_favorite_counts c ON c.quote_id = q.id WHERE true
+            FROM (SELECT * FROM \(unsafeSQL: table.name) s WHERE true
             """
-        if let category { query.append(" AND q.category = \(category.rawValue)") }
-        query.append(" ORDER BY \(unsafeSQL: order.sql)")
+        query.append(filter)
+        if offset > 0 {
+            query.append(
+                " AND \(unsafeSQL: order.fromFirst)(SELECT \(unsafeSQL: order.sort.terms.joined(separator: ", "))")
+            query.append(" FROM \(unsafeSQL: table.name) s WHERE true")
+            query.append(filter)
+            query.append(" ORDER BY \(unsafeSQL: order.orderBy) OFFSET \(offset) LIMIT 1)")
+        }
+        query.append(
+            """
+             ORDER BY \(unsafeSQL: order.orderBy) LIMIT \(limit)) s
+            JOIN quotes q ON q.id = s.\(unsafeSQL: table.id)
+            LEFT JOIN quote_favorite_counts c ON c.quote_id = q.id
+            ORDER BY \(unsafeSQL: order.orderBy)
+            """)
         return query
     }
 
