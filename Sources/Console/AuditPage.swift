@@ -21,7 +21,7 @@ enum AuditPage {
                 <label>Text <input type="search" name="q" value="\(text)" maxlength="200"></label>
                 <button type="submit">Search</button>
                 <a class="button secondary" href="\(Pager.url("/console/audit.csv", filters))">Export CSV</a></form>
-                <table class="cards"><thead><tr><th>When</th><th>Owner</th><th>Action</th><th>Target</th><th>Before</th>
+                <table class="cards audit"><thead><tr><th>When</th><th>Owner</th><th>Action</th><th>Target</th><th>Before</th>
                 <th>After</th><th>Client</th></tr></thead><tbody>\(found.entries.map(row))</tbody></table>
                 \(Pager.links("/console/audit", filters: filters, page: page, hasMore: found.hasMore))
                 """)

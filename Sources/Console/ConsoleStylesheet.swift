@@ -27,6 +27,8 @@ enum ConsoleStylesheet {
         th { font-size: .85rem; color: #4a5565; }
         /* Text wraps between words; a word breaks only when it alone is wider than its column. */
         td { overflow-wrap: break-word; }
+        /* Machine text (JSON, user agents) is no prose: it may break anywhere rather than widen the table. */
+        td code, td .muted { overflow-wrap: anywhere; }
         .date, .nowrap { white-space: nowrap; }
         .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
         td.select { width: 2rem; }
@@ -59,6 +61,13 @@ enum ConsoleStylesheet {
         }
         @media (min-width: 48em) {
             main { padding: 1.5rem 2rem; }
+            /* The audit log's columns get the room their content needs: the JSON most, the date its own width. */
+            table.audit { table-layout: fixed; font-size: .9rem; }
+            table.audit th:nth-child(1) { width: 11rem; }
+            table.audit th:nth-child(2) { width: 15%; }
+            table.audit th:nth-child(3) { width: 12%; }
+            table.audit th:nth-child(4) { width: 10%; }
+            table.audit th:nth-child(5), table.audit th:nth-child(6) { width: 15%; }
             h1 { font-size: 1.75rem; }
         }
         """
