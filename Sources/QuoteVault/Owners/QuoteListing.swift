@@ -18,7 +18,8 @@ public struct QuoteListing: Sendable {
         fileprivate var terms: [String] {
             switch self {
             case .added: ["s.created_at", "s.id"]
-            case .text: ["s.text", "s.id"]
+            // In lower case: an index on the column itself would be taken for any filter on the text (ILIKE).
+            case .text: ["lower(s.text)", "s.id"]
             case .author: ["s.author", "s.id"]
             case .category: ["s.category", "s.created_at", "s.id"]
             case .favorites: ["s.favorites", "s.created_at", "s.quote_id"]
@@ -67,18 +68,25 @@ public struct QuoteListing: Sendable {
 
     public init(pool: PGPool) { self.pool = pool }
 
-    /// The page (1-based) of `size` rows, with the filter's total (from the maintained category counts).
+    /// The page (1-based) of `size` rows, with the filter's total (from the maintained category counts). A page in
+    /// the second half is sought from the end, in the reverse order, so no page skips more than half the rows.
     public func page(category: QuoteCategory?, order: Order, page: Int, size: Int) async throws
         -> (rows: [Row], total: Int)
     {
-        let rows = try await pool.query(
-            Self.query(category: category, order: order, offset: (page - 1) * size, limit: size)
-        )
-        .map(Self.row)
         let total =
             try await pool.query("SELECT \(QuoteService.totalQuery(category)) AS total")
             .first?.decode("total", as: Int.self) ?? 0
-        return (rows, total)
+        let offset = (page - 1) * size
+        guard offset * 2 > total else {
+            let rows = try await pool.query(Self.query(category: category, order: order, offset: offset, limit: size))
+            return (try rows.map(Self.row), total)
+        }
+        let count = min(size, total - offset)
+        guard count > 0 else { return ([], total) }
+        let reversed = Order(order.sort, descending: !order.descending)
+        let rows = try await pool.query(
+            Self.query(category: category, order: reversed, offset: total - offset - count, limit: count))
+        return (try rows.map(Self.row).reversed(), total)
     }
 
     /// The filter's rows in order, at most `exportLimit`.
