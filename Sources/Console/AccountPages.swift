@@ -10,9 +10,11 @@ enum AccountPages {
         let (accounts, hasMore) = try await request.context.accounts.find(text, page: page)
         let rows = accounts.map { account -> HTML in
             """
-            <tr><td><a href="/console/accounts/\(account.id.uuidString.lowercased())">\(account.email)</a></td>
-            <td data-label="Signed up">\(ConsoleFormat.date(account.signedUpAt))</td>
-            <td data-label="Last sign-in">\(account.lastSignInAt.map(ConsoleFormat.date) ?? "never")</td>
+            <tr><td><a href="/console/accounts/\(account.id.uuidString.lowercased())">\(account.email)</a>\(
+            account.displayName.map { name -> HTML in "<br><span class=\"muted\">\(name)</span>" } ?? .empty)\(
+            account.banned ? " <strong class=\"error\">disabled</strong>" : HTML.empty)</td>
+            <td data-label="Signed up">\(ConsoleFormat.dateHTML(account.signedUpAt))</td>
+            <td data-label="Last sign-in">\(account.lastSignInAt.map(ConsoleFormat.dateHTML) ?? "never")</td>
             <td data-label="Favorites">\(account.favorites)</td><td data-label="Collections">\(account.collections)</td>
             <td data-label="Active sessions">\(account.activeSessions)</td></tr>
             """
@@ -21,7 +23,7 @@ enum AccountPages {
             accounts.isEmpty
             ? "<p class=\"muted\">No account matches.</p>"
             : """
-            <table class="cards"><thead><tr><th>Email</th><th>Signed up</th><th>Last sign-in</th><th>Favorites</th>
+            <table class="cards"><thead><tr><th>Email and name</th><th>Signed up</th><th>Last sign-in</th><th>Favorites</th>
             <th>Collections</th><th>Active sessions</th></tr></thead><tbody>\(rows)</tbody></table>
             """
         return .page(
@@ -38,11 +40,13 @@ enum AccountPages {
         let id = try request.pathUUID("id")
         let account = try await request.context.accounts.account(id)
         let sessions = try await request.context.accounts.sessions(of: id)
+        let favorites = try await request.context.accounts.favorites(of: id)
+        let collections = try await request.context.accounts.collections(of: id)
         let rows = sessions.map { session -> HTML in
             """
-            <tr><td data-label="Started">\(ConsoleFormat.date(session.createdAt))</td>
-            <td data-label="Last refreshed">\(ConsoleFormat.date(session.lastUsedAt))</td>
-            <td data-label="Expires">\(ConsoleFormat.date(session.expiresAt))</td></tr>
+            <tr><td data-label="Started">\(ConsoleFormat.dateHTML(session.createdAt))</td>
+            <td data-label="Last refreshed">\(ConsoleFormat.dateHTML(session.lastUsedAt))</td>
+            <td data-label="Expires">\(ConsoleFormat.dateHTML(session.expiresAt))</td></tr>
             """
         }
         let sessionTable: HTML =
@@ -60,21 +64,38 @@ enum AccountPages {
                 <p class="notice" role="status">Revoked \(count) session(s): the next request with their tokens is
                 refused.</p>
                 """
-            } ?? .empty
+            } ?? AccountNotice.of(request.query("done"))
+        let standing: HTML =
+            account.banned
+            ? """
+            <form class="inline" method="post" action="\(path)/enable">\(request.csrfField)
+            <button type="submit">Re-enable the account</button></form>
+            """
+            : """
+            <form class="inline" method="post" action="\(path)/ban">\(request.csrfField)
+            <button class="danger" type="submit">Disable (ban) the account</button></form>
+            """
         return .page(
             title: account.email,
             body: """
                 <p><a href="/console/accounts">← Accounts</a></p>\(notice)
                 <dl class="facts">
-                <dt>Signed up</dt><dd>\(ConsoleFormat.date(account.signedUpAt))</dd>
-                <dt>Last sign-in</dt><dd>\(account.lastSignInAt.map(ConsoleFormat.date) ?? "never")</dd>
+                <dt>Display name</dt><dd>\(account.displayName ?? "none")</dd>
+                <dt>Status</dt><dd>\(account.banned ? "disabled: no sign-in, tokens refused" : "active")</dd>
+                <dt>Signed up</dt><dd>\(ConsoleFormat.dateHTML(account.signedUpAt))</dd>
+                <dt>Last sign-in</dt><dd>\(account.lastSignInAt.map(ConsoleFormat.dateHTML) ?? "never")</dd>
                 <dt>Favorites</dt><dd>\(account.favorites)</dd>
                 <dt>Collections</dt><dd>\(account.collections)</dd>
                 <dt>Active sessions</dt><dd>\(account.activeSessions)</dd>
                 </dl>
+                <h2>Favorites</h2>\(favoriteList(favorites, total: account.favorites))
+                <h2>Collections</h2>\(collectionList(collections, total: account.collections))
                 <h2>Active sessions</h2>\(sessionTable)
                 <form class="inline" method="post" action="\(path)/revoke">\(request.csrfField)
                 <button type="submit">Revoke all sessions</button></form>
+                <form class="inline" method="post" action="\(path)/reset">\(request.csrfField)
+                <button type="submit">Send a password-reset mail</button></form>
+                \(standing)
                 <p><a class="button danger" href="\(path)/delete">Delete this account…</a></p>
                 """)
     }
@@ -83,6 +104,66 @@ enum AccountPages {
         let id = try request.pathUUID("id")
         let revoked = try await request.context.accounts.revokeSessions(of: id, by: request.actor)
         return .redirect("/console/accounts/\(id.uuidString.lowercased())?revoked=\(revoked)")
+    }
+
+    /// The app's own reset mail, counted against the recipient's cap like a reset the user asks for.
+    static func sendReset(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
+        let id = try request.pathUUID("id")
+        let account = try await request.context.accounts.account(id)
+        let notice: AccountNotice
+        do {
+            try await request.context.passwordResets.requestPasswordReset(email: account.email, by: request.actor)
+            notice = .resetSent
+        } catch Failure.rateLimited {
+            notice = .resetCapped
+        }
+        return .redirect("/console/accounts/\(id.uuidString.lowercased())?done=\(notice.rawValue)")
+    }
+
+    private static func favoriteList(_ favorites: [AccountDirectory.Favorite], total: Int) -> HTML {
+        guard !favorites.isEmpty else { return "<p class=\"muted\">No favorite.</p>" }
+        let rows = favorites.map { favorite -> HTML in
+            """
+            <tr><td><a href="/console/quotes/\(favorite.quoteID.uuidString.lowercased())/edit">\(favorite.text)</a></td>
+            <td data-label="Author">\(favorite.author)</td>
+            <td data-label="Added">\(ConsoleFormat.dateHTML(favorite.addedAt))</td></tr>
+            """
+        }
+        return """
+            \(shown(favorites.count, of: total))<table class="cards"><thead><tr><th>Quote</th><th>Author</th>
+            <th>Added</th></tr></thead><tbody>\(rows)</tbody></table>
+            """
+    }
+
+    private static func collectionList(_ collections: [AccountDirectory.Collection], total: Int) -> HTML {
+        guard !collections.isEmpty else { return "<p class=\"muted\">No collection.</p>" }
+        let rows = collections.map { collection -> HTML in
+            """
+            <tr><td>\(collection.name)</td><td data-label="Quotes">\(collection.quotes)</td>
+            <td data-label="Created">\(ConsoleFormat.dateHTML(collection.createdAt))</td></tr>
+            """
+        }
+        return """
+            \(shown(collections.count, of: total))<table class="cards"><thead><tr><th>Name</th><th>Quotes</th>
+            <th>Created</th></tr></thead><tbody>\(rows)</tbody></table>
+            """
+    }
+
+    /// "The newest N of M" when the list is cut short.
+    private static func shown(_ count: Int, of total: Int) -> HTML {
+        total > count ? "<p class=\"muted\">The newest \(count) of \(total).</p>" : .empty
+    }
+
+    static func ban(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
+        let id = try request.pathUUID("id")
+        try await request.context.accounts.ban(id, by: request.actor)
+        return .redirect("/console/accounts/\(id.uuidString.lowercased())?done=\(AccountNotice.banned.rawValue)")
+    }
+
+    static func enable(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
+        let id = try request.pathUUID("id")
+        try await request.context.accounts.enable(id, by: request.actor)
+        return .redirect("/console/accounts/\(id.uuidString.lowercased())?done=\(AccountNotice.enabled.rawValue)")
     }
 
     static func confirmDelete(_ request: ConsoleRequest) async throws -> ConsoleAnswer {

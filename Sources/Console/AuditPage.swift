@@ -21,7 +21,7 @@ enum AuditPage {
                 <label>Text <input type="search" name="q" value="\(text)" maxlength="200"></label>
                 <button type="submit">Search</button>
                 <a class="button secondary" href="\(Pager.url("/console/audit.csv", filters))">Export CSV</a></form>
-                <table class="cards"><thead><tr><th>When</th><th>Owner</th><th>Action</th><th>Target</th><th>Before</th>
+                <table class="cards audit"><thead><tr><th>When</th><th>Owner</th><th>Action</th><th>Target</th><th>Before</th>
                 <th>After</th><th>Client</th></tr></thead><tbody>\(found.entries.map(row))</tbody></table>
                 \(Pager.links("/console/audit", filters: filters, page: page, hasMore: found.hasMore))
                 """)
@@ -55,7 +55,7 @@ enum AuditPage {
                 "\(address)<br><span class=\"muted\">\(entry.userAgent ?? "")</span>"
             } ?? .empty
         return """
-            <tr><td>\(ConsoleFormat.date(entry.at))</td><td data-label="Owner">\(entry.ownerEmail)</td>
+            <tr><td>\(ConsoleFormat.dateHTML(entry.at))</td><td data-label="Owner">\(entry.ownerEmail)</td>
             <td data-label="Action">\(entry.action)</td><td data-label="Target">\(entry.target)</td>
             <td data-label="Before"><code>\(entry.before ?? "")</code></td>
             <td data-label="After"><code>\(entry.after ?? "")</code></td><td data-label="Client">\(client)</td></tr>

@@ -36,9 +36,13 @@ enum ConsoleAuthentication {
     /// A form another origin's page posts is never ours, even the sign-in, which has no session to carry a CSRF
     /// token yet. Browsers say where a form comes from: `Sec-Fetch-Site` (`same-site` is another port or
     /// subdomain of our host, which is no more ours than another site) and `Origin`, which must be this host.
+    ///
+    /// `Sec-Fetch-Site: same-origin` settles it: browsers set it and no page can, and under the console's
+    /// `Referrer-Policy: no-referrer` a browser sends `Origin: null` with its own pages' forms.
     private static func refuseOtherSitesForms(_ request: Request) throws {
         guard request.method == .post else { return }
         let site = request.headers["Sec-Fetch-Site"]?.lowercased()
+        if site == "same-origin" { return }
         let foreignSite = site == "cross-site" || site == "same-site"
         if foreignSite || !isOwnOrigin(request) {
             throw Failure.forbidden("The console takes forms from its own pages only. Nothing was changed.")

@@ -19,13 +19,20 @@ public struct ConsoleContext: Sendable {
     let accounts: AccountDirectory
     let usage: UsageStatistics
     let favoriteCounts: FavoriteCounts
+    let listing: QuoteListing
+    /// The app's password reset, whose mail an owner can send for an account (its per-recipient cap holds).
+    let passwordResets: AccountService
     /// What the overview reads from the running server; set by the server that mounts the console.
     public var serverStatus = ConsoleServerStatus.none
 
     /// - Parameters:
     ///   - cursorSecret: the key of the quote list's cursors (the server's JWT key, as `/v1` uses).
     ///   - rateLimits: whether sign-in attempts are throttled (`RATE_LIMITS`).
-    public init(pool: PGPool, cursorSecret: [UInt8], trustedProxies: TrustedProxies, rateLimits: Bool) {
+    ///   - passwordResets: the app's accounts service (`Services.accounts`).
+    public init(
+        pool: PGPool, cursorSecret: [UInt8], trustedProxies: TrustedProxies, rateLimits: Bool,
+        passwordResets: AccountService
+    ) {
         self.pool = pool
         quotes = QuoteService(pool: pool, cursorSecret: cursorSecret)
         search = QuoteSearch(pool: pool)
@@ -40,5 +47,7 @@ public struct ConsoleContext: Sendable {
         accounts = AccountDirectory(pool: pool)
         usage = UsageStatistics(pool: pool)
         favoriteCounts = FavoriteCounts(pool: pool)
+        listing = QuoteListing(pool: pool)
+        self.passwordResets = passwordResets
     }
 }

@@ -10,11 +10,16 @@ struct ConsoleForm: Sendable {
     }
 
     private(set) var fields: [String: String] = [:]
+    /// Every value of each urlencoded name in order (checkboxes repeat a name); `fields` keeps the first.
+    private(set) var repeated: [String: [String]] = [:]
     private(set) var files: [String: File] = [:]
 
     static let empty = ConsoleForm()
 
     subscript(_ name: String) -> String? { fields[name] }
+
+    /// All the values posted under `name`.
+    func values(_ name: String) -> [String] { repeated[name] ?? [] }
 
     /// Parses the body by its media type; a GET (or an empty body) has no fields.
     init(_ request: Request) throws {
@@ -25,6 +30,7 @@ struct ConsoleForm: Sendable {
                 let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let name = Self.decode(parts[0]), value = parts.count > 1 ? Self.decode(parts[1]) : ""
                 if fields[name] == nil { fields[name] = value }
+                repeated[name, default: []].append(value)
             }
         case "multipart/form-data":
             let contentType = request.headers["Content-Type"] ?? ""

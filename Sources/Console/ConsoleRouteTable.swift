@@ -20,6 +20,9 @@ enum ConsoleRouteTable {
             "/console/quotes", cost: .upgraded(.cheapRead) { !($0.queryValue("q") ?? "").isEmpty },
             QuoteListPage.show),
         .page("/console/quotes/new", QuoteFormPages.new),
+        .page("/console/quotes/export.csv", cost: .expensive, QuoteExport.csv),
+        .page("/console/quotes/export.json", cost: .expensive, QuoteExport.json),
+        .action("/console/quotes/bulk-delete", QuoteBulkDeletePages.delete),
         .action("/console/quotes", QuoteFormPages.create),
         .page("/console/quotes/{id}/edit", QuoteFormPages.edit),
         .action("/console/quotes/{id}", QuoteFormPages.update),
@@ -43,11 +46,16 @@ enum ConsoleRouteTable {
         .page("/console/accounts", AccountPages.list),
         .page("/console/accounts/{id}", AccountPages.show),
         .action("/console/accounts/{id}/revoke", AccountPages.revoke),
+        .action("/console/accounts/{id}/ban", AccountPages.ban),
+        .action("/console/accounts/{id}/reset", AccountPages.sendReset),
+        .action("/console/accounts/{id}/enable", AccountPages.enable),
         .page("/console/accounts/{id}/delete", AccountPages.confirmDelete),
         .action("/console/accounts/{id}/delete", AccountPages.delete),
 
         .page("/console/security", SecurityPages.show),
         .action("/console/security/totp", SecurityPages.enrol),
+        .action("/console/security/sessions/end", OwnerSessionList.endAll),
+        .action("/console/security/sessions/{id}/end", OwnerSessionList.endOne),
 
         // Anything else under /console: the console's not-found page, for owners (others are sent to sign in).
         .unknown(.get),

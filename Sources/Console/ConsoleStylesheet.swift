@@ -25,7 +25,13 @@ enum ConsoleStylesheet {
         table { width: 100%; border-collapse: collapse; background: #fff; }
         th, td { text-align: left; vertical-align: top; padding: .45rem .5rem; border-bottom: 1px solid #dde1e7; }
         th { font-size: .85rem; color: #4a5565; }
-        td { overflow-wrap: anywhere; }
+        /* Text wraps between words; a word breaks only when it alone is wider than its column. */
+        td { overflow-wrap: break-word; }
+        /* Machine text (JSON, user agents) is no prose: it may break anywhere rather than widen the table. */
+        td code, td .muted { overflow-wrap: anywhere; }
+        .date, .nowrap { white-space: nowrap; }
+        .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+        td.select { width: 2rem; }
         form.stack { display: grid; gap: .75rem; max-width: 40rem; background: #fff; padding: 1rem;
                      border: 1px solid #dde1e7; border-radius: .4rem; }
         form.inline { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin: 0 0 1rem; }
@@ -55,6 +61,13 @@ enum ConsoleStylesheet {
         }
         @media (min-width: 48em) {
             main { padding: 1.5rem 2rem; }
+            /* The audit log's columns get the room their content needs: the JSON most, the date its own width. */
+            table.audit { table-layout: fixed; font-size: .9rem; }
+            table.audit th:nth-child(1) { width: 11rem; }
+            table.audit th:nth-child(2) { width: 15%; }
+            table.audit th:nth-child(3) { width: 12%; }
+            table.audit th:nth-child(4) { width: 10%; }
+            table.audit th:nth-child(5), table.audit th:nth-child(6) { width: 15%; }
             h1 { font-size: 1.75rem; }
         }
         """

@@ -6,6 +6,7 @@ enum OverviewPage {
         let figures = try await request.context.usage.figures()
         let status = request.context.serverStatus
         let traffic = status.traffic()
+        let delayed = traffic.reduce(0) { $0 + $1.delayedRefusals }
         let signUps = SVGChart.bars(
             title: "Sign-ups per day, last 30 days (UTC)",
             labels: figures.signUps.map { String($0.date.description.suffix(5)) },
@@ -21,17 +22,17 @@ enum OverviewPage {
                 .init(name: "errors", colour: "#b42318", values: traffic.map { Double($0.errors) }),
             ], labelEvery: 15)
         let latency = SVGChart.lines(
-            title: "Latency per minute, last hour", labels: minuteLabels,
+            title: "Latency per minute, last hour (without deliberately delayed refusals)", labels: minuteLabels,
             series: [
                 .init(name: "p50", colour: "#1f5fbf", values: traffic.map(\.p50Milliseconds)),
                 .init(name: "p99", colour: "#b26a00", values: traffic.map(\.p99Milliseconds)),
             ], labelEvery: 15, unit: "ms")
         let backup: HTML =
             status.lastBackup().map { backup in
-                let size: HTML = backup.databaseBytes.map { " · \(byteText($0)) restored" } ?? .empty
+                let size: HTML = backup.databaseBytes.map { " · \(byteText($0)) database backed up" } ?? .empty
                 return """
                     <div class="tile"><span>Last backup</span>\
-                    <strong>\(ConsoleFormat.date(backup.endedAt))</strong>\(size)</div>
+                    <strong>\(ConsoleFormat.dateHTML(backup.endedAt))</strong>\(size)</div>
                     """
             } ?? "<div class=\"tile\"><span>Last backup</span><strong>none yet</strong></div>"
         return .page(
@@ -45,7 +46,8 @@ enum OverviewPage {
                 </div>
                 <div class="charts">\(signUps)\(active)\(requests)\(latency)</div>
                 <p class="muted">Traffic is this server instance's, kept in memory since it started; latency percentiles
-                are read from a histogram (within 30 %).</p>
+                are read from a histogram (within 30 %) and leave out the \(delayed) refusal(s) of the last hour that were
+                answered after the deliberate refusal delay (limits, oversized bodies, refused sign-in links).</p>
                 """)
     }
 

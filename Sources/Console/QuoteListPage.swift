@@ -1,8 +1,9 @@
 import Foundation
 import QuoteVault
 
-/// The quotes: newest first, a page at a time, searched (text or author) and filtered by category, with how many
-/// users favorited each; a page past the last is sent to the last.
+/// The quotes: newest first or sorted by any column or by favorites, a page at a time, searched (text or author) and
+/// filtered by category, with how many users favorited each; a page past the last is sent to the last. Rows can be
+/// selected for a bulk deletion, and the filter exported.
 enum QuoteListPage {
     static let pageSize = 25
 
@@ -17,62 +18,75 @@ enum QuoteListPage {
                 messages.append("<p class=\"error\">Unknown category “\(name)”: showing all.</p>")
             }
         }
+        let searching = !q.trimmingCharacters(in: .whitespaces).isEmpty
+        // A search is ranked by relevance; the columns sort the list.
+        let order = searching ? nil : QuoteListOrder.of(request)
         let page = PageRequest(page: pageNumber, size: pageSize)
-        var quotes: Page<Quote>
-        if q.trimmingCharacters(in: .whitespaces).isEmpty {
-            quotes = try await request.context.quotes.list(category: category, page: page)
+        var rows: [QuoteListing.Row]
+        var total: Int, exact = true
+        if let order {
+            (rows, total) = try await request.context.listing.page(
+                category: category, order: order, page: pageNumber, size: pageSize)
         } else {
-            do {
-                quotes = try await request.context.search.search(
-                    try SearchQuery(q), in: field, category: category,
-                    page: page)
-            } catch Failure.validation(let errors) {
-                messages += errors.map { "<p class=\"error\">The search \($0.message).</p>" }
+            var quotes: Page<Quote>
+            if searching {
+                do {
+                    quotes = try await request.context.search.search(
+                        try SearchQuery(q), in: field, category: category, page: page)
+                } catch Failure.validation(let errors) {
+                    messages += errors.map { "<p class=\"error\">The search \($0.message).</p>" }
+                    quotes = try await request.context.quotes.list(category: category, page: page)
+                }
+            } else {
                 quotes = try await request.context.quotes.list(category: category, page: page)
             }
+            let favorites = try await request.context.favoriteCounts.of(quotes.items.map(\.id))
+            rows = quotes.items.map { QuoteListing.Row(quote: $0, favorites: favorites[$0.id] ?? 0) }
+            total = quotes.total
+            exact = quotes.totalIsExact != false
         }
-        let notice: HTML =
-            switch request.query("done") {
-            case "deleted": "<p class=\"notice\">The quote was deleted.</p>"
-            default: .empty
-            }
-        let filters: [(String, String?)] = [
-            ("q", q), ("in", field.rawValue == "author" ? "author" : nil),
-            ("category", category?.rawValue),
-        ]
-        let total: HTML = quotes.totalIsExact == false ? "more than \(quotes.total)" : "\(quotes.total)"
-        let lastPage: Int? = quotes.totalIsExact == false ? nil : max(1, (quotes.total + pageSize - 1) / pageSize)
+        let filters: [(String, String?)] =
+            [
+                ("q", q), ("in", field.rawValue == "author" ? "author" : nil), ("category", category?.rawValue),
+            ] + QuoteListOrder.query(order)
+        let lastPage: Int? = exact ? max(1, (total + pageSize - 1) / pageSize) : nil
         if let lastPage, pageNumber > lastPage {
             return .redirect(Pager.url("/console/quotes", filters + [("page", lastPage > 1 ? String(lastPage) : nil)]))
         }
-        let favorites = try await request.context.favoriteCounts.of(quotes.items.map(\.id))
+        let hasMore = lastPage.map { pageNumber < $0 } ?? (rows.count == pageSize)
+        let totalText: HTML = exact ? "\(total)" : "more than \(total)"
         return .page(
             title: "Quotes",
             body: """
-                \(notice)\(messages)
+                \(QuoteListNotice.of(request))\(messages)
                 <form class="inline" method="get" action="/console/quotes">
                 <label>Search <input type="search" name="q" value="\(q)" maxlength="200"></label>
                 <label>In <select name="in">\(option("keyword", "text", field.rawValue))\(
                 option("author", "author", field.rawValue))</select></label>
-                <label>Category \(categorySelect(category?.rawValue ?? "", allowAll: true))</label>
+                <label>Category \(categorySelect(category?.rawValue ?? "", allowAll: true))</label>\(
+                QuoteListOrder.hiddenFields(order))
                 <button type="submit">Show</button>
                 <a class="button secondary" href="/console/quotes/new">Add a quote</a></form>
-                <p class="muted">\(total) quotes.</p>
-                <table class="cards"><thead><tr><th>Text</th><th>Author</th><th>Category</th><th>Added</th>
-                <th>Favorites</th><th></th></tr></thead><tbody>\(
-                quotes.items.map { row($0, favorites: favorites[$0.id] ?? 0) })</tbody></table>
-                \(Pager.links(
-                "/console/quotes", filters: filters, page: pageNumber, hasMore: quotes.hasMore, last: lastPage))
+                <p class="muted">\(totalText) quotes.</p>
+                \(QuoteExport.links(category: category, order: order, searching: searching, total: total))
+                <form method="post" action="/console/quotes/bulk-delete">\(request.csrfField)
+                <table class="cards"><thead><tr><th><span class="visually-hidden">Select</span></th>\(
+                QuoteListOrder.headers(filters: filters, order: order, sortable: !searching))<th></th></tr></thead>
+                <tbody>\(rows.map(row))</tbody></table>
+                <p><button class="danger" type="submit">Delete the selected quotes…</button></p></form>
+                \(Pager.links("/console/quotes", filters: filters, page: pageNumber, hasMore: hasMore, last: lastPage))
                 """)
     }
 
-    private static func row(_ quote: Quote, favorites: Int) -> HTML {
+    private static func row(_ row: QuoteListing.Row) -> HTML {
+        let quote = row.quote
         let id = quote.id.uuidString.lowercased()
         return """
-            <tr><td>\(quote.text)</td><td data-label="Author">\(quote.author)</td>
+            <tr><td class="select"><input type="checkbox" name="id" value="\(id)" aria-label="Select"></td>
+            <td>\(quote.text)</td><td data-label="Author">\(quote.author)</td>
             <td data-label="Category">\(quote.category)</td>
-            <td data-label="Added">\(ConsoleFormat.date(quote.createdAt))</td>
-            <td data-label="Favorites">\(favorites)</td>
+            <td data-label="Added" class="nowrap">\(ConsoleFormat.dateHTML(quote.createdAt))</td>
+            <td data-label="Favorites">\(row.favorites)</td>
             <td class="actions"><a href="/console/quotes/\(id)/edit">Edit</a> ·
             <a href="/console/quotes/\(id)/delete">Delete</a></td></tr>
             """

@@ -84,7 +84,7 @@ enum QuoteOfTheDayPages {
         } catch QuoteVaultError.validation(let errors) {
             return try await dayPage(request, date: date, message: refusal(errors), status: 422)
         }
-        return .redirect("/console/qotd/\(date.description)")
+        return .redirect("/console/qotd/\(date.description)?done=pinned")
     }
 
     static func unpin(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
@@ -94,7 +94,29 @@ enum QuoteOfTheDayPages {
         } catch QuoteVaultError.validation(let errors) {
             return try await dayPage(request, date: date, message: refusal(errors), status: 422)
         }
-        return .redirect("/console/qotd/\(date.description)")
+        return .redirect("/console/qotd/\(date.description)?done=unpinned")
+    }
+
+    /// The notice after a pin or an unpin: fixed codes in `?done=`, never text from the URL.
+    private static func notice(_ request: ConsoleRequest) -> HTML {
+        switch request.query("done") {
+        case "pinned": "<p class=\"notice\" role=\"status\">Pinned: this day shows the quote below.</p>"
+        case "unpinned":
+            "<p class=\"notice\" role=\"status\">Unpinned: this day shows the quote the daily choice gives it.</p>"
+        default: .empty
+        }
+    }
+
+    /// Links to the day before (not before the first served date) and the day after.
+    private static func neighbours(_ date: PGDate) -> HTML {
+        let previous = date.adding(days: -1), next = date.adding(days: 1)
+        let back: HTML =
+            previous >= QuoteOfTheDay.firstDate
+            ? "<a href=\"/console/qotd/\(previous.description)\" rel=\"prev\">← \(previous.description)</a> · " : .empty
+        return """
+            <nav class="pager">\(back)<a href="/console/qotd?month=\(monthText(date))">\(monthName(date))</a> ·
+            <a href="/console/qotd/\(next.description)" rel="next">\(next.description) →</a></nav>
+            """
     }
 
     private static func refusal(_ errors: [FieldError]) -> String {
@@ -127,8 +149,8 @@ enum QuoteOfTheDayPages {
         return .page(
             title: "Quote of the day · \(date.description)",
             body: """
-                <p><a href="/console/qotd?month=\(monthText(date))">← \(monthName(date))</a></p>
-                \(error)<h2>\(stored?.pinned == true ? "Pinned quote" : "Quote")</h2>\(current)\(actions)
+                \(neighbours(date))
+                \(notice(request))\(error)<h2>\(stored?.pinned == true ? "Pinned quote" : "Quote")</h2>\(current)\(actions)
                 """, status: status)
     }
 

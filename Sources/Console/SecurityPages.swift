@@ -1,19 +1,27 @@
 import AuthJWT
+import Foundation
 import QuoteVault
 
-/// The owner's second factor: enrol a TOTP authenticator (the secret shown once, as text and as an otpauth URI),
-/// confirmed by a code from the app before it is required at sign-in.
+/// The owner's own security: the TOTP second factor (enrolled, or replaced by a fresh enrolment; the secret shown
+/// once, as text and as an otpauth URI, confirmed by a code from the app before it counts), and their console
+/// sessions, of which they can end the others.
 enum SecurityPages {
     static func show(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
-        if request.owner.hasSecondFactor {
+        let sessions = try await OwnerSessionList.html(request)
+        if request.owner.hasSecondFactor && request.query("replace") != "1" {
+            let notice: HTML =
+                request.query("done") == "second_factor"
+                ? "<p class=\"notice\" role=\"status\">Your second factor is saved.</p>" : .empty
             return .page(
                 title: "Security",
                 body: """
-                    <p class="notice">A second factor is enrolled: every sign-in asks for a code from your
+                    \(notice)<p class="notice">A second factor is enrolled: every sign-in asks for a code from your
                     authenticator app.</p>
+                    <p><a class="button secondary" href="/console/security?replace=1">Replace the second factor…</a></p>
+                    \(sessions)
                     """)
         }
-        return enrolment(request, secret: try TOTP.generateSecret(), message: nil, status: 200)
+        return enrolment(request, secret: try TOTP.generateSecret(), message: nil, status: 200, sessions: sessions)
     }
 
     static func enrol(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
@@ -22,24 +30,46 @@ enum SecurityPages {
                 code: "invalid_form", detail: "The secret of the form was changed; open the Security page again.")
         }
         let code = request.form["code"] ?? ""
-        guard try await request.context.secondFactor.enrol(request.owner, secret: secret, code: code) else {
+        let currentCode = request.form["replace"] == "1" ? request.form["current_code"] ?? "" : nil
+        do {
+            try await request.context.secondFactor.enrol(
+                request.owner, secret: secret, code: code, currentCode: currentCode)
+        } catch let refusal as OwnerSecondFactor.Refusal {
+            let message =
+                refusal == .wrongCode
+                ? "That code does not match; enter the current code your app shows for this secret."
+                : "The code of your current authenticator does not match; nothing was changed."
             return enrolment(
-                request, secret: secret,
-                message: "That code does not match; enter the current code "
-                    + "your app shows for this secret.", status: 422)
+                request, secret: secret, message: message, status: 422,
+                sessions: try await OwnerSessionList.html(request))
         }
-        return .redirect("/console/security")
+        return .redirect("/console/security?done=second_factor")
     }
 
-    private static func enrolment(_ request: ConsoleRequest, secret: [UInt8], message: String?, status: Int)
-        -> ConsoleAnswer
-    {
+    /// Replacing asks for a code of the authenticator enrolled now, too.
+    private static let currentCodeField: HTML = """
+        <input type="hidden" name="replace" value="1">
+        <label>Code from your current authenticator <input name="current_code" inputmode="numeric"
+        autocomplete="one-time-code" maxlength="8" required></label>
+        """
+
+    private static func enrolment(
+        _ request: ConsoleRequest, secret: [UInt8], message: String?, status: Int, sessions: HTML
+    ) -> ConsoleAnswer {
         let totp = TOTP(secret: secret)
         let error: HTML = message.map { "<p class=\"error\">\($0)</p>" } ?? .empty
+        let replacing = request.owner.hasSecondFactor
+        let heading: HTML =
+            replacing
+            ? """
+            <h2>Replace your second factor</h2>
+            <p>Your current authenticator keeps working until this new secret is confirmed with a code of each.</p>
+            """
+            : "<h2>Add a second factor</h2>"
         return .page(
             title: "Security",
             body: """
-                <h2>Add a second factor</h2>
+                \(heading)
                 <p>Add this secret to an authenticator app (TOTP, SHA-1, 6 digits, 30 seconds), then enter the code it
                 shows. After that, every sign-in asks for a code.</p>
                 <p class="secret">\(Base32.encode(secret))</p>
@@ -47,10 +77,12 @@ enum SecurityPages {
                 account: request.owner.email, issuer: "QuoteVault console"))</p>
                 \(error)
                 <form class="stack" method="post" action="/console/security/totp">\(request.csrfField)
-                <input type="hidden" name="secret" value="\(Base32.encode(secret))">
-                <label>Code from the app <input name="code" inputmode="numeric" autocomplete="one-time-code"
+                <input type="hidden" name="secret" value="\(Base32.encode(secret))">\(
+                replacing ? currentCodeField : HTML.empty)
+                <label>Code from the \(replacing ? "new " : "")app <input name="code" inputmode="numeric" autocomplete="one-time-code"
                 maxlength="8" required></label>
-                <button type="submit">Enrol</button></form>
+                <button type="submit">\(replacing ? "Replace" : "Enrol")</button></form>
+                \(sessions)
                 """, status: status)
     }
 }

@@ -15,6 +15,8 @@ public enum Failure: Error, Sendable, Equatable {
     case invalidCredentials
     case refreshTokenInvalid
     case refreshTokenReused
+    /// An account an owner disabled (banned): its password is right, yet it may not sign in. 403.
+    case userBanned
     /// A password-reset token unknown, used or expired: 400.
     case resetTokenInvalid
     /// Credentials valid, the act not allowed: 403.
@@ -48,7 +50,7 @@ public enum Failure: Error, Sendable, Equatable {
         switch self {
         case .badRequest, .resetTokenInvalid: 400
         case .unauthorized, .invalidCredentials, .refreshTokenInvalid, .refreshTokenReused: 401
-        case .forbidden, .quotaExceeded: 403
+        case .forbidden, .quotaExceeded, .userBanned: 403
         case .notFound: 404
         case .conflict, .emailExists: 409
         case .syncTokenExpired: 410
@@ -73,6 +75,7 @@ public enum Failure: Error, Sendable, Equatable {
         case .invalidCredentials: "invalid_credentials"
         case .refreshTokenInvalid: "refresh_token_invalid"
         case .refreshTokenReused: "refresh_token_reused"
+        case .userBanned: "user_banned"
         case .resetTokenInvalid: "reset_token_invalid"
         case .forbidden: "forbidden"
         case .quotaExceeded: "quota_exceeded"

@@ -104,13 +104,19 @@ public struct CompletedRequest: Sendable {
     public let status: Int
     public let duration: Duration
     public let requestID: String
+    /// A refusal answered after `refusalDelay` on purpose: its duration is the delay, not the server's work.
+    public let delayedRefusal: Bool
 
-    public init(method: HTTPMethod, route: String, status: Int, duration: Duration, requestID: String) {
+    public init(
+        method: HTTPMethod, route: String, status: Int, duration: Duration, requestID: String,
+        delayedRefusal: Bool = false
+    ) {
         self.method = method
         self.route = route
         self.status = status
         self.duration = duration
         self.requestID = requestID
+        self.delayedRefusal = delayedRefusal
     }
 }
 
@@ -510,7 +516,7 @@ public final class HTTPServer: @unchecked Sendable {
     private func send(_ response: Response, for state: RequestContext, on connection: ConnectionHandle) -> Bool {
         let response = finished(response, for: state, on: connection)
         let queued = response.stream.map { stream(response, $0, on: connection) } ?? connection.queue(response)
-        observe(response.status, for: state)
+        observe(response, for: state)
         return queued
     }
 
@@ -536,7 +542,7 @@ public final class HTTPServer: @unchecked Sendable {
         connection.tracked?.lingers.store(true, ordering: .relaxed)
         state.body = []
         connection.writeAndClose(response)
-        observe(response.status, for: state)
+        observe(response, for: state)
         return false
     }
 
@@ -551,10 +557,11 @@ public final class HTTPServer: @unchecked Sendable {
         return response
     }
 
-    private func observe(_ status: Int, for state: RequestContext) {
+    private func observe(_ response: Response, for state: RequestContext) {
         observer?(
             CompletedRequest(
-                method: state.method, route: state.lookup.route?.pattern ?? "unmatched", status: status,
-                duration: ContinuousClock.now - state.startedAt, requestID: state.requestID))
+                method: state.method, route: state.lookup.route?.pattern ?? "unmatched", status: response.status,
+                duration: ContinuousClock.now - state.startedAt, requestID: state.requestID,
+                delayedRefusal: configuration.refusalDelay > .zero && Self.isDelayedRefusal(response)))
     }
 }

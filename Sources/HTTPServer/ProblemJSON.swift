@@ -33,6 +33,7 @@ public struct ProblemJSON: ErrorDialect {
         case .refreshTokenInvalid: ("Invalid refresh token", "The refresh token is unknown, expired or revoked")
         case .refreshTokenReused:
             ("Refresh token reused", "This refresh token was already used; the session has been revoked")
+        case .userBanned: ("Account disabled", "The owners of this service disabled this account")
         case .resetTokenInvalid: ("Invalid reset token", "The reset token is unknown, used or expired")
         case .forbidden(let detail): ("Forbidden", detail)
         case .quotaExceeded(_, let message): ("Quota exceeded", message)

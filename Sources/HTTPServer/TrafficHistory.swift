@@ -7,11 +7,14 @@ import Synchronization
 public final class TrafficHistory: Sendable {
     public static let minutes = 60
 
-    /// One minute: requests, 5xx answers and latency percentiles in milliseconds (nil without requests).
+    /// One minute: requests, 5xx answers and latency percentiles in milliseconds (nil without timed requests). The
+    /// percentiles leave out refusals answered after the deliberate refusal delay (`delayedRefusals`): their
+    /// time is the delay, not the server's work.
     public struct Minute: Sendable, Equatable {
         public let start: Date
         public let requests: Int
         public let errors: Int
+        public var delayedRefusals = 0
         public let p50Milliseconds: Double?
         public let p99Milliseconds: Double?
     }
@@ -25,6 +28,7 @@ public final class TrafficHistory: Sendable {
         var minute = -1
         var requests = 0
         var errors = 0
+        var delayedRefusals = 0
         var buckets = [Int](repeating: 0, count: TrafficHistory.bucketCount)
     }
 
@@ -32,7 +36,7 @@ public final class TrafficHistory: Sendable {
 
     public init() {}
 
-    public func record(status: Int, duration: Duration, now: Date = Date()) {
+    public func record(status: Int, duration: Duration, delayedRefusal: Bool = false, now: Date = Date()) {
         let minute = Self.minute(of: now)
         let milliseconds = duration / .milliseconds(1)
         let bucket =
@@ -44,7 +48,11 @@ public final class TrafficHistory: Sendable {
             if slots[index].minute != minute { slots[index] = Slot(minute: minute) }
             slots[index].requests += 1
             if status >= 500 { slots[index].errors += 1 }
-            slots[index].buckets[bucket] += 1
+            if delayedRefusal {
+                slots[index].delayedRefusals += 1
+            } else {
+                slots[index].buckets[bucket] += 1
+            }
         }
     }
 
@@ -59,14 +67,15 @@ public final class TrafficHistory: Sendable {
                 return Minute(start: start, requests: 0, errors: 0, p50Milliseconds: nil, p99Milliseconds: nil)
             }
             return Minute(
-                start: start, requests: slot.requests, errors: slot.errors,
+                start: start, requests: slot.requests, errors: slot.errors, delayedRefusals: slot.delayedRefusals,
                 p50Milliseconds: Self.quantile(0.5, slot), p99Milliseconds: Self.quantile(0.99, slot))
         }
     }
 
     private static func quantile(_ q: Double, _ slot: Slot) -> Double? {
-        guard slot.requests > 0 else { return nil }
-        let rank = Int((q * Double(slot.requests)).rounded(.up))
+        let timed = slot.requests - slot.delayedRefusals
+        guard timed > 0 else { return nil }
+        let rank = Int((q * Double(timed)).rounded(.up))
         var seen = 0
         for (index, count) in slot.buckets.enumerated() {
             seen += count

@@ -20,7 +20,7 @@ enum RouteTable {
         var console = ConsoleContext(
             pool: context.pool, cursorSecret: context.configuration.jwtSecret,
             trustedProxies: TrustedProxies(context.configuration.trustedProxies),
-            rateLimits: context.configuration.rateLimitsEnabled)
+            rateLimits: context.configuration.rateLimitsEnabled, passwordResets: context.services.accounts)
         console.serverStatus = ConsoleStatusSource.status(of: context.metrics)
         return ConsoleMount.routes(console)
     }

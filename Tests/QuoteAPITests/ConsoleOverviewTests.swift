@@ -49,7 +49,7 @@ final class ConsoleOverviewTests: XCTestCase {
         }
         let backedUp = try app.consoleGet("/console", cookie: cookie).text
         XCTAssertTrue(backedUp.contains("2026-11-18 11:06 UTC"), "the last backup's end")
-        XCTAssertTrue(backedUp.contains("3.0 MiB restored"), "and the database it restores")
+        XCTAssertTrue(backedUp.contains("3.0 MiB database backed up"), "and the size of the database it holds")
     }
 
     func testTrafficHistoryKeepsAnHourPerMinuteWithPercentiles() {

@@ -6,6 +6,10 @@ adds an owner with `quote-server owner add`, and checks what issue 28 asks of th
 edited and deleted, each seen through /v1/quotes/{id}; a CSV import with one bad row (previewed, nothing saved
 until confirmed); tomorrow's quote pinned and served by /v1/qotd; an app user's sessions revoked; a POST without
 the CSRF token refused; the CSP header; every page usable at 390 px and 1280 px wide, with a screenshot of each.
+Issue 45 adds: sorting by a column and by favorites, the favorites count, the CSV and JSON export, two owners
+saving one quote (the second save refused, showing the first's version), banning and re-enabling an app user (their
+tokens and sessions refused, sign-in refused then restored), and a password-reset mail sent from the console (read
+from an SMTP sink this script runs).
 
 Usage: Tests/console/browser_test.py [--server PATH] [--screenshots DIR]
 Exits 1 (listing every failed check) when any check fails.
@@ -21,6 +25,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 
@@ -42,10 +47,66 @@ def check(condition, message):
     return condition
 
 
+class SMTPSink:
+    """A minimal SMTP server on loopback keeping every message (enough protocol for libcurl), as the Swift tests'
+    SMTPSink: the reset mail is read from it as a user would from their inbox."""
+
+    def __init__(self):
+        self.messages = []
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(4)
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.session, args=(connection,), daemon=True).start()
+
+    def session(self, connection):
+        with connection, connection.makefile("rb") as lines:
+            connection.sendall(b"220 sink\r\n")
+            data = None
+            for raw in lines:
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                if data is not None:
+                    if line == ".":
+                        self.messages.append("\n".join(data))
+                        data = None
+                        connection.sendall(b"250 kept\r\n")
+                    else:
+                        data.append(line[1:] if line.startswith("..") else line)
+                    continue
+                verb = line.split(" ")[0].upper()
+                if verb in ("EHLO", "HELO"):
+                    connection.sendall(b"250 sink\r\n")
+                elif verb == "DATA":
+                    data = []
+                    connection.sendall(b"354 go on\r\n")
+                elif verb == "QUIT":
+                    connection.sendall(b"221 bye\r\n")
+                    return
+                else:
+                    connection.sendall(b"250 ok\r\n")
+
+    def wait_for(self, count, seconds=30):
+        deadline = time.monotonic() + seconds
+        while len(self.messages) < count and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return self.messages
+
+    def stop(self):
+        self.listener.close()
+
+
 class Server:
     """quote-server on a throwaway embedded database, on a free loopback port."""
 
-    def __init__(self, binary):
+    def __init__(self, binary, smtp_port=None):
         self.binary = binary
         self.work = tempfile.mkdtemp(prefix="console-browser-")
         os.chmod(self.work, 0o755)  # the embedded PostgreSQL runs unprivileged when this runs as root
@@ -54,6 +115,8 @@ class Server:
             self.port = probe.getsockname()[1]
         self.env = dict(os.environ, QUOTEVAULT_DATA=os.path.join(self.work, "data"), RATE_LIMITS="off",
                         LOG_LEVEL="warning", BACKUP_REPO="off", PORT=str(self.port), HOST="127.0.0.1")
+        if smtp_port:
+            self.env["SMTP_URL"] = f"smtp://127.0.0.1:{smtp_port}"
         self.base = f"http://127.0.0.1:{self.port}"
         self.process = None
         self.log = open(os.path.join(self.work, "server.log"), "wb")
@@ -265,7 +328,118 @@ def revoke(driver, server):
     check(server.json("GET", "/v1/me", token=token)[0] == 401, "their next request is refused (401)")
     check(server.json("POST", "/v1/auth/refresh", {"refresh_token": refresh})[0] == 401,
           "their refresh token is refused (401)")
-    return driver.current_url
+    return driver.current_url, email, "browser password 1"
+
+
+def console_cookie(driver):
+    return f"qv_console={driver.get_cookie('qv_console')['value']}"
+
+
+def sorting_and_export(driver, server, user_token):
+    """An app user's favorite is counted; the list sorts by favorites and by a column; the sorted list exports as
+    CSV and JSON in the same order."""
+    favorite_id = server.json("GET", "/v1/quotes?page_size=3")[1]["items"][2]["id"]
+    status, _, _ = server.request("PUT", f"/v1/favorites/{favorite_id}",
+                                  headers={"Authorization": f"Bearer {user_token}"})
+    check(status // 100 == 2, "an app user favorites a quote over /v1")
+    driver.get(f"{server.base}/console/quotes")
+    driver.find_element(By.LINK_TEXT, "Favorites").click()
+    wait_for(driver, lambda d: "sort=favorites" in d.current_url, "the Favorites header sorts the list")
+    rows = driver.find_elements(By.CSS_SELECTOR, "main tbody tr")
+    check(bool(rows) and favorite_id in rows[0].get_attribute("innerHTML")
+          and rows[0].find_element(By.CSS_SELECTOR, "td[data-label=Favorites]").text == "1",
+          "sorted by favorites, the favorited quote comes first with its count, 1")
+    header = driver.find_element(By.CSS_SELECTOR, "th[aria-sort=descending]")
+    check("Favorites" in header.text, "the sorted column says so (aria-sort)")
+
+    csv_link = driver.find_element(By.LINK_TEXT, "CSV").get_attribute("href")
+    check("sort=favorites" in csv_link, "the export link keeps the list's order")
+    status, headers, text = server.request("GET", urllib.parse.urlparse(csv_link).path + "?"
+                                           + urllib.parse.urlparse(csv_link).query,
+                                           headers={"Cookie": console_cookie(driver)})
+    lines = text.split("\r\n")
+    check(status == 200 and headers.get("Content-Type", "").startswith("text/csv")
+          and lines[0] == '"id","text","author","category","created_at","favorites"'
+          and lines[1].startswith(f'"{favorite_id}"') and lines[1].endswith(',"1"'),
+          "the CSV export holds the sorted list, the favorited quote first")
+    total = server.json("GET", "/v1/quotes?page_size=1")[1]["total"]
+    check(len([line for line in lines if line]) == total + 1, f"the CSV export holds every quote ({total})")
+    json_link = driver.find_element(By.LINK_TEXT, "JSON").get_attribute("href")
+    status, _, text = server.request("GET", urllib.parse.urlparse(json_link).path + "?"
+                                     + urllib.parse.urlparse(json_link).query,
+                                     headers={"Cookie": console_cookie(driver)})
+    rows = json.loads(text) if status == 200 else []
+    check(len(rows) == total and rows[0]["id"] == favorite_id and rows[0]["favorites"] == 1,
+          "the JSON export holds the same list in the same order")
+
+    driver.find_element(By.PARTIAL_LINK_TEXT, "Text").click()
+    wait_for(driver, lambda d: "sort=text" in d.current_url, "the Text header sorts the list")
+    first = driver.find_elements(By.CSS_SELECTOR, "main tbody tr td")[1].text
+    status, _, text = server.request("GET", "/console/quotes/export.json?sort=text&dir=asc",
+                                     headers={"Cookie": console_cookie(driver)})
+    check(status == 200 and json.loads(text)[0]["text"] == first, "sorted by text, A first (as the export says)")
+
+
+def concurrent_edit(driver, server):
+    """Two owners edit one quote: the browser's later save is refused and shows the other owner's version."""
+    quote = server.json("GET", "/v1/quotes?page_size=1")[1]["items"][0]
+    quote_id = quote["id"]
+    driver.get(f"{server.base}/console/quotes/{quote_id}/edit")
+    link = server.run("owner", "add", "second-owner@example.com").strip().splitlines()[-1]
+    token = urllib.parse.parse_qs(urllib.parse.urlparse(link).query)["token"][0]
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    status, headers, _ = server.request("POST", "/console/sign-in", urllib.parse.urlencode({"token": token}), form)
+    other = {"Cookie": headers.get("Set-Cookie", "").split(";")[0], **form}
+    _, _, page = server.request("GET", f"/console/quotes/{quote_id}/edit", headers=other)
+    fields = {name: (re.search(f'name="{name}" value="([^"]*)"', page) or [None, ""])[1]
+              for name in ("csrf_token", "version")}
+    status, _, _ = server.request("POST", f"/console/quotes/{quote_id}", urllib.parse.urlencode(
+        {**fields, "text": "The second owner's wording.", "author": quote["author"],
+         "category": quote["category"]}), other)
+    check(status == 303, "another owner, in their own session, saves the quote first")
+    text = driver.find_element(By.NAME, "text")
+    text.clear()
+    text.send_keys("The first owner's late wording.")
+    submit(driver, f"/console/quotes/{quote_id}", "Save")
+    wait_for(driver, lambda d: "another owner changed this quote" in main_text(d), "the later save is refused")
+    check("The second owner's wording." in main_text(driver), "the refusal shows the other owner's version")
+    check(server.json("GET", f"/v1/quotes/{quote_id}")[1]["text"] == "The second owner's wording.",
+          "the other owner's save is kept")
+
+
+def ban_and_enable(driver, server, account_url, email, password):
+    """Bans an app user from their page: their token and sessions are refused, sign-in too; re-enabling restores
+    sign-in."""
+    status, session = server.json("POST", "/v1/auth/login", {"email": email, "password": password})
+    check(status == 200, "the app user signs in")
+    token = session["access_token"]
+    driver.get(account_url)
+    submit(driver, "/ban", "Disable")
+    wait_for(driver, lambda d: "The account is disabled" in main_text(d), "the ban is confirmed")
+    check(re.search(r"Active sessions\s+0", main_text(driver)) is not None, "the banned user's sessions ended")
+    check(server.json("GET", "/v1/me", token=token)[0] == 401, "the banned user's access token is refused (401)")
+    check(server.json("POST", "/v1/auth/refresh", {"refresh_token": session["refresh_token"]})[0] == 401,
+          "the banned user's refresh token is refused (401)")
+    status, body = server.json("POST", "/v1/auth/login", {"email": email, "password": password})
+    check(status == 403 and body["code"] == "user_banned", "the banned user's sign-in is refused (403 user_banned)")
+    submit(driver, "/enable", "Re-enable")
+    wait_for(driver, lambda d: "enabled again" in main_text(d), "re-enabling is confirmed")
+    check(server.json("POST", "/v1/auth/login", {"email": email, "password": password})[0] == 200,
+          "re-enabled, the user signs in again")
+
+
+def reset_mail(driver, server, sink, account_url, email):
+    """Sends a password-reset mail from the account's page; it arrives in the SMTP sink and its link works."""
+    driver.get(account_url)
+    submit(driver, "/reset", "Send a password-reset mail")
+    wait_for(driver, lambda d: "reset mail is on its way" in main_text(d), "the reset mail is confirmed")
+    mails = sink.wait_for(1)
+    match = re.search(r"token=([A-Za-z0-9_-]+)", mails[-1]) if mails else None
+    check(match is not None and email in mails[-1], "the reset mail reaches the user's inbox with its link")
+    if match:
+        status, _ = server.json("POST", "/v1/auth/password-reset/confirm",
+                                {"token": match.group(1), "password": "a new browser password"})
+        check(status == 200, "the mail's link sets a new password")
 
 
 def csrf_and_headers(driver, server, day):
@@ -317,7 +491,8 @@ def main():
         subprocess.run(["swift", "build", "--show-bin-path"], check=True, capture_output=True, text=True)
         .stdout.strip(), "quote-server")
     os.makedirs(arguments.screenshots, exist_ok=True)
-    server = Server(binary)
+    sink = SMTPSink()
+    server = Server(binary, smtp_port=sink.port)
     driver = None
     try:
         server.start()
@@ -329,7 +504,12 @@ def main():
         quotes(driver, server)
         preview = csv_import(driver, server, server.work)
         day = pin_tomorrow(driver, server)
-        account = revoke(driver, server)
+        account, email, password = revoke(driver, server)
+        status, session = server.json("POST", "/v1/auth/login", {"email": email, "password": password})
+        sorting_and_export(driver, server, session["access_token"])
+        concurrent_edit(driver, server)
+        ban_and_enable(driver, server, account, email, password)
+        reset_mail(driver, server, sink, account, email)
         csrf_and_headers(driver, server, day)
         account_path = urllib.parse.urlparse(account).path
         quote_id = server.json("GET", "/v1/quotes?page_size=1")[1]["items"][0]["id"]
@@ -350,6 +530,7 @@ def main():
         if driver:
             driver.quit()
         server.stop()
+        sink.stop()
     if failures:
         print(f"\nconsole browser test: {len(failures)} check(s) FAILED:", file=sys.stderr)
         for failure in failures:

@@ -99,7 +99,7 @@ public final class ServerMetrics: Sendable {
             }()
         series.0.increment()
         series.1.record(request.duration)
-        traffic.record(status: request.status, duration: request.duration)
+        traffic.record(status: request.status, duration: request.duration, delayedRefusal: request.delayedRefusal)
     }
 
     private struct SeriesKey: Hashable {

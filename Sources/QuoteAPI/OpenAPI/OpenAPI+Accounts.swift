@@ -22,6 +22,7 @@ extension OpenAPIDocument {
                 "200": {"description": "Logged in",
                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
                 "401": {"description": "invalid_credentials (the same for an unknown email and a wrong password)"},
+                "403": {"description": "user_banned: the right password of an account the owners disabled"},
                 "429": {"$ref": "#/components/responses/TooManyRequests"}}}},
             "/v1/auth/refresh": {"post": {"operationId": "refresh", "tags": ["Auth"],
               "summary": "Exchange a refresh token for a new session (the old token stops working; reusing it \#

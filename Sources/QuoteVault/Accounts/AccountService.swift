@@ -147,15 +147,23 @@ public struct AccountService: Sendable {
 
     /// Writes a reset token and its mail (same transaction) when the account exists; answers the same either way.
     /// Throttled per email and per `clientAddress` (`RateLimiter.resetsPerEmail`, `.resetsPerAddress`).
-    public func requestPasswordReset(email: String, clientAddress: String? = nil) async throws {
+    /// - Parameter actor: an owner sending it from the console, audited with the mail.
+    public func requestPasswordReset(email: String, clientAddress: String? = nil, by actor: AuditActor? = nil)
+        async throws
+    {
         let normalised = try Credentials.normaliseEmail(email)
         let limits = self.limits
         let linkBase = resetLinkBase
         try await pool.withTransaction { connection in
             guard
-                let (token, _) = try PasswordResetToken.issue(
+                let (token, userID) = try PasswordResetToken.issue(
                     email: normalised, clientAddress: clientAddress, limits: limits, connection)
             else { return }
+            if let actor {
+                try AuditLog.record(
+                    actor, action: "account.reset_mail", target: userID.uuidString.lowercased(),
+                    after: ["email": normalised], connection)
+            }
             try MailOutbox.enqueue(
                 to: normalised, subject: "Reset your QuoteVault password",
                 body: """

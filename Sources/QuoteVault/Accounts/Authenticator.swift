@@ -26,8 +26,8 @@ public struct Authenticator: Sendable {
         return claims
     }
 
-    /// The caller of verified `claims` if their session is still live (one primary-key lookup); else
-    /// `QuoteVaultError.unauthorized` (revoked), or `PGError` when the database cannot answer.
+    /// The caller of verified `claims` if their session is still live and their account not disabled (primary-key
+    /// lookups); else `QuoteVaultError.unauthorized` (revoked, banned), or `PGError` when the database cannot answer.
     public func live(_ claims: AccessTokenClaims) async throws -> AuthenticatedUser {
         guard let userID = UUID(canonicalText: claims.sub), let sessionID = UUID(canonicalText: claims.sid) else {
             throw QuoteVaultError.unauthorized
@@ -35,8 +35,9 @@ public struct Authenticator: Sendable {
         let live =
             try await pool.read(
                 """
-                SELECT 1 AS live FROM sessions
-                WHERE id = \(sessionID) AND user_id = \(userID) AND revoked_at IS NULL
+                SELECT 1 AS live FROM sessions s JOIN users u ON u.id = s.user_id
+                WHERE s.id = \(sessionID) AND s.user_id = \(userID) AND s.revoked_at IS NULL
+                  AND \(unsafeSQL: AccountBan.notBanned)
                 """
             ).count == 1
         guard live else { throw QuoteVaultError.unauthorized }

@@ -6,7 +6,7 @@ import PGClient
 public struct RateLimiter: Sendable {
     public struct Rule: Sendable {
         public let kind: String
-        let limit: Int
+        public let limit: Int
         public let window: Int  // seconds
     }
 

@@ -76,6 +76,8 @@ public struct SessionIssuer: Sendable {
 
     /// An access token for the session, answered with `refreshToken` (already stored).
     func session(refreshToken: String, sessionID: UUID, userID: UUID, _ connection: PGConnection) throws -> Session {
+        // Every token is minted here (sign-up, login, refresh, a reset link): a disabled account gets none.
+        try AccountBan.refuseIfBanned(userID, connection)
         let user = try User.load(userID, connection)
         let now = Int(Date().timeIntervalSince1970)
         // One token for both APIs: `/v1` reads sub/sid; Supabase clients read GoTrue's claims.

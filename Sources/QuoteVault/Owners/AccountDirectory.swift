@@ -10,6 +10,10 @@ public struct AccountDirectory: Sendable {
     public struct Account: Sendable, Equatable {
         public let id: UUID
         public let email: String
+        /// The profile's display name, if the user set one.
+        public let displayName: String?
+        /// Disabled by an owner (see `AccountBan`): no sign-in, no token accepted.
+        public let banned: Bool
         public let signedUpAt: Date
         /// The newest session's start (every sign-in starts one); nil when the account never signed in.
         public let lastSignInAt: Date?
@@ -26,18 +30,18 @@ public struct AccountDirectory: Sendable {
         public let expiresAt: Date
     }
 
-    private let pool: PGPool
+    let pool: PGPool
 
     public init(pool: PGPool) { self.pool = pool }
 
     private static let summary = """
-        SELECT u.id, u.email, u.created_at,
+        SELECT u.id, u.email, u.created_at, p.display_name, coalesce(u.banned_until > now(), false) AS banned,
                (SELECT max(s.created_at) FROM sessions s WHERE s.user_id = u.id) AS last_sign_in,
                (SELECT count(*) FROM user_favorites f WHERE f.user_id = u.id)::int AS favorites,
                (SELECT count(*) FROM collections c WHERE c.user_id = u.id)::int AS collections,
                (SELECT count(*) FROM sessions s
                 WHERE s.user_id = u.id AND s.revoked_at IS NULL AND s.expires_at > now())::int AS active_sessions
-        FROM users u
+        FROM users u LEFT JOIN profiles p ON p.id = u.id
         """
 
     /// Accounts whose email contains `text` (case-insensitive, taken literally), in email order.
@@ -106,7 +110,8 @@ public struct AccountDirectory: Sendable {
 
     private static func account(_ row: PGRow) throws -> Account {
         Account(
-            id: try row.decode("id"), email: try row.decode("email"), signedUpAt: try row.decode("created_at"),
+            id: try row.decode("id"), email: try row.decode("email"), displayName: try row.decode("display_name"),
+            banned: try row.decode("banned"), signedUpAt: try row.decode("created_at"),
             lastSignInAt: try row.decode("last_sign_in"), favorites: try row.decode("favorites"),
             collections: try row.decode("collections"), activeSessions: try row.decode("active_sessions"))
     }

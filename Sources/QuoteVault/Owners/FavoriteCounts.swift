@@ -1,8 +1,8 @@
 import Foundation
 import PGClient
 
-/// How many users favorited each quote of a page, for the console's list: one count over the page's ids (an index
-/// scan of `user_favorites_quote_id_idx` per id), so a page costs the same however many quotes there are.
+/// How many users favorited each quote of a page, for the console's list: read from `quote_favorite_counts`
+/// (kept by a trigger on `user_favorites`), one primary-key lookup per id.
 public struct FavoriteCounts: Sendable {
     private let pool: PGPool
 
@@ -13,8 +13,8 @@ public struct FavoriteCounts: Sendable {
         guard !ids.isEmpty else { return [:] }
         let rows = try await pool.query(
             """
-            SELECT quote_id, count(*)::int8 AS favorites FROM user_favorites WHERE quote_id = ANY(\(ids)::uuid[])
-            GROUP BY quote_id
+            SELECT quote_id, favorites::int8 AS favorites FROM quote_favorite_counts
+            WHERE quote_id = ANY(\(ids)::uuid[]) AND favorites > 0
             """)
         var counts: [UUID: Int] = [:]
         for row in rows { counts[try row.decode("quote_id")] = try row.decode("favorites") }

@@ -11,7 +11,8 @@ public struct OwnerDirectory: Sendable {
 
     public init(pool: PGPool) { self.pool = pool }
 
-    /// Adds `email` as an owner when it is not one yet, and issues a new one-time sign-in token for it.
+    /// Adds `email` as an owner when it is not one yet, and issues a new one-time sign-in token for it; the owner's
+    /// earlier unused links stop working (the newest printed link is the only one out there).
     /// - Returns: the token, to be shown once (only its hash is stored).
     public func add(email raw: String) async throws -> String {
         let email = raw.trimmingCharacters(in: .whitespaces)
@@ -28,6 +29,11 @@ public struct OwnerDirectory: Sendable {
                     """
                 ).affectedRows == 1
             try AuditLog.record(.commandLine, action: added ? "owner.add" : "owner.new_link", target: email, connection)
+            try connection.query(
+                """
+                DELETE FROM console_sign_in_tokens
+                WHERE used_at IS NULL AND owner_id = (SELECT id FROM console_owners WHERE lower(email) = lower(\(email)))
+                """)
             try connection.query(
                 """
                 INSERT INTO console_sign_in_tokens (token_hash, owner_id, expires_at)

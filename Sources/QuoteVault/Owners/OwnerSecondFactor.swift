@@ -8,27 +8,46 @@ public struct OwnerSecondFactor: Sendable {
 
     public init(pool: PGPool) { self.pool = pool }
 
+    /// Why an enrolment stored nothing.
+    public enum Refusal: Error, Sendable, Equatable {
+        /// The new secret's code does not match.
+        case wrongCode
+        /// Replacing: the code of the authenticator enrolled now does not match.
+        case wrongCurrentCode
+    }
+
     /// Enrols `secret` for the session's owner when `code` proves the authenticator app holds it.
-    /// - Returns: false (nothing stored) when the code is wrong.
-    /// - Throws: `Failure.conflict` when the owner has one already (it is never replaced from a session alone).
-    public func enrol(_ session: OwnerSession, secret: [UInt8], code: String, now: Date = Date()) async throws -> Bool {
+    /// - Parameter currentCode: to replace an enrolled second factor (a reset with a fresh enrolment), a code of the
+    ///   one enrolled now: a session alone never replaces it. Until the new one is proven the old one stays.
+    /// - Throws: `Refusal` (nothing stored); `Failure.conflict` when the owner has one already and `currentCode`
+    ///   is nil.
+    public func enrol(
+        _ session: OwnerSession, secret: [UInt8], code: String, currentCode: String? = nil, now: Date = Date()
+    ) async throws {
         guard secret.count == TOTP.secretByteCount,
             let step = TOTP(secret: secret).matchingStep(code, at: now)
-        else { return false }
+        else { throw Refusal.wrongCode }
+        let replacing = currentCode != nil
         try await pool.withTransaction { connection in
-            guard
-                try connection.query(
-                    """
-                    UPDATE console_owners SET totp_secret = \(secret), totp_last_step = \(step)
-                    WHERE id = \(session.ownerID) AND totp_secret IS NULL
-                    """
-                ).affectedRows == 1
-            else { throw Failure.conflict("A second factor is enrolled already; nothing was changed.") }
+            let stored = try connection.query(
+                "SELECT totp_secret FROM console_owners WHERE id = \(session.ownerID) FOR UPDATE"
+            ).first?.decode("totp_secret", as: [UInt8]?.self)
+            if let currentCode {
+                guard let stored,
+                    try Self.accept(currentCode, secret: stored, ownerID: session.ownerID, at: now, connection)
+                else { throw Refusal.wrongCurrentCode }
+            } else if stored != nil {
+                throw Failure.conflict("A second factor is enrolled already; nothing was changed.")
+            }
+            try connection.query(
+                """
+                UPDATE console_owners SET totp_secret = \(secret), totp_last_step = \(step)
+                WHERE id = \(session.ownerID)
+                """)
             try AuditLog.record(
-                session.actor, action: "owner.second_factor_enrolled", target: session.email,
-                connection)
+                session.actor, action: replacing ? "owner.second_factor_replaced" : "owner.second_factor_enrolled",
+                target: session.email, connection)
         }
-        return true
     }
 
     /// Whether `code` is the owner's current code, not used before (its step is then remembered, so a code

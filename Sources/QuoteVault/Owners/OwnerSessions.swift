@@ -50,6 +50,47 @@ public struct OwnerSessions: Sendable {
             hasSecondFactor: try row.decode("has_second_factor"), token: token)
     }
 
+    /// One of an owner's live sessions, as the Security page lists them.
+    public struct Live: Sendable, Equatable {
+        public let id: UUID
+        public let createdAt: Date
+        public let lastSeenAt: Date
+    }
+
+    /// The owner's live sessions, newest first.
+    public func live(of ownerID: UUID) async throws -> [Live] {
+        try await pool.query(
+            """
+            SELECT id, created_at, last_seen_at FROM console_sessions
+            WHERE owner_id = \(ownerID) AND revoked_at IS NULL AND expires_at > now()
+              AND last_seen_at > now() - \(Self.idleSeconds) * interval '1 second'
+            ORDER BY created_at DESC LIMIT 100
+            """
+        ).map {
+            Live(
+                id: try $0.decode("id"), createdAt: try $0.decode("created_at"),
+                lastSeenAt: try $0.decode("last_seen_at"))
+        }
+    }
+
+    /// Ends the owner's other sessions: the one `id`, or all but `session` when nil; never another owner's.
+    /// - Returns: how many ended.
+    @discardableResult
+    public func endOthers(of session: OwnerSession, id: UUID? = nil) async throws -> Int {
+        try await pool.withTransaction { connection in
+            var query: PGQuery = """
+                UPDATE console_sessions SET revoked_at = now()
+                WHERE owner_id = \(session.ownerID) AND id <> \(session.id) AND revoked_at IS NULL
+                """
+            if let id { query.append(" AND id = \(id)") }
+            let ended = try connection.query(query).affectedRows
+            try AuditLog.record(
+                session.actor, action: "owner.end_sessions", target: session.email, after: ["ended": String(ended)],
+                connection)
+            return ended
+        }
+    }
+
     /// Ends the session (sign-out), with its audit row.
     public func end(_ session: OwnerSession) async throws {
         try await pool.withTransaction { connection in

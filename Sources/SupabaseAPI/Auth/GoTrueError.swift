@@ -75,6 +75,7 @@ struct GoTrueError: Error {
             case .refreshTokenInvalid:
                 (400, "refresh_token_not_found", "Invalid Refresh Token: Refresh Token Not Found")
             case .refreshTokenReused: (400, "refresh_token_already_used", "Invalid Refresh Token: Already Used")
+            case .userBanned: (400, "user_banned", "User is banned")
             case .unauthorized: (badJWT.status, badJWT.code, badJWT.message)
             case .resetTokenInvalid: (403, "otp_expired", "Token has expired or is invalid")
             case .unsupportedMediaType(let detail): (415, "validation_failed", detail)

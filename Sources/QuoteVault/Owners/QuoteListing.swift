@@ -1,0 +1,129 @@
+import Foundation
+import PGClient
+
+/// The console's quote list in any order: by a column or by how many users favorited each quote (read from
+/// `quote_favorite_counts`, which triggers keep), filtered by category; a page at a time, or all of it for an
+/// export, up to `exportLimit`. Each order has an index (migrations 0071, 0072), so any page costs about the same.
+public struct QuoteListing: Sendable {
+    /// What the list can be ordered by; the SQL of each is a constant (no input reaches it).
+    public enum Sort: String, Sendable, CaseIterable {
+        case added, text, author, category, favorites
+
+        /// The table the order is read from (an index of it covers the terms and the category) and its quote id.
+        fileprivate var table: (name: String, id: String) {
+            [.favorites, .category].contains(self) ? ("quote_favorite_counts", "quote_id") : ("quotes", "id")
+        }
+
+        /// The ORDER BY terms of that table (aliased `s`), all in one direction, so one index serves both.
+        fileprivate var terms: [String] {
+            switch self {
+            case .added: ["s.created_at", "s.id"]
+            // In lower case: an index keyed on the column would be taken for the app's filters on it (0072).
+            case .text: ["lower(s.text)", "s.id"]
+            case .author: ["lower(s.author)", "s.id"]
+            case .category: ["s.category", "s.created_at", "s.quote_id"]
+            case .favorites: ["s.favorites", "s.created_at", "s.quote_id"]
+            }
+        }
+    }
+
+    /// A sort and its direction.
+    public struct Order: Sendable, Equatable {
+        public let sort: Sort
+        public let descending: Bool
+
+        public init(_ sort: Sort, descending: Bool) {
+            self.sort = sort
+            self.descending = descending
+        }
+
+        /// The list's default: newest first.
+        public static let newest = Order(.added, descending: true)
+
+        fileprivate var orderBy: String {
+            sort.terms.map { $0 + (descending ? " DESC" : " ASC") }.joined(separator: ", ")
+        }
+
+        /// The page's rows are the ones from its first row on, in this order.
+        fileprivate var fromFirst: String {
+            "(" + sort.terms.joined(separator: ", ") + (descending ? ") <= " : ") >= ")
+        }
+    }
+
+    /// A quote of the list with its favorites count.
+    public struct Row: Sendable, Equatable {
+        public let quote: Quote
+        public let favorites: Int
+
+        public init(quote: Quote, favorites: Int) {
+            self.quote = quote
+            self.favorites = favorites
+        }
+    }
+
+    /// The most rows an export holds (the first ones in the chosen order).
+    public static let exportLimit = 100_000
+
+    private let pool: PGPool
+
+    public init(pool: PGPool) { self.pool = pool }
+
+    /// The page (1-based) of `size` rows, with the filter's total (from the maintained category counts). A page in
+    /// the second half is sought from the end, in the reverse order, so no page skips more than half the rows.
+    public func page(category: QuoteCategory?, order: Order, page: Int, size: Int) async throws
+        -> (rows: [Row], total: Int)
+    {
+        let total =
+            try await pool.query("SELECT \(QuoteService.totalQuery(category)) AS total")
+            .first?.decode("total", as: Int.self) ?? 0
+        let offset = (page - 1) * size
+        guard offset * 2 > total else {
+            let rows = try await pool.query(Self.query(category: category, order: order, offset: offset, limit: size))
+            return (try rows.map(Self.row), total)
+        }
+        let count = min(size, total - offset)
+        guard count > 0 else { return ([], total) }
+        let reversed = Order(order.sort, descending: !order.descending)
+        let rows = try await pool.query(
+            Self.query(category: category, order: reversed, offset: total - offset - count, limit: count))
+        return (try rows.map(Self.row).reversed(), total)
+    }
+
+    /// The filter's rows in order, at most `exportLimit`.
+    public func export(category: QuoteCategory?, order: Order) async throws -> [Row] {
+        try await pool.query(Self.query(category: category, order: order, offset: 0, limit: Self.exportLimit))
+            .map(Self.row)
+    }
+
+    /// A deep page does not read the rows before it: its first row is found by an index-only scan of the order's
+    /// index (`OFFSET` there), then the page's rows are read from it on, and only they are joined.
+    private static func query(category: QuoteCategory?, order: Order, offset: Int, limit: Int) -> PGQuery {
+        let table = order.sort.table
+        var filter: PGQuery = ""
+        if let category { filter.append(" AND s.category = \(category.rawValue)") }
+        var query: PGQuery = """
+            SELECT \(unsafeSQL: Quote.columns("q")), coalesce(c.favorites, 0)::int8 AS favorites
+            FROM (SELECT * FROM \(unsafeSQL: table.name) s WHERE true
+            """
+        query.append(filter)
+        if offset > 0 {
+            query.append(
+                " AND \(unsafeSQL: order.fromFirst)(SELECT \(unsafeSQL: order.sort.terms.joined(separator: ", "))")
+            query.append(" FROM \(unsafeSQL: table.name) s WHERE true")
+            query.append(filter)
+            query.append(" ORDER BY \(unsafeSQL: order.orderBy) OFFSET \(offset) LIMIT 1)")
+        }
+        query.append(
+            """
+             ORDER BY \(unsafeSQL: order.orderBy) LIMIT \(limit)) s
+            JOIN quotes q ON q.id = s.\(unsafeSQL: table.id)
+            LEFT JOIN quote_favorite_counts c ON c.quote_id = q.id
+            ORDER BY \(unsafeSQL: order.orderBy)
+            """)
+        return query
+    }
+
+    private static func row(_ row: PGRow) throws -> Row {
+        Row(quote: try Quote(row: row), favorites: try row.decode("favorites"))
+    }
+}
