@@ -181,6 +181,25 @@ def reset_mail(stop, outcome):
     return [(source, make) for source in sources(3) for _ in range(2)]
 
 
+def open_from(source, outcome, head=b""):
+    """A non-blocking socket from `source` to the server that has sent `head`; None (counted as refused) when the
+    server would not take it."""
+    sock = socket.socket()
+    try:
+        sock.settimeout(1.0)
+        sock.bind((source, 0))
+        sock.connect((HOST, PORT))
+        if head:
+            sock.sendall(head)
+        sock.setblocking(False)
+        outcome["opened"] += 1
+        return sock
+    except OSError:
+        outcome["refused"] += 1
+        sock.close()
+        return None
+
+
 def stalled_uploads(stop, outcome, with_token):
     """64 uploads announcing 1 MiB that stall after a few bytes, from each of 4 addresses; reopens what the server
     closes. With `with_token`, each address has an account's token (admitted, then cut by the minimum rate)."""
@@ -190,22 +209,13 @@ def stalled_uploads(stop, outcome, with_token):
         sockets = []
         while not stop.is_set():
             while len(sockets) < 64 and not stop.is_set():
-                try:
-                    sock = socket.socket()
-                    sock.settimeout(1.0)
-                    sock.bind((source, 0))
-                    sock.connect((HOST, PORT))
-                    auth = f"Authorization: Bearer {tokens[source]}\r\n" if tokens[source] else ""
-                    head = (f"POST /storage/v1/object/avatars/x{uuid.uuid4().hex[:6]}.png HTTP/1.1\r\nHost: x\r\n"
-                            f"apikey: {ANON}\r\n{auth}Content-Type: image/png\r\nContent-Length: {1 << 20}\r\n\r\n")
-                    sock.sendall(head.encode() + b"\x89PNG")
-                    sock.setblocking(False)
-                    sockets.append(sock)
-                    outcome["opened"] += 1
-                except OSError:
-                    outcome["refused"] += 1
-                    sock.close()
+                auth = f"Authorization: Bearer {tokens[source]}\r\n" if tokens[source] else ""
+                head = (f"POST /storage/v1/object/avatars/x{uuid.uuid4().hex[:6]}.png HTTP/1.1\r\nHost: x\r\n"
+                        f"apikey: {ANON}\r\n{auth}Content-Type: image/png\r\nContent-Length: {1 << 20}\r\n\r\n")
+                sock = open_from(source, outcome, head.encode() + b"\x89PNG")
+                if sock is None:
                     break
+                sockets.append(sock)
             alive = []
             for sock in sockets:
                 try:
@@ -275,19 +285,10 @@ def login_trickle(stop, outcome):
                 "Content-Length: 65536\r\n\r\n").encode()
         while not stop.is_set():
             while len(sockets) < 16 and not stop.is_set():
-                try:
-                    sock = socket.socket()
-                    sock.settimeout(1.0)
-                    sock.bind((source, 0))
-                    sock.connect((HOST, PORT))
-                    sock.sendall(head)
-                    sock.setblocking(False)
-                    sockets[sock] = 0
-                    outcome["opened"] += 1
-                except OSError:
-                    outcome["refused"] += 1
-                    sock.close()
+                sock = open_from(source, outcome, head)
+                if sock is None:
                     break
+                sockets[sock] = 0
             for sock in list(sockets):
                 try:
                     data = sock.recv(4096)
@@ -324,18 +325,10 @@ def idle_connections(stop, outcome):
         sockets = []
         while not stop.is_set():
             while len(sockets) < 125 and not stop.is_set():
-                try:
-                    sock = socket.socket()
-                    sock.settimeout(1.0)
-                    sock.bind((source, 0))
-                    sock.connect((HOST, PORT))
-                    sock.setblocking(False)
-                    sockets.append(sock)
-                    outcome["opened"] += 1
-                except OSError:
-                    outcome["refused"] += 1
-                    sock.close()
+                sock = open_from(source, outcome)
+                if sock is None:
                     break
+                sockets.append(sock)
             alive = []
             for sock in sockets:
                 try:

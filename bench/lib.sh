@@ -7,9 +7,10 @@ DURATION=${DURATION:-5}
 CONNECTIONS=${CONNECTIONS:-32}
 mkdir -p "$BENCH_OUT"
 
+# Builds the release server (BENCH_SKIP_BUILD=1: use the one already built) and the C floor.
 bench_build() {
   "$BENCH_ROOT/scripts/install-deps" --bench
-  (cd "$BENCH_ROOT" && swift build -c release --product quote-server >/dev/null)
+  [[ -n "${BENCH_SKIP_BUILD:-}" ]] || (cd "$BENCH_ROOT" && swift build -c release --product quote-server >/dev/null)
   gcc -O2 -o "$BENCH_OUT/http-floor" "$BENCH_ROOT/bench/http-floor.c" -lmicrohttpd
 }
 
