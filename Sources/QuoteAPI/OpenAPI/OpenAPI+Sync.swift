@@ -68,8 +68,13 @@ extension OpenAPIDocument {
         disconnected.",
                 "responses": {
                   "200": {"description": "An endless stream of events",
-                    "content": {"text/event-stream": {"schema": {"type": "string",
-                      "example": "event: changed\ndata: {\"next\": \"AQAAAAAAAAAD…\"}\n\n: keep-alive\n\n"}}}},
+                    "content": {"text/event-stream": {"schema": {
+                      "description": "One event as its fields; keep-alive comments carry none",
+                      "type": "object", "required": ["event", "data"],
+                      "properties": {
+                        "event": {"type": "string", "enum": ["changed"]},
+                        "data": {"type": "string", "description": "JSON: {\"next\": sync token}"}},
+                      "example": {"event": "changed", "data": "{\"next\": \"AQAAAAAAAAAD…\"}"}}}}},
                   "429": {"$ref": "#/components/responses/TooManyRequests"}}}}
           },
           "parameters": {
