@@ -301,7 +301,7 @@ final class PoolCore: @unchecked Sendable {
         var best: (index: Int, use: Double)?
         for index in queue.indices where mayTake(queue[index]) {
             let use = queue[index].client.flatMap { uses[$0] } ?? 0
-            if best == nil || use < best!.use { best = (index, use) }
+            if use < best?.use ?? .infinity { best = (index, use) }
         }
         return best?.index
     }
