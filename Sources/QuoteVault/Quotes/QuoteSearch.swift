@@ -109,7 +109,7 @@ public struct QuoteSearch: Sendable {
             """
             SELECT total, version, walked, id AS quote_id, text AS quote_text, author AS quote_author, \
             category AS quote_category, created_at AS quote_created_at \
-            FROM quote_search_words_\(unsafeSQL: field.column)(\(patterns.query), \(patterns.contains), \
+            FROM search.quote_search_words_\(unsafeSQL: field.column)(\(patterns.query), \(patterns.contains), \
             \(patterns.wholeWord), \(patterns.wordStart), \(category?.rawValue), \(page.size + 1), \(page.offset))
             """)
         guard !rows[0].isNull("total") else { return nil }
@@ -130,7 +130,7 @@ public struct QuoteSearch: Sendable {
             """
             SELECT total, version, id AS quote_id, text AS quote_text, author AS quote_author, \
             category AS quote_category, created_at AS quote_created_at \
-            FROM quote_search_ranked_\(unsafeSQL: field.column)(\(patterns.contains), \
+            FROM search.quote_search_ranked_\(unsafeSQL: field.column)(\(patterns.contains), \
             \(patterns.wholeWord), \(patterns.wordStart), \(category?.rawValue), \(page.size + 1), \(page.offset))
             """)
         let total = try rows[0].decode("total", as: Int.self)
@@ -152,7 +152,7 @@ public struct QuoteSearch: Sendable {
             SELECT version.version, walked.* FROM quotes_version AS version LEFT JOIN LATERAL \
             (SELECT w.id AS quote_id, w.text AS quote_text, w.author AS quote_author, w.category AS quote_category, \
             w.created_at AS quote_created_at, n \
-            FROM quote_search_walk_\(unsafeSQL: field.column)(\(patterns.contains), \(patterns.wholeWord), \
+            FROM search.quote_search_walk_\(unsafeSQL: field.column)(\(patterns.contains), \(patterns.wholeWord), \
             \(patterns.wordStart), \(patterns.query), \(category?.rawValue), \(page.offset + page.size + 1)) \
             WITH ORDINALITY AS w (id, text, author, category, created_at, tier, n) \
             ORDER BY n OFFSET \(page.offset)) AS walked ON true ORDER BY walked.n
