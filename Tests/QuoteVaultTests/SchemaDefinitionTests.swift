@@ -18,7 +18,9 @@ final class SchemaDefinitionTests: XCTestCase {
                 "SELECT 'search.quote_search_tier(text, boolean, integer, text, text)'::regprocedure::oid::int8 AS oid"
             )[0].decode("oid", as: Int.self)
             let recorded = try connection.query(
-                "SELECT name || ' ' || checksum || ' ' || applied_at::text AS line FROM schema_definitions ORDER BY name"
+                """
+                SELECT name || ' ' || checksum || ' ' || applied_at::text AS line FROM schema_definitions ORDER BY name
+                """
             ).map { try $0.decode("line", as: String.self) }
             return (oid, recorded)
         }
