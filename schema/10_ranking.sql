@@ -8,8 +8,7 @@
 -- only whether it belongs to an earlier tier is tested: -1 then (callers keep tier >= min_tier), else min_tier.
 CREATE FUNCTION search.quote_search_tier(value text, lowered boolean, min_tier integer, whole text, prefix text)
 RETURNS integer
-LANGUAGE sql
-IMMUTABLE PARALLEL SAFE
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
     SELECT CASE WHEN NOT lowered THEN CASE WHEN value ~* whole THEN 0 WHEN value ~* prefix THEN 1 ELSE 2 END
                 WHEN min_tier = 1 AND value ~* whole AND lower(value) ~ whole THEN -1
@@ -21,6 +20,5 @@ $$;
 -- lowercases the whole text (migration 0064). Inlined into the caller's statement.
 CREATE FUNCTION search.quote_text_holds(value text, pattern text)
 RETURNS boolean
-LANGUAGE sql
-IMMUTABLE PARALLEL SAFE
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT coalesce(value LIKE pattern OR value ILIKE pattern, false) $$;

@@ -6,15 +6,13 @@
 -- The query, lowercased, when it is one word; else NULL.
 CREATE FUNCTION search.quote_words_one_word(query text)
 RETURNS text
-LANGUAGE sql
-IMMUTABLE PARALLEL SAFE
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT CASE WHEN lower(query) ~ '^\w+$' THEN lower(query) END $$;
 
 -- The query back from its ILIKE pattern %...% (NULL when the pattern holds an unescaped wildcard).
 CREATE FUNCTION search.quote_search_unescaped(contains text)
 RETURNS text
-LANGUAGE sql
-IMMUTABLE PARALLEL SAFE
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
     SELECT CASE WHEN contains ~ '^%([^%_\\]|\\.)*%$'
                 THEN regexp_replace(substr(contains, 2, char_length(contains) - 2), '\\(.)', '\1', 'g') END
@@ -24,13 +22,9 @@ $$;
 -- or more that none contains has no match.
 CREATE FUNCTION search.quote_search_vocabulary_holds(searched "char", piece text)
 RETURNS boolean
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET enable_indexscan TO 'off'
-SET enable_bitmapscan TO 'on'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET enable_indexscan = off SET enable_bitmapscan = on SET plan_cache_mode = force_generic_plan
+SET jit = off
 AS $$
 BEGIN
     RETURN EXISTS (SELECT FROM quote_vocabulary v
@@ -41,15 +35,12 @@ $$;
 -- One word's three tiers in one statement: per tier, its words (as text; NULL when more than words_per_piece, or
 -- for the "anywhere" tier of a word under three characters), the quotes holding them (once per word), and the
 -- most quotes any one of them is in.
-CREATE FUNCTION search.quote_search_vocabulary_tiers(searched "char", one_word text, OUT words text[], OUT uses bigint[], OUT most bigint[])
+CREATE FUNCTION search.quote_search_vocabulary_tiers(
+    searched "char", one_word text, OUT words text[], OUT uses bigint[], OUT most bigint[])
 RETURNS record
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET enable_bitmapscan TO 'on'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
-SET max_parallel_workers_per_gather TO '0'
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET enable_bitmapscan = on SET plan_cache_mode = force_generic_plan SET jit = off
+SET max_parallel_workers_per_gather = 0
 AS $$
 DECLARE
     word_limit bigint := quote_search_limit('words_per_piece');
@@ -77,15 +68,12 @@ END
 $$;
 
 -- One tier of the above at a time (the walk stops after the tier that fills the page).
-CREATE FUNCTION search.quote_search_tier_words(searched "char", one_word text, tier integer, OUT words text[], OUT uses bigint, OUT most bigint)
+CREATE FUNCTION search.quote_search_tier_words(
+    searched "char", one_word text, tier integer, OUT words text[], OUT uses bigint, OUT most bigint)
 RETURNS record
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET enable_bitmapscan TO 'on'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
-SET max_parallel_workers_per_gather TO '0'
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET enable_bitmapscan = on SET plan_cache_mode = force_generic_plan SET jit = off
+SET max_parallel_workers_per_gather = 0
 AS $$
 DECLARE
     word_limit bigint := quote_search_limit('words_per_piece');
@@ -115,14 +103,10 @@ $$;
 -- with it, or containing it, by where it sits in the query) and the quotes holding them. A piece with more than
 -- words_per_piece words, or an inner piece under three characters, is left out: it selects nothing.
 CREATE FUNCTION search.quote_search_pieces(searched "char", query text)
-RETURNS TABLE(words text[], uses bigint)
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET enable_bitmapscan TO 'on'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
-SET max_parallel_workers_per_gather TO '0'
+RETURNS TABLE (words text[], uses bigint)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET enable_bitmapscan = on SET plan_cache_mode = force_generic_plan SET jit = off
+SET max_parallel_workers_per_gather = 0
 AS $$
 DECLARE
     lowered text := lower(query);
@@ -168,8 +152,7 @@ $$;
 -- The quotes holding both of two pieces, guessed as if independent (at least one when both occur).
 CREATE FUNCTION search.quote_search_both_pieces(a_uses bigint, b_uses bigint)
 RETURNS bigint
-LANGUAGE sql
-STABLE PARALLEL SAFE
+LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
     SELECT greatest(a_uses * b_uses / greatest((SELECT c.reltuples FROM pg_class c
                                                 WHERE c.oid = 'quotes'::regclass), 1)::bigint,
@@ -180,10 +163,8 @@ $$;
 -- quotes_text_pairs_idx reads (migration 0048); NULL when no pair is usable. `second` is `first` when one is.
 CREATE FUNCTION search.quote_search_pair_keys(searched "char", contains text, OUT first integer[], OUT second integer[])
 RETURNS record
-LANGUAGE plpgsql
-STABLE
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
+LANGUAGE plpgsql STABLE
+SET plan_cache_mode = force_generic_plan SET jit = off
 AS $$
 DECLARE
     query text := search.quote_search_unescaped(contains);

@@ -7,15 +7,12 @@ CREATE TYPE search.quote_search_match AS (id uuid, text text, author text, categ
 
 -- The matches of a text query of several words, unordered, at most `wanted`: through its rarest adjacent pairs when
 -- usable, else its two rarest pieces' words.
-CREATE FUNCTION search.quote_search_matches_text(any_a text[], any_b text[], contains text, only_category text, before timestamp with time zone, wanted bigint)
+CREATE FUNCTION search.quote_search_matches_text(
+    any_a text[], any_b text[], contains text, only_category text, before timestamptz, wanted bigint)
 RETURNS SETOF search.quote_search_match
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET enable_bitmapscan TO 'on'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
-SET max_parallel_workers_per_gather TO '0'
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET enable_bitmapscan = on SET plan_cache_mode = force_generic_plan SET jit = off
+SET max_parallel_workers_per_gather = 0
 AS $$
 DECLARE
     first_keys int[];
@@ -37,15 +34,13 @@ $$;
 
 -- Matches holding a word of `any_a` and one of `any_b`, ranked, at most `wanted`, of tier `min_tier` or later.
 -- `lowered`: the words are one tier's of a one-word query (see quote_search_tier).
-CREATE FUNCTION search.quote_search_by_words_text(any_a text[], any_b text[], contains text, whole text, prefix text, lowered boolean, min_tier integer, only_category text, wanted bigint, before timestamp with time zone DEFAULT NULL::timestamp with time zone)
-RETURNS TABLE(id uuid, created_at timestamp with time zone, tier integer)
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET enable_bitmapscan TO 'on'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
-SET max_parallel_workers_per_gather TO '0'
+CREATE FUNCTION search.quote_search_by_words_text(
+    any_a text[], any_b text[], contains text, whole text, prefix text, lowered boolean, min_tier integer,
+    only_category text, wanted bigint, before timestamptz DEFAULT NULL)
+RETURNS TABLE (id uuid, created_at timestamptz, tier integer)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET enable_bitmapscan = on SET plan_cache_mode = force_generic_plan SET jit = off
+SET max_parallel_workers_per_gather = 0
 AS $$
 BEGIN
     IF NOT lowered THEN
@@ -75,17 +70,16 @@ END
 $$;
 
 -- The same for authors.
-CREATE FUNCTION search.quote_search_by_words_author(any_a text[], any_b text[], contains text, whole text, prefix text, lowered boolean, min_tier integer, only_category text, wanted bigint, before timestamp with time zone DEFAULT NULL::timestamp with time zone)
-RETURNS TABLE(id uuid, created_at timestamp with time zone, tier integer)
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET enable_bitmapscan TO 'on'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
-SET max_parallel_workers_per_gather TO '0'
+CREATE FUNCTION search.quote_search_by_words_author(
+    any_a text[], any_b text[], contains text, whole text, prefix text, lowered boolean, min_tier integer,
+    only_category text, wanted bigint, before timestamptz DEFAULT NULL)
+RETURNS TABLE (id uuid, created_at timestamptz, tier integer)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET enable_bitmapscan = on SET plan_cache_mode = force_generic_plan SET jit = off
+SET max_parallel_workers_per_gather = 0
 AS $$
-BEGIN RETURN QUERY
+BEGIN
+    RETURN QUERY
     SELECT c.id, c.created_at, c.tier FROM (
         SELECT t.id, t.created_at, search.quote_search_tier(t.author, lowered, min_tier, whole, prefix) AS tier
         FROM quotes t
@@ -104,15 +98,13 @@ $$;
 -- As quote_search_by_words_text for many candidates (`uses`): read newest first through the time buckets of the
 -- word index, span by span (each sized to hold about the rows still wanted), until `wanted` rows of `min_tier`
 -- are found or the oldest quote is passed.
-CREATE FUNCTION search.quote_search_newest_text(any_a text[], any_b text[], contains text, whole text, prefix text, lowered boolean, min_tier integer, only_category text, wanted bigint, uses bigint, before timestamp with time zone)
-RETURNS TABLE(id uuid, created_at timestamp with time zone, tier integer)
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET enable_bitmapscan TO 'on'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
-SET max_parallel_workers_per_gather TO '0'
+CREATE FUNCTION search.quote_search_newest_text(
+    any_a text[], any_b text[], contains text, whole text, prefix text, lowered boolean, min_tier integer,
+    only_category text, wanted bigint, uses bigint, before timestamptz)
+RETURNS TABLE (id uuid, created_at timestamptz, tier integer)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET enable_bitmapscan = on SET plan_cache_mode = force_generic_plan SET jit = off
+SET max_parallel_workers_per_gather = 0
 AS $$
 DECLARE
     newest_us bigint := quote_time_us((SELECT max(q.created_at) FROM quotes q));
@@ -131,8 +123,8 @@ DECLARE
     tiers int[] := '{}';
 BEGIN
     IF uses < quote_search_limit('sorted_reads') OR newest_us IS NULL THEN
-        RETURN QUERY SELECT * FROM search.quote_search_by_words_text(any_a, any_b, contains, whole, prefix, lowered, min_tier,
-                                        only_category, wanted, before);
+        RETURN QUERY SELECT * FROM search.quote_search_by_words_text(any_a, any_b, contains, whole, prefix, lowered,
+                                        min_tier, only_category, wanted, before);
         RETURN;
     END IF;
     upper_us := least(newest_us + 1, quote_time_us(before));
@@ -176,15 +168,13 @@ END
 $$;
 
 -- The same for authors.
-CREATE FUNCTION search.quote_search_newest_author(any_a text[], any_b text[], contains text, whole text, prefix text, lowered boolean, min_tier integer, only_category text, wanted bigint, uses bigint, before timestamp with time zone)
-RETURNS TABLE(id uuid, created_at timestamp with time zone, tier integer)
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET enable_bitmapscan TO 'on'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
-SET max_parallel_workers_per_gather TO '0'
+CREATE FUNCTION search.quote_search_newest_author(
+    any_a text[], any_b text[], contains text, whole text, prefix text, lowered boolean, min_tier integer,
+    only_category text, wanted bigint, uses bigint, before timestamptz)
+RETURNS TABLE (id uuid, created_at timestamptz, tier integer)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET enable_bitmapscan = on SET plan_cache_mode = force_generic_plan SET jit = off
+SET max_parallel_workers_per_gather = 0
 AS $$
 DECLARE
     newest_us bigint := quote_time_us((SELECT max(q.created_at) FROM quotes q));
@@ -203,8 +193,8 @@ DECLARE
     tiers int[] := '{}';
 BEGIN
     IF uses < quote_search_limit('sorted_reads') OR newest_us IS NULL THEN
-        RETURN QUERY SELECT * FROM search.quote_search_by_words_author(any_a, any_b, contains, whole, prefix, lowered, min_tier,
-                                        only_category, wanted, before);
+        RETURN QUERY SELECT * FROM search.quote_search_by_words_author(any_a, any_b, contains, whole, prefix, lowered,
+                                        min_tier, only_category, wanted, before);
         RETURN;
     END IF;
     upper_us := least(newest_us + 1, quote_time_us(before));

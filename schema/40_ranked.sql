@@ -2,14 +2,11 @@
 -- pairs), counted and ranked in full: QuoteSearch's answer when the index of words cannot tell cheaply.
 
 -- Every match (at most 1,001 read), counted and ranked; no rows when more than 1,000.
-CREATE FUNCTION search.quote_search_ranked_text(contains text, whole text, prefix text, only_category text, page_size bigint, page_offset bigint)
-RETURNS TABLE(total bigint, version bigint, id uuid, text text, author text, category text, created_at timestamp with time zone)
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
-SET max_parallel_workers_per_gather TO '0'
+CREATE FUNCTION search.quote_search_ranked_text(
+    contains text, whole text, prefix text, only_category text, page_size bigint, page_offset bigint)
+RETURNS TABLE (total bigint, version bigint, id uuid, text text, author text, category text, created_at timestamptz)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET plan_cache_mode = force_generic_plan SET jit = off SET max_parallel_workers_per_gather = 0
 AS $$
 DECLARE
     first_keys int[];
@@ -41,14 +38,11 @@ END
 $$;
 
 -- The same for authors (their trigram index).
-CREATE FUNCTION search.quote_search_ranked_author(contains text, whole text, prefix text, only_category text, page_size bigint, page_offset bigint)
-RETURNS TABLE(total bigint, version bigint, id uuid, text text, author text, category text, created_at timestamp with time zone)
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
-SET max_parallel_workers_per_gather TO '0'
+CREATE FUNCTION search.quote_search_ranked_author(
+    contains text, whole text, prefix text, only_category text, page_size bigint, page_offset bigint)
+RETURNS TABLE (total bigint, version bigint, id uuid, text text, author text, category text, created_at timestamptz)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET plan_cache_mode = force_generic_plan SET jit = off SET max_parallel_workers_per_gather = 0
 AS $$
 BEGIN
     RETURN QUERY
@@ -70,23 +64,18 @@ $$;
 -- The distinct names of authors that match (quote_authors, migration 0060).
 CREATE FUNCTION search.quote_authors_matching(contains text)
 RETURNS text[]
-LANGUAGE sql
-STABLE
-SET enable_seqscan TO 'off'
-SET enable_bitmapscan TO 'on'
+LANGUAGE sql STABLE
+SET enable_seqscan = off SET enable_bitmapscan = on
 AS $$ SELECT ARRAY(SELECT DISTINCT a.author FROM quote_authors a WHERE a.author ILIKE contains) $$;
 
 -- An author query of several words, each in many quotes: the names of authors that match, their quotes counted
 -- from quotes_by_author_idx (at most exact_total + 1), the page tier by tier, newest first.
-CREATE FUNCTION search.quote_search_by_author_names(contains text, whole text, prefix text, only_category text, page_size bigint, page_offset bigint)
-RETURNS TABLE(total bigint, id uuid, text text, author text, category text, created_at timestamp with time zone, tier integer)
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET enable_bitmapscan TO 'off'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
-SET max_parallel_workers_per_gather TO '0'
+CREATE FUNCTION search.quote_search_by_author_names(
+    contains text, whole text, prefix text, only_category text, page_size bigint, page_offset bigint)
+RETURNS TABLE (total bigint, id uuid, text text, author text, category text, created_at timestamptz, tier integer)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET enable_bitmapscan = off SET plan_cache_mode = force_generic_plan SET jit = off
+SET max_parallel_workers_per_gather = 0
 AS $$
 DECLARE
     exact bigint := quote_search_limit('exact_total');

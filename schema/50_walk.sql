@@ -5,17 +5,12 @@
 -- walked on its own needs a predicate of its own.
 
 -- The first `wanted` rows in rank order, with their tiers.
-CREATE FUNCTION search.quote_search_walk_text(contains text, whole text, prefix text, query text, only_category text, wanted bigint)
-RETURNS TABLE(id uuid, text text, author text, category text, created_at timestamp with time zone, tier integer)
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET enable_bitmapscan TO 'off'
-SET enable_hashjoin TO 'off'
-SET enable_mergejoin TO 'off'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
-SET max_parallel_workers_per_gather TO '0'
+CREATE FUNCTION search.quote_search_walk_text(
+    contains text, whole text, prefix text, query text, only_category text, wanted bigint)
+RETURNS TABLE (id uuid, text text, author text, category text, created_at timestamptz, tier integer)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET enable_bitmapscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+SET plan_cache_mode = force_generic_plan SET jit = off SET max_parallel_workers_per_gather = 0
 AS $$
 DECLARE
     few bigint;  -- several words: candidates sorted below this many, else walked
@@ -64,8 +59,8 @@ BEGIN
                 SELECT sorted_ids || coalesce(array_agg(o.id), '{}'),
                        sorted_times || coalesce(array_agg(o.created_at), '{}')
                 INTO sorted_ids, sorted_times
-                FROM search.quote_search_newest_text(ARRAY[one_word], ARRAY[one_word], contains, whole, prefix, true, 0, only_category,
-                          wanted - filled, word_uses, since) AS o;
+                FROM search.quote_search_newest_text(ARRAY[one_word], ARRAY[one_word], contains, whole, prefix, true, 0,
+                          only_category, wanted - filled, word_uses, since) AS o;
                 filled := cardinality(sorted_ids);
             END IF;
             sorted_tiers := array_fill(0, ARRAY[filled::int]);
@@ -104,8 +99,8 @@ BEGIN
                     filled := filled + cardinality(window_ids);
                     window_before := CASE WHEN since > '-infinity' THEN since END;
                 END IF;
-                FOR part IN SELECT * FROM search.quote_search_newest_text(listed.words, listed.words, contains, whole, prefix, true,
-                                                k, only_category, wanted - filled, listed.uses,
+                FOR part IN SELECT * FROM search.quote_search_newest_text(listed.words, listed.words, contains, whole,
+                                                prefix, true, k, only_category, wanted - filled, listed.uses,
                                                 window_before)
                             WHERE filled < wanted AND (window_failed > 0 OR window_before IS NOT NULL) LOOP
                     EXIT WHEN part.tier <> k;
@@ -132,8 +127,8 @@ BEGIN
             SELECT coalesce(array_agg(s.id), '{}'), coalesce(array_agg(s.created_at), '{}'),
                    coalesce(array_agg(s.tier), '{}')
             INTO sorted_ids, sorted_times, sorted_tiers
-            FROM search.quote_search_by_words_text(a_words, coalesce(b_words, a_words), contains, whole, prefix, false, 0,
-                      only_category, wanted) AS s;
+            FROM search.quote_search_by_words_text(a_words, coalesce(b_words, a_words), contains, whole, prefix,
+                      false, 0, only_category, wanted) AS s;
         ELSIF a_words IS NULL THEN
             walked := ARRAY[true, true, true];
         ELSIF coalesce(cardinality(exact_words), 0)
@@ -224,17 +219,12 @@ END
 $$;
 
 -- The same for authors.
-CREATE FUNCTION search.quote_search_walk_author(contains text, whole text, prefix text, query text, only_category text, wanted bigint)
-RETURNS TABLE(id uuid, text text, author text, category text, created_at timestamp with time zone, tier integer)
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET enable_bitmapscan TO 'off'
-SET enable_hashjoin TO 'off'
-SET enable_mergejoin TO 'off'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
-SET max_parallel_workers_per_gather TO '0'
+CREATE FUNCTION search.quote_search_walk_author(
+    contains text, whole text, prefix text, query text, only_category text, wanted bigint)
+RETURNS TABLE (id uuid, text text, author text, category text, created_at timestamptz, tier integer)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET enable_bitmapscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+SET plan_cache_mode = force_generic_plan SET jit = off SET max_parallel_workers_per_gather = 0
 AS $$
 DECLARE
     few bigint;  -- several words: candidates sorted below this many, else walked
@@ -283,8 +273,8 @@ BEGIN
                 SELECT sorted_ids || coalesce(array_agg(o.id), '{}'),
                        sorted_times || coalesce(array_agg(o.created_at), '{}')
                 INTO sorted_ids, sorted_times
-                FROM search.quote_search_newest_author(ARRAY[one_word], ARRAY[one_word], contains, whole, prefix, true, 0, only_category,
-                          wanted - filled, word_uses, since) AS o;
+                FROM search.quote_search_newest_author(ARRAY[one_word], ARRAY[one_word], contains, whole, prefix, true,
+                          0, only_category, wanted - filled, word_uses, since) AS o;
                 filled := cardinality(sorted_ids);
             END IF;
             sorted_tiers := array_fill(0, ARRAY[filled::int]);
@@ -323,8 +313,8 @@ BEGIN
                     filled := filled + cardinality(window_ids);
                     window_before := CASE WHEN since > '-infinity' THEN since END;
                 END IF;
-                FOR part IN SELECT * FROM search.quote_search_newest_author(listed.words, listed.words, contains, whole, prefix, true,
-                                                k, only_category, wanted - filled, listed.uses,
+                FOR part IN SELECT * FROM search.quote_search_newest_author(listed.words, listed.words, contains, whole,
+                                                prefix, true, k, only_category, wanted - filled, listed.uses,
                                                 window_before)
                             WHERE filled < wanted AND (window_failed > 0 OR window_before IS NOT NULL) LOOP
                     EXIT WHEN part.tier <> k;
@@ -351,8 +341,8 @@ BEGIN
             SELECT coalesce(array_agg(s.id), '{}'), coalesce(array_agg(s.created_at), '{}'),
                    coalesce(array_agg(s.tier), '{}')
             INTO sorted_ids, sorted_times, sorted_tiers
-            FROM search.quote_search_by_words_author(a_words, coalesce(b_words, a_words), contains, whole, prefix, false, 0,
-                      only_category, wanted) AS s;
+            FROM search.quote_search_by_words_author(a_words, coalesce(b_words, a_words), contains, whole, prefix,
+                      false, 0, only_category, wanted) AS s;
         ELSIF a_words IS NULL THEN
             walked := ARRAY[true, true, true];
         ELSIF coalesce(cardinality(exact_words), 0)
@@ -413,7 +403,8 @@ BEGIN
         UNION ALL
         (SELECT t.id, t.created_at, 0 FROM quotes t
          WHERE walked[1] AND (only_category IS NULL OR t.category = only_category)
-           AND CASE WHEN one_word IS NOT NULL THEN t.author ILIKE contains AND t.author ~* whole AND lower(t.author) ~ whole
+           AND CASE WHEN one_word IS NOT NULL
+                    THEN t.author ILIKE contains AND t.author ~* whole AND lower(t.author) ~ whole
                     ELSE t.author ~* whole AND t.author ILIKE contains END
          ORDER BY t.created_at DESC, t.id DESC LIMIT wanted)
         UNION ALL

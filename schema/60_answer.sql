@@ -4,14 +4,13 @@
 -- answers the next page.
 
 -- The total and the page (rows of NULLs when there is only a total).
-CREATE FUNCTION search.quote_search_words_text(query text, contains text, whole text, prefix text, only_category text, page_size bigint, page_offset bigint)
-RETURNS TABLE(total bigint, version bigint, id uuid, text text, author text, category text, created_at timestamp with time zone, walked boolean)
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
-SET max_parallel_workers_per_gather TO '0'
+CREATE FUNCTION search.quote_search_words_text(
+    query text, contains text, whole text, prefix text, only_category text, page_size bigint, page_offset bigint)
+RETURNS TABLE (
+    total bigint, version bigint, id uuid, text text, author text, category text, created_at timestamptz,
+    walked boolean)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET plan_cache_mode = force_generic_plan SET jit = off SET max_parallel_workers_per_gather = 0
 AS $$
 DECLARE
     exact bigint := quote_search_limit('exact_total');
@@ -97,14 +96,14 @@ BEGIN
         -- page is decided: once page_offset + page_size matches of tier 0 are known, the page is among them (every
         -- match not ranked yet is older, and of tier 0 at best).
         SELECT coalesce(array_agg(m ORDER BY m.created_at DESC, m.id DESC), '{}') INTO match_rows
-        FROM search.quote_search_matches_text(a_words, coalesce(b_words, a_words), contains, only_category, NULL, exact + 1)
-             AS m;
+        FROM search.quote_search_matches_text(a_words, coalesce(b_words, a_words), contains, only_category, NULL,
+                                              exact + 1) AS m;
         counted := cardinality(match_rows);
         chunk := least(page_offset + page_size, exact + 1);
         WHILE counted <= exact AND ranked < counted
               AND cardinality(array_positions(match_tiers, 0)) < page_offset + page_size LOOP
-            SELECT match_tiers || coalesce(array_agg(search.quote_search_tier(e.text, false, 0, whole, prefix) ORDER BY e.n),
-                                           '{}')
+            SELECT match_tiers
+                   || coalesce(array_agg(search.quote_search_tier(e.text, false, 0, whole, prefix) ORDER BY e.n), '{}')
             INTO match_tiers
             FROM unnest(match_rows[ranked + 1 : ranked + chunk]) WITH ORDINALITY AS e (id, text, author, category,
                                                                                    created_at, n);
@@ -143,14 +142,13 @@ END
 $$;
 
 -- The same for authors; an author query of several common words is answered by quote_search_by_author_names.
-CREATE FUNCTION search.quote_search_words_author(query text, contains text, whole text, prefix text, only_category text, page_size bigint, page_offset bigint)
-RETURNS TABLE(total bigint, version bigint, id uuid, text text, author text, category text, created_at timestamp with time zone, walked boolean)
-LANGUAGE plpgsql
-STABLE
-SET enable_seqscan TO 'off'
-SET plan_cache_mode TO 'force_generic_plan'
-SET jit TO 'off'
-SET max_parallel_workers_per_gather TO '0'
+CREATE FUNCTION search.quote_search_words_author(
+    query text, contains text, whole text, prefix text, only_category text, page_size bigint, page_offset bigint)
+RETURNS TABLE (
+    total bigint, version bigint, id uuid, text text, author text, category text, created_at timestamptz,
+    walked boolean)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off SET plan_cache_mode = force_generic_plan SET jit = off SET max_parallel_workers_per_gather = 0
 AS $$
 DECLARE
     exact bigint := quote_search_limit('exact_total');
