@@ -18,12 +18,14 @@ public struct SchemaDefinition: Sendable, Equatable {
         self.sql = sql
     }
 
-    /// Reads every `*.sql` file of `directory`, ordered by name.
+    /// Reads every `*.sql` file of `directory`, ordered by name. None is an error: the server's searches need them.
     public static func load(from directory: URL) throws -> [SchemaDefinition] {
-        try FileManager.default.contentsOfDirectory(atPath: directory.path)
-            .filter { $0.hasSuffix(".sql") }
-            .sorted()
-            .map { SchemaDefinition(name: $0, sql: try String(contentsOf: directory.appendingPathComponent($0))) }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".sql") }
+        guard !files.isEmpty else { throw MigrationError.schemaDirectoryEmpty(directory.path) }
+        return try files.sorted().map { file in
+            SchemaDefinition(
+                name: file, sql: try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8))
+        }
     }
 
     /// Finds the `schema` directory: beside `migrations` (a copy of both), else where `ResourceLocator` finds
