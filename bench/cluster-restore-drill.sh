@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The restore drill on the Patroni cluster of scripts/cluster, every node archiving to one pgBackRest repository:
-# a full backup (taken from a standby); more writes up to T; the accident (DELETE FROM user_favorites); a new
-# cluster bootstrapped from the repository to T, checked; more writes; a new cluster bootstrapped with everything
-# archived (`restore latest`), every acknowledged write counted. Prints the backup and bootstrap times.
+# a full backup (taken from a standby); more writes up to T; the accident (DELETE FROM user_favorites); `restore T`
+# (restored and recovered beside the cluster, then swapped in), checked; more writes; `restore latest`, every
+# acknowledged write counted. Prints the backup and restore times.
 # Usage: bench/cluster-restore-drill.sh   (scripts/cluster's CLUSTER_* settings apply; USERS, default 1000)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -36,15 +36,20 @@ public final class BackRest: Sendable {
     /// Settings for the embedded server: archive each WAL segment into the repository, at least every
     /// `archiveTimeout` seconds.
     public var archiveSettings: [String: String] {
-        get throws {
-            let command = ([try Self.executable()] + baseArguments + ["archive-push", "%p"]).map(Self.shellQuoted)
-            return [
-                "archive_mode": "on",
-                "archive_command": command.joined(separator: " "),
-                "archive_timeout": String(settings.archiveTimeout),
-                "wal_level": "replica",
-            ]
-        }
+        get throws { try archiveSettings(for: dataDirectory) }
+    }
+
+    /// The same for a cluster in `directory` (a restore made beside the data): pgBackRest reads the cluster's
+    /// pg_control from `pg1-path` when it archives.
+    public func archiveSettings(for directory: URL) throws -> [String: String] {
+        let path = directory.standardizedFileURL == dataDirectory ? [] : ["--pg1-path=\(directory.path)"]
+        let command = ([try Self.executable()] + baseArguments + path + ["archive-push", "%p"]).map(Self.shellQuoted)
+        return [
+            "archive_mode": "on",
+            "archive_command": command.joined(separator: " "),
+            "archive_timeout": String(settings.archiveTimeout),
+            "wal_level": "replica",
+        ]
     }
 
     /// Creates the work directories (and, when asked, the repository directory) owned by PostgreSQL's user, and
@@ -92,6 +97,25 @@ public final class BackRest: Sendable {
             """, to: confDirectory.appendingPathComponent("quotevault.conf"), permissions: 0o640)
     }
 
+    /// Throws, naming the cause, when the repository directory exists but pgBackRest's user cannot write to it:
+    /// WAL archiving and backups would fail there. A repository from BACKUP_CONFIG is pgBackRest's to check.
+    public func requireWritableRepository() throws {
+        let path = settings.repository.path
+        guard settings.configFile == nil, FileManager.default.fileExists(atPath: path) else { return }
+        let tools = try Tools.prepare()
+        guard try !tools.runner.canWrite(settings.repository) else { return }
+        let attributes = (try? FileManager.default.attributesOfItem(atPath: path)) ?? [:]
+        let owner = attributes[.ownerAccountName] as? String ?? "?"
+        let group = attributes[.groupOwnerAccountName] as? String ?? "?"
+        let mode = (attributes[.posixPermissions] as? NSNumber).map { String($0.intValue, radix: 8) } ?? "?"
+        throw EmbeddedPostgresError(
+            """
+            the backup repository \(path) is not writable by user '\(tools.runner.userName)', which runs pgBackRest \
+            (owner \(owner):\(group), mode \(mode)); give it to that user (chown -R) or set BACKUP_REPO to a \
+            writable directory
+            """)
+    }
+
     /// Creates the stanza (or checks that the repository's matches this cluster). Needs the server running.
     public func createStanza(port: Int, password: String) throws {
         _ = try run(["stanza-create", "--pg1-port=\(port)"], password: password, what: "creating the backup stanza")
@@ -123,12 +147,15 @@ public final class BackRest: Sendable {
     }
 
     /// From the end of the oldest backup to the last commit archived; nil when no time can be reached yet.
+    /// Without a data directory (a lost disk) the last commit cannot be read: pgBackRest's archive-get reads the
+    /// cluster's pg_control. The range then runs to now, and a time past the last commit fails in recovery.
     public func restorableRange(_ info: RepositoryInfo) throws -> RestorableRange? {
-        guard let oldest = info.backups.first?.restorableFrom, let newest = try lastArchivedCommit(info),
-            newest >= oldest
-        else {
-            return nil
+        guard let oldest = info.backups.first?.restorableFrom else { return nil }
+        let control = dataDirectory.appendingPathComponent("global/pg_control")
+        guard FileManager.default.fileExists(atPath: control.path) else {
+            return RestorableRange(oldest: oldest, newest: Date(), newestIsLastCommit: false)
         }
+        guard let newest = try lastArchivedCommit(info), newest >= oldest else { return nil }
         return RestorableRange(oldest: oldest, newest: newest)
     }
 

@@ -24,10 +24,22 @@ public struct BackupRecord: Sendable, Equatable {
 public struct RestorableRange: Sendable, Equatable, CustomStringConvertible {
     public let oldest: Date
     public let newest: Date
+    /// False when `newest` is only now: the last archived commit could not be read.
+    public let newestIsLastCommit: Bool
+
+    public init(oldest: Date, newest: Date, newestIsLastCommit: Bool = true) {
+        self.oldest = oldest
+        self.newest = newest
+        self.newestIsLastCommit = newestIsLastCommit
+    }
 
     public func contains(_ time: Date) -> Bool { time >= oldest && time <= newest }
 
-    public var description: String { "\(BackupTime.text(oldest)) to \(BackupTime.text(newest))" }
+    public var description: String {
+        "\(BackupTime.text(oldest)) to "
+            + (newestIsLastCommit
+                ? BackupTime.text(newest) : "now (the last archived commit is read once a data directory exists)")
+    }
 }
 
 /// What the repository holds for the stanza.
@@ -49,8 +61,8 @@ public struct RepositoryInfo: Sendable {
         let code = status?["code"] as? Int ?? -1
         // 0: ok; 2: no backups yet (the stanza exists); others: missing, unreadable, mismatched.
         guard code == 0 || code == 2 else {
-            let message = status?["message"] as? String ?? "unknown status"
-            throw EmbeddedPostgresError("the backup repository at \(repository) is not usable: \(message)")
+            throw EmbeddedPostgresError(
+                "the backup repository at \(repository) is not usable: \(cause(of: stanza, status: status))")
         }
         let backups = (stanza["backup"] as? [[String: Any]] ?? []).compactMap { entry -> BackupRecord? in
             guard let label = entry["label"] as? String,
@@ -73,6 +85,18 @@ public struct RepositoryInfo: Sendable {
             backups: backups, archiveMin: archive?["min"] as? String,
             archiveMax: archive?["max"] as? String)
     }
+}
+
+/// Why the stanza is not usable: the stanza's status says only "other" when a repository failed, and the
+/// repository's own status holds the reason (e.g. `[PathOpenError] ... Permission denied`).
+private func cause(of stanza: [String: Any], status: [String: Any]?) -> String {
+    let repositories = (stanza["repo"] as? [[String: Any]] ?? []).compactMap { repository -> String? in
+        let status = repository["status"] as? [String: Any]
+        guard (status?["code"] as? Int).map({ $0 != 0 && $0 != 2 }) == true else { return nil }
+        return status?["message"] as? String
+    }
+    let summary = status?["message"] as? String ?? "unknown status"
+    return repositories.isEmpty ? summary : repositories.joined(separator: "; ")
 }
 
 /// Times as backups and restores show and accept them: UTC, ISO 8601.

@@ -84,11 +84,34 @@ struct CommandRunner: Sendable {
         try runAs?.own(file.path)
     }
 
-    /// Creates `directory` (and missing parents) with `permissions`, owned by the user running PostgreSQL.
+    /// Creates `directory` with `permissions`, owned by the user running PostgreSQL. Missing parents are made
+    /// 0755, passable by that user: a parent made with the directory's own mode (0750 by root) would lock it out
+    /// (`quote-server backups` after the data directory was deleted made it root:root 0750, and pgBackRest failed).
     func createOwnedDirectory(_ directory: URL, permissions: Int) throws {
-        try FileManager.default.createDirectory(
-            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: permissions])
+        let fileManager = FileManager.default
+        let parent = directory.deletingLastPathComponent()
+        if !fileManager.fileExists(atPath: parent.path) {
+            try fileManager.createDirectory(
+                at: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        }
+        if !fileManager.fileExists(atPath: directory.path) {
+            try fileManager.createDirectory(
+                at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: permissions])
+        }
         try runAs?.own(directory.path)
+    }
+
+    /// Whether the user running the tools may write into `directory` (and pass through it and its parents).
+    func canWrite(_ directory: URL) throws -> Bool {
+        let test = URL(fileURLWithPath: findExecutable("test") ?? "/usr/bin/test")
+        return try run(test, ["-w", directory.path, "-a", "-x", directory.path]).status == 0
+    }
+
+    /// The name of the user running the tools.
+    var userName: String {
+        if let runAs { return runAs.name }
+        guard let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name else { return "uid \(geteuid())" }
+        return String(cString: name)
     }
 
     /// Runs and throws with `failure` and the output unless the command exits 0.

@@ -21,6 +21,7 @@ struct BackupCommand: AsyncParsableCommand {
         let logger = try options.makeLogger()
         let backRest = try BackupSetup.require(options, logger: logger)
         try backRest.prepare()
+        try backRest.requireWritableRepository()
         // A missing or unreadable repository is refused before the database is touched.
         _ = try backRest.info()
         let database = try Database.open(options, logger: logger)

@@ -25,6 +25,8 @@ struct Database {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let backups = try BackupSetup.make(options, logger: logger)
         try backups?.prepare(creatingRepository: true)
+        // Refused now, with its cause: an archive_command failing on every segment would fill pg_wal instead.
+        try backups?.requireWritableRepository()
         let embedded = EmbeddedPostgres(
             dataDirectory: BackupSetup.clusterDirectory(options),
             settings: try backups?.archiveSettings ?? [:], logger: logger)

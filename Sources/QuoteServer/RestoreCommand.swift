@@ -5,8 +5,8 @@ import Logging
 import PGClient
 
 /// `quote-server restore --to TIME | --latest [--target DIR]`: the embedded database as it was at TIME, or with
-/// everything archived. Without --target the current data directory is moved aside (never deleted) and the
-/// restored one takes its place; the server must be stopped.
+/// everything archived. Without --target the restore is made and recovered beside the current data directory,
+/// which is then moved aside (never deleted) for the restored one; the server must be stopped.
 struct RestoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore",
@@ -75,26 +75,31 @@ struct RestoreCommand: AsyncParsableCommand {
             print("restored into \(directory.path); PostgreSQL recovers \(describe(point)) when started on it")
             return
         }
+        // Restored and recovered beside the current data, which is moved aside only once the restored database
+        // has come up, replayed to its target and answered; until then a failure leaves the data as it was.
         let stamp = Self.stamp()
-        let aside = data.deletingLastPathComponent().appendingPathComponent("postgres.before-restore-\(stamp)")
-        let hadData = FileManager.default.fileExists(atPath: data.path)
-        if hadData { try FileManager.default.moveItem(at: data, to: aside) }
+        let parent = data.deletingLastPathComponent()
+        let side = parent.appendingPathComponent("postgres.restoring-\(stamp)")
+        let restored = EmbeddedPostgres(
+            dataDirectory: side, settings: try backRest.archiveSettings(for: side), logger: logger)
         do {
-            try await backRest.restore(to: point, into: data, progress: report)
+            try await backRest.restore(to: point, into: side, progress: report)
             progress.finish()
-            try await recover(cluster, logger: logger)
+            try await recover(restored, logger: logger)
         } catch {
             progress.finish()
-            // Put the previous data back; keep what the failed restore made for inspection.
-            try? cluster.stop()
-            if FileManager.default.fileExists(atPath: data.path) {
-                try? FileManager.default.moveItem(
-                    at: data,
-                    to: data.deletingLastPathComponent().appendingPathComponent("postgres.failed-restore-\(stamp)"))
+            try? restored.stop()
+            let failed = parent.appendingPathComponent("postgres.failed-restore-\(stamp)")
+            if (try? FileManager.default.moveItem(at: side, to: failed)) != nil {
+                logger.notice(
+                    "the failed restore is kept for inspection", metadata: ["directory": .string(failed.path)])
             }
-            if hadData { try? FileManager.default.moveItem(at: aside, to: data) }
-            throw error
+            throw BackupCommandError("restore failed; \(data.path) is unchanged: \(error)")
         }
+        let aside = parent.appendingPathComponent("postgres.before-restore-\(stamp)")
+        let hadData = FileManager.default.fileExists(atPath: data.path)
+        if hadData { try FileManager.default.moveItem(at: data, to: aside) }
+        try FileManager.default.moveItem(at: side, to: data)
         print(
             "restored \(data.path) \(describe(point))"
                 + (hadData ? "; the previous data directory is \(aside.path)" : ""))

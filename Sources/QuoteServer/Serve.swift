@@ -30,6 +30,8 @@ struct Serve: AsyncParsableCommand {
         try application.start()
         let scheduler = Task { await backups?.run() }
         defer { scheduler.cancel() }
+        let switching = Task { await walSwitcher(database, backups: backups, application: application)?.run() }
+        defer { switching.cancel() }
         let signal = await signals.next()
         logger.info("shutting down", metadata: ["signal": .stringConvertible(signal)])
         if signal == SIGTERM, configuration.shutdownDrain > .zero {
@@ -37,6 +39,15 @@ struct Serve: AsyncParsableCommand {
         }
         await application.shutdown()
         logger.info("stopped")
+    }
+
+    /// With WAL archiving working: commits reach the archive within `archive_timeout` (half of it between passes).
+    private func walSwitcher(_ database: Database, backups: BackupScheduler?, application: Application) -> WALSwitcher?
+    {
+        guard backups != nil, let backRest = database.backups else { return nil }
+        return WALSwitcher(
+            pool: application.context.pool, interval: .seconds(max(1, backRest.settings.archiveTimeout / 2)),
+            logger: application.context.logger)
     }
 
     /// Embedded mode with backups: creates the stanza (first start), backs up an existing database that a

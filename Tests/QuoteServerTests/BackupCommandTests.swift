@@ -70,8 +70,14 @@ final class BackupCommandTests: XCTestCase {
         status = try await server.waitForExit(timeout: .seconds(60))
         XCTAssertEqual(status, 0, server.output)
 
-        // The disk is lost: the whole data directory goes; the repository is elsewhere.
+        // The disk is lost: the whole data directory goes; the repository is elsewhere. Listed first, as the
+        // README orders the steps: the data directory it makes again stays passable for pgBackRest's user.
         try FileManager.default.removeItem(at: data.data)
+        let afterLoss = try await Self.run(["backups"], environment)
+        XCTAssertEqual(afterLoss.status, 0, afterLoss.output)
+        let mode = try XCTUnwrap(
+            try FileManager.default.attributesOfItem(atPath: data.data.path)[.posixPermissions] as? NSNumber)
+        XCTAssertEqual(mode.intValue & 0o005, 0o005, "mode \(String(mode.intValue, radix: 8))")
         let latest = try await Self.run(["restore", "--latest"], environment)
         XCTAssertEqual(latest.status, 0, latest.output)
         server = try ServerProcess(["serve"], environment: environment)
@@ -140,11 +146,7 @@ final class BackupCommandTests: XCTestCase {
         defer { data.cleanUp() }
         var server = try ServerProcess(["serve"], environment: data.environment())
         var port = try await server.waitForPort(timeout: .seconds(120))
-        var metrics: [String: Double] = [:]
-        for _ in 0..<600 where metrics["backup_last_success_timestamp_seconds"] == nil {
-            try await Task.sleep(for: .milliseconds(200))
-            metrics = try Self.backupMetrics(port)
-        }
+        var metrics = try await Self.metricsAfterFirstBackup(port)
         XCTAssertNotNil(metrics["backup_last_success_timestamp_seconds"], server.output)
         XCTAssertGreaterThan(metrics["backup_last_size_bytes{of=\"database\"}"] ?? 0, 1_000_000)
         XCTAssertGreaterThan(metrics["backup_last_size_bytes{of=\"repository\"}"] ?? 0, 0)
@@ -205,6 +207,75 @@ final class BackupCommandTests: XCTestCase {
         XCTAssertFalse(server.output.contains("cannot read the backup repository"), server.output)
     }
 
+    /// Writes made just after a start reach the archive without a stop (before, nothing was archived until the
+    /// first timed checkpoint, 300 s after the start); the disk is then lost and `restore --latest` has them.
+    func testWritesSoonAfterAStartAreArchivedAndSurviveALostDisk() async throws {
+        let data = try EmbeddedDataDirectory()
+        defer { data.cleanUp() }
+        var server = try ServerProcess(["serve"], environment: data.environment())
+        var port = try await server.waitForPort(timeout: .seconds(120))
+        let metrics = try await Self.metricsAfterFirstBackup(port)
+        XCTAssertNotNil(metrics["backup_last_success_timestamp_seconds"], server.output)
+        server.signal(SIGTERM)
+        var status = try await server.waitForExit(timeout: .seconds(60))
+        XCTAssertEqual(status, 0, server.output)
+
+        let environment = data.environment(["BACKUP_SCHEDULE": "off"])
+        server = try ServerProcess(["serve"], environment: environment)
+        port = try await server.waitForPort(timeout: .seconds(120))
+        let quotes = try await Self.insertQuotes(5, data)
+        let connection = try PGConnection(connectionString: try data.databaseURL())
+        let written = try connection.query("SELECT pg_walfile_name(pg_current_wal_lsn()) AS segment")
+        let segment = try written[written.startIndex].decode("segment", as: String.self)
+        var archived = ""
+        for _ in 0..<300 where archived < segment {
+            try await Task.sleep(for: .milliseconds(500))
+            let rows = try connection.query("SELECT coalesce(last_archived_wal, '') AS wal FROM pg_stat_archiver")
+            archived = try rows[rows.startIndex].decode("wal", as: String.self)
+        }
+        XCTAssertGreaterThanOrEqual(archived, segment, "the segment holding the writes is archived while serving")
+
+        // The machine is lost: no clean stop, no last switch; then the data directory.
+        let postmaster = try String(contentsOf: data.cluster.appendingPathComponent("postmaster.pid"), encoding: .utf8)
+        server.signal(SIGKILL)
+        _ = try await server.waitForExit(timeout: .seconds(60))
+        kill(try XCTUnwrap(pid_t(postmaster.split(separator: "\n")[0])), SIGKILL)
+        try await Task.sleep(for: .seconds(1))
+        try FileManager.default.removeItem(at: data.data)
+        let restored = try await Self.run(["restore", "--latest"], environment)
+        XCTAssertEqual(restored.status, 0, restored.output)
+        server = try ServerProcess(["serve"], environment: environment)
+        _ = try await server.waitForPort(timeout: .seconds(120))
+        let rows = try PGConnection(connectionString: try data.databaseURL()).query("SELECT id FROM quotes")
+        XCTAssertTrue(Set(quotes).isSubset(of: Set(try rows.map { try $0.decode("id", as: UUID.self) })))
+        server.signal(SIGTERM)
+        status = try await server.waitForExit(timeout: .seconds(60))
+        XCTAssertEqual(status, 0, server.output)
+    }
+
+    /// A repository pgBackRest's user cannot write to, or cannot read, is refused with the reason, not "other";
+    /// nothing is started.
+    func testUnwritableOrUnreadableRepositoryIsRefusedWithItsCause() async throws {
+        let data = try EmbeddedDataDirectory()
+        defer { data.cleanUp() }
+        try FileManager.default.createDirectory(
+            at: data.repository, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o555])
+        for arguments in [["backup"], ["serve"]] {
+            let result = try await Self.run(arguments, data.environment())
+            XCTAssertEqual(result.status, 1, "\(arguments): \(result.output)")
+            XCTAssertTrue(
+                result.output.contains("\(data.repository.path) is not writable by user"),
+                "\(arguments): \(result.output)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: data.cluster.path), "no database made")
+        try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: data.repository.path)
+        let listing = try await Self.run(["backups"], data.environment())
+        XCTAssertEqual(listing.status, 1, listing.output)
+        XCTAssertTrue(listing.output.contains("Permission denied"), listing.output)
+        XCTAssertFalse(listing.output.contains("not usable: other"), listing.output)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: data.repository.path)
+    }
+
     // MARK: Helpers
 
     private static let migrationsDirectory = URL(fileURLWithPath: #filePath)
@@ -261,6 +332,16 @@ final class BackupCommandTests: XCTestCase {
 
     private static func asides(_ data: EmbeddedDataDirectory) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: data.data.path).filter { $0.hasPrefix("postgres.") }
+    }
+
+    /// The backup series of /metrics once they show a backup made (at most two minutes of waiting).
+    private static func metricsAfterFirstBackup(_ port: Int) async throws -> [String: Double] {
+        var metrics: [String: Double] = [:]
+        for _ in 0..<600 where metrics["backup_last_success_timestamp_seconds"] == nil {
+            try await Task.sleep(for: .milliseconds(200))
+            metrics = try backupMetrics(port)
+        }
+        return metrics
     }
 
     /// The backup series of /metrics, by name with labels.
