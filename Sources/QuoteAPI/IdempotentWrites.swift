@@ -23,10 +23,8 @@ struct IdempotentWrites {
     var stage: Stage {
         Stage(
             Self.stageName,
-            immediate: { request, _, next in request.headers[Self.header] == nil ? try next(request) : nil }
-        ) { request, route, next in
-            try await run(request, route, next)
-        }
+            immediate: { request, _, next in request.headers[Self.header] == nil ? try next(request) : nil },
+            run: { request, route, next in try await run(request, route, next) })
     }
 
     private func run(_ request: Request, _ route: Route, _ handler: Stage.Next) async throws -> Response {

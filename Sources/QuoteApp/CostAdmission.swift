@@ -49,10 +49,8 @@ struct CostAdmission: Sendable {
                     cost = .expensive
                 }
                 return cost == .expensive ? nil : try next(request)
-            }
-        ) { request, route, next in
-            try await run(route, request) { try await next(request) }
-        }
+            },
+            run: { request, route, next in try await run(route, request) { try await next(request) } })
     }
 
     func run(

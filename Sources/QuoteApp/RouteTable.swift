@@ -34,8 +34,8 @@ enum RouteTable {
         "client_address",
         immediate: { request, _, next in
             try RequestOrigin.$clientAddress.withValue(request.clientAddress) { try next(request) }
-        }
-    ) { request, _, next in
-        try await RequestOrigin.$clientAddress.withValue(request.clientAddress) { try await next(request) }
-    }
+        },
+        run: { request, _, next in
+            try await RequestOrigin.$clientAddress.withValue(request.clientAddress) { try await next(request) }
+        })
 }

@@ -68,7 +68,7 @@ final class StageTests: XCTestCase {
 
     func testAnImmediateRouteRunsItsStagesOnTheEventThread() async throws {
         let trace = Trace()
-        let handler = Handler(immediate: { _ in Self.answer("immediate") }) { _ in Self.answer("deferred") }
+        let handler = Handler(immediate: { _ in Self.answer("immediate") }, { _ in Self.answer("deferred") })
         let route = Route(.get, "/memory", RoutePolicy.open.staged(Self.noting("binding", trace)), handler: handler)
         let server = try serve([route])
         let response = try HTTPTestClient(port: server.port).get("/memory")
@@ -79,7 +79,7 @@ final class StageTests: XCTestCase {
 
     func testAStageWithoutAnImmediateFormSendsTheRequestDownTheAsyncPath() async throws {
         let trace = Trace()
-        let handler = Handler(immediate: { _ in Self.answer("immediate") }) { _ in Self.answer("deferred") }
+        let handler = Handler(immediate: { _ in Self.answer("immediate") }, { _ in Self.answer("deferred") })
         let policy = RoutePolicy.open.staged(
             Self.noting("binding", trace), Self.noting("admission", trace, immediate: false))
         let server = try serve([Route(.get, "/memory", policy, handler: handler)])

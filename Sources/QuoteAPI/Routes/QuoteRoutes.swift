@@ -40,9 +40,9 @@ struct QuoteRoutes {
 
     /// A popular search asked again costs one small read, however many quotes match it.
     var searchAnswers: Stage {
-        searches.stage("search_answer_cache", key: { try Self.searchKey(of: $0).0 }) { [quotes] in
-            try await quotes.version()
-        }
+        searches.stage(
+            "search_answer_cache", key: { try Self.searchKey(of: $0).0 },
+            version: { [quotes] in try await quotes.version() })
     }
 
     @Sendable func list(_ request: Request) async throws -> Response {
