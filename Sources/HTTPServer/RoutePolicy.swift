@@ -21,7 +21,7 @@ public struct RoutePolicy: Sendable {
         self.stages = stages
     }
 
-    /// No credentials, problem+json failures: the default of a route declared without a policy.
+    /// No credentials, no stages, problem+json failures: the default of a route declared without a policy.
     public static let open = RoutePolicy()
 
     /// The body limit of routes that take credentials (sign-up, login, token grants, reset): a login body is a few
