@@ -1,28 +1,39 @@
 import HTTPServer
 import QuoteVault
 
-/// What the console adds around each handler, in one place, once the server's pipeline has admitted the request
-/// (the route's authentication, body limit, cost): the form, its CSRF token on actions, then the handler's answer
-/// rendered with the console's security headers. Failures go to the route's dialect (`ConsoleDialect`), which
-/// puts the same headers on them.
+/// What the console adds around each handler once the server's pipeline has admitted the request (the route's
+/// authentication, body limit, cost, the surface's stages): its own stages, listed on each route's policy
+/// (`ConsoleRoute`): `securityHeaders` on every answer, then `csrf` on actions; then the handler given the form,
+/// its answer rendered. Failures go to the route's dialect (`ConsoleDialect`), which puts the same headers on them.
 enum ConsolePipeline {
-    static func handler(_ handler: @escaping ConsoleRoute.Handler, csrf: Bool, context: ConsoleContext)
-        -> Handler
-    {
+    /// The console's security headers (`ConsoleHeaders`) on every answer of its handler.
+    static let securityHeaders = Stage("console_security_headers") { request, _, next in
+        var response = try await next(request)
+        ConsoleHeaders.apply(to: &response)
+        return response
+    }
+
+    /// An owner's form must carry its session's CSRF token; the form parsed here is the one the handler gets.
+    static let csrf = Stage("csrf") { request, _, next in
+        let form = try ConsoleForm(request)
+        guard let session = request.caller as? OwnerSession, CSRFToken.matches(form[CSRFToken.fieldName], session)
+        else {
+            throw Failure.forbidden(
+                "The form is missing its security token or the token is not this "
+                    + "session's. Nothing was changed; reload the page and try again.")
+        }
+        return try await $checkedForm.withValue(form) { try await next(request) }
+    }
+
+    /// The form `csrf` parsed, so that an upload is parsed once.
+    @TaskLocal private static var checkedForm: ConsoleForm?
+
+    static func handler(_ handler: @escaping ConsoleRoute.Handler, context: ConsoleContext) -> Handler {
         Handler { request in
-            let session = request.caller as? OwnerSession
-            let form = try ConsoleForm(request)
-            if csrf {
-                guard let session, CSRFToken.matches(form[CSRFToken.fieldName], session) else {
-                    throw Failure.forbidden(
-                        "The form is missing its security token or the token is not this "
-                            + "session's. Nothing was changed; reload the page and try again.")
-                }
-            }
-            let consoleRequest = ConsoleRequest(http: request, session: session, form: form, context: context)
-            var response = render(try await handler(consoleRequest), for: consoleRequest)
-            ConsoleHeaders.apply(to: &response)
-            return response
+            let form = try checkedForm ?? ConsoleForm(request)
+            let consoleRequest = ConsoleRequest(
+                http: request, session: request.caller as? OwnerSession, form: form, context: context)
+            return render(try await handler(consoleRequest), for: consoleRequest)
         }
     }
 

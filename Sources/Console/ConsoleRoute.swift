@@ -4,7 +4,8 @@ import HTTPServer
 /// One console route as declared in `ConsoleRouteTable`: `page` (an owner's GET), `action` (an owner's form post,
 /// CSRF-checked), `open` (anyone). Each is an ordinary `Route` on the server's pipeline once the mount gives it the
 /// console's context: its `RoutePolicy` carries the authentication (`ConsoleAuthentication`), the body limit, the
-/// cost class and the console's error dialect (`ConsoleDialect`); the handler only does its work.
+/// console's stages (`ConsolePipeline`) and its error dialect (`ConsoleDialect`), the route its cost class; the
+/// handler only does its work.
 struct ConsoleRoute: Sendable {
     typealias Handler = @Sendable (ConsoleRequest) async throws -> ConsoleAnswer
 
@@ -24,11 +25,12 @@ struct ConsoleRoute: Sendable {
         let bodyLimit = bodyLimit ?? (method == .get ? 0 : Self.formBodyLimit)
         build = { context in
             let authentication = owner ? ConsoleAuthentication.owner(context.sessions) : ConsoleAuthentication.visitor
-            var policy = RoutePolicy(authentication: authentication, bodyLimit: bodyLimit, dialect: ConsoleDialect())
-            if let cost { policy = policy.costing(cost) }
+            let stages =
+                csrf ? [ConsolePipeline.securityHeaders, ConsolePipeline.csrf] : [ConsolePipeline.securityHeaders]
+            let policy = RoutePolicy(authentication: authentication, dialect: ConsoleDialect(), stages: stages)
+                .bodies(upTo: bodyLimit)
             return Route(
-                method, pattern, policy,
-                handler: ConsolePipeline.handler(handler, csrf: csrf, context: context))
+                method, pattern, policy, cost: cost, handler: ConsolePipeline.handler(handler, context: context))
         }
     }
 

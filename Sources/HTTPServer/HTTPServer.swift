@@ -415,7 +415,7 @@ public final class HTTPServer: @unchecked Sendable {
                 let credentials = try state.credentials ?? route.policy.authentication.verify(request)
                 admitted.caller = credentials.caller
                 admitted.account = credentials.account
-                if route.policy.authentication.resolve == nil, let immediate = route.handler.immediate,
+                if route.policy.authentication.resolve == nil, let immediate = route.pipeline.immediate,
                     let response = try immediate(admitted)
                 {
                     return send(response, for: state, on: connection)
@@ -428,8 +428,8 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    /// Completes the credentials check (`Authentication.resolve`, e.g. the session is live), then runs the handler
-    /// with the caller; whatever either throws is answered in the route's dialect.
+    /// Completes the credentials check (`Authentication.resolve`, e.g. the session is live), then runs the route's
+    /// stages and handler with the caller (`Route.pipeline`); whatever any throws is answered in the route's dialect.
     private func runDeferred(
         _ route: Route, credentials: Verified, request: Request, state: RequestContext, connection: ConnectionHandle
     ) {
@@ -441,7 +441,7 @@ public final class HTTPServer: @unchecked Sendable {
                     if let resolve = route.policy.authentication.resolve {
                         request.caller = try await resolve(request, credentials)
                     }
-                    return try await route.handler.deferred(request)
+                    return try await route.pipeline.deferred(request)
                 } catch {
                     return self.render(error, request: request, dialect: route.policy.dialect)
                 }

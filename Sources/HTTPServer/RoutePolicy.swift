@@ -1,30 +1,27 @@
 import Failures
 
 /// What a route asks of a request before its handler runs, declared with the route (never chosen by path): who
-/// may call it, how large a body it takes, whether writes are idempotent by key, what it costs, and the dialect
-/// its failures are answered in. `HTTPServer` applies it, the parts it can before a byte of the body is read.
+/// may call it, how large a body it takes, the stages its request passes through and the dialect its failures are
+/// answered in. `HTTPServer` applies it, the parts it can before a byte of the body is read. (A route's cost is
+/// declared on the route: `Route.cost`.)
 public struct RoutePolicy: Sendable {
     public var authentication: Authentication
-    /// Larger bodies are refused with `413` from the headers (or while a chunked body is read).
-    public var bodyLimit: Int
-    /// `Idempotency-Key` is honoured (applied by the application around the handler).
-    public var idempotent: Bool
-    /// Nil: a cheap read for `GET`, a write otherwise.
-    public var cost: RouteCost?
+    /// Larger bodies are refused with `413` from the headers (or while a chunked body is read); declared with
+    /// `bodies(upTo:)`.
+    public private(set) var bodyLimit: Int = Route.defaultMaxBodySize
+    /// What runs around the handler once the body is in, first listed first (see `Stage`); declared with
+    /// `staged(_:)` or a surface's group (`Route.grouped(under:)`).
+    public private(set) var stages: [Stage]
     public var dialect: any ErrorDialect
 
-    public init(
-        authentication: Authentication = .none, bodyLimit: Int = Route.defaultMaxBodySize, idempotent: Bool = false,
-        cost: RouteCost? = nil, dialect: any ErrorDialect = ProblemJSON()
-    ) {
+    public init(authentication: Authentication = .none, dialect: any ErrorDialect = ProblemJSON(), stages: [Stage] = [])
+    {
         self.authentication = authentication
-        self.bodyLimit = bodyLimit
-        self.idempotent = idempotent
-        self.cost = cost
         self.dialect = dialect
+        self.stages = stages
     }
 
-    /// No credentials, problem+json failures: the default of a route declared without a policy.
+    /// No credentials, no stages, problem+json failures: the default of a route declared without a policy.
     public static let open = RoutePolicy()
 
     /// The body limit of routes that take credentials (sign-up, login, token grants, reset): a login body is a few
@@ -36,8 +33,10 @@ public struct RoutePolicy: Sendable {
         with { $0.authentication = authentication }
     }
     public func bodies(upTo limit: Int) -> RoutePolicy { with { $0.bodyLimit = limit } }
-    public func costing(_ cost: RouteCost) -> RoutePolicy { with { $0.cost = cost } }
-    public func idempotent(_ idempotent: Bool = true) -> RoutePolicy { with { $0.idempotent = idempotent } }
+    /// The same policy with `stages` run after its own.
+    public func staged(_ stages: Stage...) -> RoutePolicy { with { $0.stages += stages } }
+    /// The same policy with a surface's `stages` run before its own.
+    func grouped(under stages: [Stage]) -> RoutePolicy { with { $0.stages = stages + $0.stages } }
 
     private func with(_ change: (inout RoutePolicy) -> Void) -> RoutePolicy {
         var policy = self

@@ -3,7 +3,8 @@
 /// Most handlers are `async`: they run as a task while the connection is suspended, so that slow work
 /// (database, password hashing) never holds libmicrohttpd's event threads. A handler that can often answer
 /// from memory (health, a cached quote of the day) may also give `immediate`, which runs on the event
-/// thread and returns `nil` when it has to fall back to the async path.
+/// thread and returns `nil` when it has to fall back to the async path. The route's stages run on either path
+/// (`Stage`): on the event thread only when each has an immediate form, else the request takes the async path.
 public struct Handler: Sendable {
     public typealias Immediate = @Sendable (Request) throws -> Response?
     public typealias Deferred = @Sendable (Request) async throws -> Response
@@ -22,38 +23,39 @@ public struct Handler: Sendable {
     }
 }
 
-/// One route: method, a pattern with `{name}` segments, the policy it is served under and the handler.
+/// One route: method, a pattern with `{name}` segments, the policy it is served under, what it costs and the
+/// handler.
 public struct Route: Sendable {
     public let method: HTTPMethod
     public let pattern: String
-    public private(set) var handler: Handler
-    /// What the pipeline checks and applies before the handler (see `RoutePolicy`).
+    public let handler: Handler
+    /// What the pipeline checks and applies before the handler (see `RoutePolicy`), its stages included.
     public let policy: RoutePolicy
     /// What serving it costs (see `CostClass`); admission caps requests by it.
     public let cost: RouteCost
+    /// `handler` wrapped in the policy's stages (`Stage.fold`): what the server runs.
+    private(set) var pipeline: Handler
 
     /// - Parameters:
     ///   - pattern: literal segments and `{name}` parameters, e.g. `/v1/collections/{id}/quotes/{quote_id}`; a
     ///     last segment `{name...}` takes the rest of the path (one or more segments, none of them `.` or `..`).
-    ///   - maxBodySize, cost: shorthands that override the policy's.
+    ///   - cost: nil: a cheap read for `GET`, a write otherwise (`RouteCost.byMethod`).
     public init(
-        _ method: HTTPMethod, _ pattern: String, _ policy: RoutePolicy = .open, maxBodySize: Int? = nil,
-        cost: RouteCost? = nil, handler: Handler
+        _ method: HTTPMethod, _ pattern: String, _ policy: RoutePolicy = .open, cost: RouteCost? = nil,
+        handler: Handler
     ) {
-        var policy = policy
-        if let maxBodySize { policy.bodyLimit = maxBodySize }
         self.method = method
         self.pattern = pattern
         self.handler = handler
         self.policy = policy
-        self.cost = cost ?? policy.cost ?? .byMethod(method)
+        self.cost = cost ?? .byMethod(method)
+        self.pipeline = handler
+        self.pipeline = Stage.fold(policy.stages, around: handler, of: self)
     }
 
-    /// The same route (every other property kept) answered by `handler`: for wrappers around many routes.
-    public func replacingHandler(_ handler: Handler) -> Route {
-        var route = self
-        route.handler = handler
-        return route
+    /// The same route in a surface's group (Hummingbird's router groups): `stages` run before its policy's own.
+    public func grouped(under stages: [Stage]) -> Route {
+        Route(method, pattern, policy.grouped(under: stages), cost: cost, handler: handler)
     }
 
     /// 1 MiB, the contract's limit for JSON bodies.

@@ -3,14 +3,28 @@ import AuthJWT
 import HTTPServer
 import QuoteVault
 
-/// The policies `/v1` routes are declared with; every failure is answered as problem+json.
+/// The policies `/v1` routes are declared with; every failure is answered as problem+json. Their stages, in order:
+/// the surface's (the client's address, admission by cost: `RouteTable`), then `idempotency` on the writes.
 struct V1Policies {
+    /// Anyone, after the surface's stages.
+    let `public`: RoutePolicy
     /// Sign-up, login, refresh, reset: anyone, with a credentials-sized body (a megabyte of "password" is an attack).
-    static let signIn = RoutePolicy.open.bodies(upTo: RoutePolicy.credentialBodyLimit)
+    var signIn: RoutePolicy { `public`.bodies(upTo: RoutePolicy.credentialBodyLimit) }
     /// A user's access token of a live session.
     let user: RoutePolicy
-    /// The same, for writes: `Idempotency-Key` is honoured.
-    var userWrite: RoutePolicy { user.idempotent() }
+    /// The same, for writes: `Idempotency-Key` is honoured (`IdempotentWrites`).
+    let userWrite: RoutePolicy
+
+    /// Health, metrics, the OpenAPI document: no stages, answered from memory on the event loop. A probe is
+    /// never queued or refused by admission (it does no database work), and it binds no address (nothing it
+    /// calls throttles by address).
+    static let probe = RoutePolicy.open
+
+    init(_ context: AppContext, surface: [Stage]) {
+        `public` = RoutePolicy(stages: surface)
+        user = `public`.authenticated(by: .userToken(context.authenticator))
+        userWrite = user.staged(IdempotentWrites(store: context.sync.idempotency).stage)
+    }
 }
 
 extension Authentication {
@@ -38,8 +52,4 @@ extension Request {
     var userID: UUID {
         get throws { try user.userID }
     }
-}
-
-extension AppContext {
-    var policies: V1Policies { V1Policies(user: RoutePolicy(authentication: .userToken(self.authenticator))) }
 }

@@ -37,6 +37,22 @@ struct CostAdmission: Sendable {
     /// `ConcurrencyGate.enter(_:use:waitingUpTo:)`).
     static let globalWait: Duration = .seconds(1)
 
+    /// The stage. On the event thread (`Handler.immediate`) it passes only what it would pass at once without a
+    /// statement timeout: a request that is not expensive from a client within its share; any other takes the async
+    /// path, where it is admitted (or refused) as every request is.
+    var stage: Stage {
+        Stage(
+            "cost_admission",
+            immediate: { request, route, next in
+                var cost = route.cost.of(request)
+                if let fairShare, fairShare.verdict(for: FairShare.client(of: request)) != .withinShare {
+                    cost = .expensive
+                }
+                return cost == .expensive ? nil : try next(request)
+            },
+            run: { request, route, next in try await run(route, request) { try await next(request) } })
+    }
+
     func run(
         _ route: Route, _ request: Request, _ body: @escaping @Sendable () async throws -> Response
     ) async throws -> Response {

@@ -16,7 +16,7 @@ struct SupabasePolicies {
         }
     }
 
-    static let goTrue = RoutePolicy(bodyLimit: 64 * 1024, dialect: GoTrueDialect())
+    static let goTrue = RoutePolicy(dialect: GoTrueDialect()).bodies(upTo: 64 * 1024)
     static let postgREST = RoutePolicy(dialect: PostgRESTDialect())
     static let storage = RoutePolicy(dialect: StorageDialect())
 }

@@ -47,7 +47,7 @@ final class HTTPFuzzTests: XCTestCase {
                 }),
             Route(.delete, "/echo", handler: Handler { _ in .noContent }),
             Route(
-                .put, "/small", maxBodySize: 16,
+                .put, "/small", RoutePolicy.open.bodies(upTo: 16),
                 handler: Handler { request in Response(status: 200, body: request.body) }),
         ]
         var logger = Logger(label: "fuzz")

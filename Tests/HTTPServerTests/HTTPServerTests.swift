@@ -28,7 +28,7 @@ final class HTTPServerTests: XCTestCase {
                 }),
             Route(.delete, "/echo", handler: Handler { _ in .noContent }),
             Route(
-                .put, "/small", maxBodySize: 16,
+                .put, "/small", RoutePolicy.open.bodies(upTo: 16),
                 handler: Handler { request in Response(status: 200, body: request.body) }),
             Route(
                 .get, "/slow",

@@ -30,12 +30,12 @@ final class HostileClientTests: XCTestCase {
                     return try Response.json(echo, status: 201)
                 }),
             Route(
-                .put, "/upload", RoutePolicy(authentication: uploads, bodyLimit: 1000),
+                .put, "/upload", RoutePolicy(authentication: uploads).bodies(upTo: 1000),
                 handler: Handler { request in
                     Response(status: 200, body: Array(String(request.body.count).utf8))
                 }),
             Route(
-                .post, "/login", RoutePolicy(bodyLimit: RoutePolicy.credentialBodyLimit),
+                .post, "/login", RoutePolicy.open.bodies(upTo: RoutePolicy.credentialBodyLimit),
                 handler: Handler { request in
                     Response(status: 200, body: Array(String(request.body.count).utf8))
                 }),

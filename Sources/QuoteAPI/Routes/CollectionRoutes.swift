@@ -9,28 +9,11 @@ struct CollectionRoutes {
     let context: AppContext
     let collections: CollectionsService
 
-    var routes: [Route] {
-        let policies = context.policies
-        return [
-            Route(.get, "/v1/collections", policies.user, cost: .cheapRead, handler: Handler(list)),
-            Route(.post, "/v1/collections", policies.userWrite, cost: .write, handler: Handler(create)),
-            Route(.patch, "/v1/collections/{id}", policies.userWrite, cost: .write, handler: Handler(rename)),
-            Route(.delete, "/v1/collections/{id}", policies.userWrite, cost: .write, handler: Handler(delete)),
-            Route(.get, "/v1/collections/{id}/quotes", policies.user, cost: .cheapRead, handler: Handler(quotes)),
-            Route(
-                .put, "/v1/collections/{id}/quotes/{quote_id}", policies.userWrite, cost: .write,
-                handler: Handler(addQuote)),
-            Route(
-                .delete, "/v1/collections/{id}/quotes/{quote_id}", policies.userWrite, cost: .write,
-                handler: Handler(removeQuote)),
-        ]
-    }
-
     private struct NameBody: Decodable { let name: String }
     /// `id`: a client-generated id (an offline-created collection); a taken one is `409 conflict`.
     private struct CreateBody: Decodable { let name: String; let id: UUID? }
 
-    @Sendable private func list(_ request: Request) async throws -> Response {
+    @Sendable func list(_ request: Request) async throws -> Response {
         let all = try await collections.list(userID: try request.userID)
         return .json(capacity: 160 * all.count + 16) { writer in
             writer.raw("{")
@@ -39,32 +22,32 @@ struct CollectionRoutes {
         }
     }
 
-    @Sendable private func create(_ request: Request) async throws -> Response {
+    @Sendable func create(_ request: Request) async throws -> Response {
         let body = try request.decodeJSON(CreateBody.self)
         return Self.respond(
             try await collections.create(userID: try request.userID, name: body.name, id: body.id), status: 201)
     }
 
-    @Sendable private func rename(_ request: Request) async throws -> Response {
+    @Sendable func rename(_ request: Request) async throws -> Response {
         let id = try request.uuidParameter("id")
         let body = try request.decodeJSON(NameBody.self)
         return Self.respond(
             try await collections.rename(userID: try request.userID, collectionID: id, name: body.name), status: 200)
     }
 
-    @Sendable private func delete(_ request: Request) async throws -> Response {
+    @Sendable func delete(_ request: Request) async throws -> Response {
         try await collections.delete(userID: try request.userID, collectionID: try request.uuidParameter("id"))
         return .noContent
     }
 
-    @Sendable private func quotes(_ request: Request) async throws -> Response {
+    @Sendable func quotes(_ request: Request) async throws -> Response {
         let id = try request.uuidParameter("id")
         let page = try await collections.quotes(
             userID: try request.userID, collectionID: id, page: try request.pageRequest(allowsCursor: false))
         return .page(page) { $0.listed($1.quote, "added_at", $1.addedAt) }
     }
 
-    @Sendable private func addQuote(_ request: Request) async throws -> Response {
+    @Sendable func addQuote(_ request: Request) async throws -> Response {
         let id = try request.uuidParameter("id")
         let quoteID = try request.uuidParameter("quote_id")
         let added = try await collections.addQuote(userID: try request.userID, collectionID: id, quoteID: quoteID)
@@ -73,7 +56,7 @@ struct CollectionRoutes {
         }
     }
 
-    @Sendable private func removeQuote(_ request: Request) async throws -> Response {
+    @Sendable func removeQuote(_ request: Request) async throws -> Response {
         let id = try request.uuidParameter("id")
         // A malformed quote id cannot be in the collection: a no-op, but an unknown collection is still 404.
         let quoteID = UUID(canonicalText: request.pathParameter("quote_id"))

@@ -8,23 +8,13 @@ struct FavoriteRoutes {
     let context: AppContext
     let favorites: FavoritesService
 
-    var routes: [Route] {
-        let policies = context.policies
-        return [
-            Route(.get, "/v1/favorites", policies.user, cost: .cheapRead, handler: Handler(list)),
-            Route(.get, "/v1/favorites/ids", policies.user, cost: .cheapRead, handler: Handler(ids)),
-            Route(.put, "/v1/favorites/{quote_id}", policies.userWrite, cost: .write, handler: Handler(add)),
-            Route(.delete, "/v1/favorites/{quote_id}", policies.userWrite, cost: .write, handler: Handler(remove)),
-        ]
-    }
-
-    @Sendable private func list(_ request: Request) async throws -> Response {
+    @Sendable func list(_ request: Request) async throws -> Response {
         let page = try await favorites.list(
             userID: try request.userID, page: try request.pageRequest(allowsCursor: false))
         return .page(page) { $0.listed($1.quote, "favorited_at", $1.favoritedAt) }
     }
 
-    @Sendable private func ids(_ request: Request) async throws -> Response {
+    @Sendable func ids(_ request: Request) async throws -> Response {
         let ids = try await favorites.ids(userID: try request.userID)
         return .json(capacity: 40 * ids.count + 16) { writer in
             writer.raw("{")
@@ -33,13 +23,13 @@ struct FavoriteRoutes {
         }
     }
 
-    @Sendable private func add(_ request: Request) async throws -> Response {
+    @Sendable func add(_ request: Request) async throws -> Response {
         let quoteID = try request.uuidParameter("quote_id")
         let created = try await favorites.add(userID: try request.userID, quoteID: quoteID)
         return .json(capacity: 64, status: created ? 201 : 200) { $0.favorite(quoteID) }
     }
 
-    @Sendable private func remove(_ request: Request) async throws -> Response {
+    @Sendable func remove(_ request: Request) async throws -> Response {
         // A malformed id cannot be a favorite: removing it is the same no-op as removing a missing one.
         if let quoteID = UUID(canonicalText: request.pathParameter("quote_id")) {
             try await favorites.remove(userID: try request.userID, quoteID: quoteID)

@@ -7,30 +7,15 @@ struct MeRoutes {
     let context: AppContext
     var profiles: ProfileService { context.profiles }
 
-    var routes: [Route] {
-        let policies = context.policies
-        return [
-            Route(.get, "/v1/me", policies.user, cost: .cheapRead, handler: Handler(me)),
-            Route(.get, "/v1/me/export", policies.user, cost: .expensive, handler: Handler(export)),
-            Route(.patch, "/v1/me", policies.userWrite, cost: .write, handler: Handler(update)),
-            Route(.delete, "/v1/me", policies.userWrite, cost: .auth, handler: Handler(deleteAccount)),
-            Route(
-                .put, "/v1/me/avatar", policies.userWrite, maxBodySize: ProfileService.maximumAvatarBytes,
-                cost: .write, handler: Handler(putAvatar)),
-            Route(.delete, "/v1/me/avatar", policies.userWrite, cost: .write, handler: Handler(deleteAvatar)),
-            Route(.get, "/v1/avatars/{user_id}", cost: .cheapRead, handler: Handler(avatar)),
-        ]
-    }
-
     private struct PatchBody: Decodable { let display_name: JSONValue?; let preferences: JSONValue? }
     private struct DeleteBody: Decodable { let password: String }
 
-    @Sendable private func me(_ request: Request) async throws -> Response {
+    @Sendable func me(_ request: Request) async throws -> Response {
         .user(try await profiles.user(try request.userID))
     }
 
     /// The caller's account, profile, preferences and library in one JSON document, to take elsewhere.
-    @Sendable private func export(_ request: Request) async throws -> Response {
+    @Sendable func export(_ request: Request) async throws -> Response {
         let exported = try await AccountExport(pool: context.pool).export(try request.userID)
         var writer = JSONWriter(capacity: 4096 + exported.library.utf8.count)
         writer.raw("{")
@@ -45,7 +30,7 @@ struct MeRoutes {
             ])
     }
 
-    @Sendable private func update(_ request: Request) async throws -> Response {
+    @Sendable func update(_ request: Request) async throws -> Response {
         let body = try request.decodeJSON(PatchBody.self)
         return .user(
             try await profiles.update(
@@ -64,25 +49,25 @@ struct MeRoutes {
         return .null
     }
 
-    @Sendable private func deleteAccount(_ request: Request) async throws -> Response {
+    @Sendable func deleteAccount(_ request: Request) async throws -> Response {
         let user = try request.user
         let body = try request.decodeJSON(DeleteBody.self)
         try await context.accounts.deleteAccount(user, password: body.password)
         return .noContent
     }
 
-    @Sendable private func putAvatar(_ request: Request) async throws -> Response {
+    @Sendable func putAvatar(_ request: Request) async throws -> Response {
         guard let type = request.mediaType, ["image/png", "image/jpeg"].contains(type) else {
             throw QuoteVaultError.unsupportedMediaType("Send the image as image/png or image/jpeg")
         }
         return .user(try await profiles.setAvatar(try request.userID, bytes: request.body))
     }
 
-    @Sendable private func deleteAvatar(_ request: Request) async throws -> Response {
+    @Sendable func deleteAvatar(_ request: Request) async throws -> Response {
         .user(try await profiles.removeAvatar(try request.userID))
     }
 
-    @Sendable private func avatar(_ request: Request) async throws -> Response {
+    @Sendable func avatar(_ request: Request) async throws -> Response {
         let avatar = try await profiles.avatar(of: try request.uuidParameter("user_id"))
         // A URL carrying the current version (?v=) never changes; others must revalidate with the ETag (a match is
         // answered 304 by the server, as for every answer with an ETag).

@@ -10,19 +10,15 @@ struct OperationsRoutes {
     /// The document of the `/v1` routes (`OpenAPIDocument`).
     let openAPI: Response
 
-    var routes: [Route] {
-        [
-            Route(.get, "/health", cost: .cheapRead, handler: .immediate { _ in Self.healthy }),
-            Route(.get, "/ready", cost: .cheapRead, handler: Handler(ready)),
-            Route(.get, "/openapi.json", cost: .cheapRead, handler: .immediate { [openAPI] _ in openAPI }),
-            Route(
-                .get, "/metrics",
-                cost: .cheapRead,
-                handler: .immediate { request in mayScrape(request) ? metrics : HTTPError.notFound().response }),
-        ]
-    }
-
     private static let healthy = Response.json(bytes: Array(#"{"status":"ok"}"#.utf8))
+
+    @Sendable func health(_ request: Request) -> Response { Self.healthy }
+
+    @Sendable func document(_ request: Request) -> Response { openAPI }
+
+    @Sendable func scrape(_ request: Request) -> Response {
+        mayScrape(request) ? metrics : HTTPError.notFound().response
+    }
 
     /// Prometheus text; every gauge is read from memory, so this never waits for the database.
     private var metrics: Response {
@@ -50,7 +46,7 @@ struct OperationsRoutes {
     /// writes that all wait (for a synchronous standby) do not take the instance out while its reads still answer.
     /// With read replicas their check runs alongside the primary's, so a primary slow to fail (a failover under way)
     /// does not also delay the answer past the load balancer's check timeout.
-    @Sendable private func ready(_ request: Request) async throws -> Response {
+    @Sendable func ready(_ request: Request) async throws -> Response {
         guard !context.drain.isDraining else { throw HTTPError.serviceUnavailable("The server is stopping") }
         async let readNodesAnswer = readNodesAreCurrent()
         do {

@@ -14,13 +14,6 @@ struct QuoteOfTheDayRoutes {
 
     init(quoteOfTheDay: QuoteOfTheDay) { self.quoteOfTheDay = quoteOfTheDay }
 
-    var routes: [Route] {
-        [
-            Route(.get, "/v1/qotd", cost: .cheapRead, handler: Handler(immediate: cached, single)),
-            Route(.get, "/v1/qotd/range", cost: .cheapRead, handler: Handler(range)),
-        ]
-    }
-
     /// The requested date: `date` if given, else today in `tz` (an IANA zone, default UTC).
     private struct Target {
         let date: PGDate
@@ -56,12 +49,12 @@ struct QuoteOfTheDayRoutes {
         return date
     }
 
-    @Sendable private func cached(_ request: Request) throws -> Response? {
+    @Sendable func cached(_ request: Request) throws -> Response? {
         let target = try target(request)
         return quoteOfTheDay.cachedQuote(for: target.date).map { respond(target, $0) }
     }
 
-    @Sendable private func single(_ request: Request) async throws -> Response {
+    @Sendable func single(_ request: Request) async throws -> Response {
         let target = try target(request)
         return respond(target, try await quoteOfTheDay.quote(for: target.date))
     }
@@ -95,7 +88,7 @@ struct QuoteOfTheDayRoutes {
         writer.raw("}")
     }
 
-    @Sendable private func range(_ request: Request) async throws -> Response {
+    @Sendable func range(_ request: Request) async throws -> Response {
         var errors: [FieldError] = []
         var bounds: [PGDate] = []
         let today = QuoteOfTheDay.today(in: TimeZone(identifier: "UTC")!)

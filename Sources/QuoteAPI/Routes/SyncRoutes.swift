@@ -7,20 +7,7 @@ struct SyncRoutes {
     let context: AppContext
     var sync: SyncContext { context.sync }
 
-    var routes: [Route] {
-        let policies = context.policies
-        return [
-            Route(.get, "/v1/sync", policies.user, cost: .cheapRead, handler: Handler(changes)),
-            Route(.get, "/v1/sync/events", policies.user, cost: .cheapRead, handler: Handler(events)),
-            // A batch of more than about a hundred operations is a bulk write.
-            Route(
-                .post, "/v1/sync", policies.userWrite,
-                cost: .upgraded(.write, expensiveWhen: { $0.body.count > 16 << 10 }),
-                handler: Handler(applyBatch)),
-        ]
-    }
-
-    @Sendable private func changes(_ request: Request) async throws -> Response {
+    @Sendable func changes(_ request: Request) async throws -> Response {
         let user = try request.user
         var errors: [HTTPError.FieldError] = []
         var limit = SyncFeed.defaultLimit
@@ -52,12 +39,12 @@ struct SyncRoutes {
     }
 
     /// Server-sent events: `changed` with the feed's position now, then after each change (see `LiveFeed`).
-    @Sendable private func events(_ request: Request) async throws -> Response {
+    @Sendable func events(_ request: Request) async throws -> Response {
         let stream = try await context.live.open(for: try request.user, from: request.clientAddress)
         return .eventStream(stream)
     }
 
-    @Sendable private func applyBatch(_ request: Request) async throws -> Response {
+    @Sendable func applyBatch(_ request: Request) async throws -> Response {
         let user = try request.user
         let operations = try SyncOperation.parseBatch(try request.decodeJSON(JSONValue.self))
         let batch = SyncBatch(pool: context.pool, answer: SyncBatch.v1Answer)

@@ -60,3 +60,23 @@ final class VersionedAnswerCache<Key: Hashable & Sendable>: Sendable {
         }
     }
 }
+
+extension VersionedAnswerCache {
+    /// The stage that answers from this cache: a request `key` files (nil: not cached, e.g. a cursor page) gets the
+    /// answer made at the quotes' current `version`, else the handler's (a 200 JSON answer; a failure is thrown),
+    /// filed. The version is read first: an answer made after a change is then at worst filed under the older
+    /// version, where no later request finds it. Without a key (or with caches off) the answer is only tagged.
+    func stage(
+        _ name: String, key: @escaping @Sendable (Request) throws -> Key?,
+        version: @escaping @Sendable () async throws -> Int64
+    ) -> Stage {
+        Stage(name) { request, _, next in
+            guard self.isEnabled, let key = try key(request) else { return try await next(request).taggedWithETag() }
+            let version = try await version()
+            if let cached = self[key, version] { return .json(prepared: cached) }
+            let body = PreparedBody(try await next(request).body)
+            self.store(body, for: key, version: version)
+            return .json(prepared: body)
+        }
+    }
+}

@@ -7,25 +7,6 @@ import QuoteVault
 struct GoTrueRoutes {
     let context: SupabaseContext
 
-    var routes: [Route] {
-        let policies = SupabasePolicies(context)
-        // The key-only routes take credentials (sign-up, token grants, recovery, verification): small bodies.
-        let key = SupabasePolicies.goTrue.authenticated(by: policies.apiKey).bodies(
-            upTo: RoutePolicy.credentialBodyLimit)
-        let caller = SupabasePolicies.goTrue.authenticated(by: policies.caller)
-        return [
-            Route(.post, "/auth/v1/signup", key, cost: .auth, handler: answering(signUp)),
-            Route(.post, "/auth/v1/token", key, cost: .auth, handler: answering(token)),
-            Route(.get, "/auth/v1/user", caller, cost: .cheapRead, handler: answering(user)),
-            Route(.put, "/auth/v1/user", caller, cost: .auth, handler: answering(updateUser)),
-            Route(.get, "/auth/v1/reauthenticate", caller, cost: .auth, handler: answering(reauthenticate)),
-            Route(.post, "/auth/v1/logout", caller, cost: .write, handler: answering(logOut)),
-            Route(.post, "/auth/v1/recover", key, cost: .auth, handler: answering(recover)),
-            Route(.get, "/auth/v1/verify", SupabasePolicies.goTrue, cost: .auth, handler: followLink),
-            Route(.post, "/auth/v1/verify", key, cost: .auth, handler: answering(verify)),
-        ]
-    }
-
     private struct SignUpBody: Decodable { let email: String; let password: String; let data: [String: JSONValue]? }
     private struct PasswordGrant: Decodable { let email: String; let password: String }
     private struct RefreshGrant: Decodable { let refresh_token: String }
@@ -43,15 +24,11 @@ struct GoTrueRoutes {
         let type: String; let token_hash: String?; let token: String?; let email: String?
     }
 
-    /// Runs `handler` with the caller; every answer carries GoTrue's API version (failures get it from the dialect).
-    private func answering(
-        _ handler: @escaping @Sendable (Request, SupabaseCaller) async throws -> Response
-    ) -> Handler {
-        .supabase { request, caller in
-            var response = try await handler(request, caller)
-            response.headers.set(GoTrueError.apiVersionHeader.0, GoTrueError.apiVersionHeader.1)
-            return response
-        }
+    /// Every answer carries GoTrue's API version (failures get it from the dialect).
+    static let apiVersion = Stage("gotrue_api_version") { request, _, next in
+        var response = try await next(request)
+        response.headers.set(GoTrueError.apiVersionHeader.0, GoTrueError.apiVersionHeader.1)
+        return response
     }
 
     // Answers carrying tokens or the user are never stored by a cache on the way.
@@ -68,7 +45,7 @@ struct GoTrueRoutes {
     }
 
     /// Accounts are confirmed at once, so sign-up answers a Session (as GoTrue with auto-confirm does).
-    @Sendable private func signUp(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+    @Sendable func signUp(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         let body = try request.decodeJSON(SignUpBody.self)
         let metadata = body.data ?? [:]
         let session = try await context.accounts.signUp(
@@ -77,7 +54,7 @@ struct GoTrueRoutes {
         return Self.session(session)
     }
 
-    @Sendable private func token(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+    @Sendable func token(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         switch request.queryValue("grant_type") {
         case "password":
             let body = try request.decodeJSON(PasswordGrant.self)
@@ -103,11 +80,11 @@ struct GoTrueRoutes {
         return user
     }
 
-    @Sendable private func user(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+    @Sendable func user(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         Self.user(try await context.profiles.user(try signedIn(caller).userID))
     }
 
-    @Sendable private func updateUser(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+    @Sendable func updateUser(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         let user = try signedIn(caller)
         let body = try request.decodeJSON(UserChanges.self)
         guard body.email == nil else {
@@ -125,12 +102,12 @@ struct GoTrueRoutes {
 
     /// Mails the nonce a password change from a session older than a day needs (supabase-swift's
     /// `reauthenticate()`); `{}` like GoTrue.
-    @Sendable private func reauthenticate(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+    @Sendable func reauthenticate(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         try await context.recovery.reauthentication.send(to: try signedIn(caller))
         return .json(bytes: Array("{}".utf8))
     }
 
-    @Sendable private func logOut(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+    @Sendable func logOut(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         let user = try signedIn(caller)
         guard let scope = AccountService.LogoutScope(rawValue: request.queryValue("scope") ?? "global") else {
             throw GoTrueError(status: 400, code: "validation_failed", message: "scope must be global, local or others")
@@ -141,7 +118,7 @@ struct GoTrueRoutes {
 
     /// Always `{}` for a well-formed email, whether or not the account exists (no account enumeration). The mail
     /// links to `GET /auth/v1/verify`, which sends the user on to an allowed `redirect_to`.
-    @Sendable private func recover(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+    @Sendable func recover(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         let body = try request.decodeJSON(RecoverBody.self)
         if body.code_challenge != nil, body.code_challenge_method?.lowercased() != "s256" {
             throw GoTrueError(status: 400, code: "validation_failed", message: "code_challenge_method must be s256")
@@ -158,7 +135,7 @@ struct GoTrueRoutes {
 
     /// The mail's link, opened by a browser (no key): 303 to the allowed `redirect_to` with a PKCE `code`, or with
     /// a session in the fragment (implicit flow), or with GoTrue's error fragment for a bad or used token.
-    private var followLink: Handler {
+    var followLink: Handler {
         let context = self.context
         return Handler { request in
             let target = RedirectAllowList.percentEncoded(context.redirects.target(request.queryValue("redirect_to")))
@@ -185,7 +162,7 @@ struct GoTrueRoutes {
 
     /// `verifyOTP(tokenHash:type:.recovery)` or `verifyOTP(email:token:type:.recovery)` with the mail's token: a
     /// session.
-    @Sendable private func verify(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+    @Sendable func verify(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         let body = try request.decodeJSON(VerifyBody.self)
         guard body.type == "recovery" else {
             throw GoTrueError(status: 400, code: "validation_failed", message: "Only type recovery is supported")

@@ -9,39 +9,16 @@ import QuoteVault
 struct RestRoutes {
     let context: SupabaseContext
 
-    var routes: [Route] {
-        let policy = SupabasePolicies.postgREST.authenticated(by: SupabasePolicies(context).caller)
-        return [
-            Route(
-                .get, "/rest/v1/{table}", policy,
-                cost: .upgraded(.cheapRead, expensiveWhen: RestCost.hasExpensiveShape), handler: answering(read)),
-            Route(
-                .post, "/rest/v1/{table}", policy,
-                cost: .upgraded(.write, expensiveWhen: RestCost.isBulkOrExpensive), handler: answering(insert)),
-            Route(
-                .patch, "/rest/v1/{table}", policy,
-                cost: .upgraded(.write, expensiveWhen: RestCost.hasExpensiveShape), handler: answering(update)),
-            Route(
-                .delete, "/rest/v1/{table}", policy,
-                cost: .upgraded(.write, expensiveWhen: RestCost.hasExpensiveShape), handler: answering(delete)),
-            Route(.post, "/rest/v1/rpc/{function}", policy, cost: .cheapRead, handler: answering(rpc)),
-        ]
-    }
-
-    typealias RestHandler = @Sendable (Request, SupabaseCaller) async throws -> Response
-
-    /// Refuses a schema other than `public` (the only one here), then runs the handler.
-    func answering(_ handler: @escaping RestHandler) -> Handler {
-        .supabase { request, caller in
-            for header in ["Accept-Profile", "Content-Profile"] {
-                if let profile = request.headers[header], profile != "public" {
-                    throw RestError(
-                        status: 406, code: "PGRST106", message: "Invalid schema: \(profile)",
-                        hint: "Only the following schemas are exposed: public")
-                }
+    /// Refuses a schema other than `public` (the only one here).
+    static let publicSchemaOnly = Stage("public_schema_only") { request, _, next in
+        for header in ["Accept-Profile", "Content-Profile"] {
+            if let profile = request.headers[header], profile != "public" {
+                throw RestError(
+                    status: 406, code: "PGRST106", message: "Invalid schema: \(profile)",
+                    hint: "Only the following schemas are exposed: public")
             }
-            return try await handler(request, caller)
         }
+        return try await next(request)
     }
 
     // MARK: request details

@@ -12,30 +12,10 @@ struct StorageRoutes {
     /// A 2 MiB image plus the multipart envelope.
     static let maximumUpload = 3 << 20
 
-    var routes: [Route] {
-        let caller = SupabasePolicies.storage.authenticated(by: SupabasePolicies(context).caller)
-        let uploads = caller.bodies(upTo: Self.maximumUpload)
-        return [
-            Route(.post, "/storage/v1/object/{bucket}/{path...}", uploads, cost: .write, handler: answering(upload)),
-            Route(.put, "/storage/v1/object/{bucket}/{path...}", uploads, cost: .write, handler: answering(update)),
-            Route(
-                .get, "/storage/v1/object/{bucket}/{path...}", caller,
-                cost: .cheapRead, handler: answering(download)),
-            Route(
-                .get, "/storage/v1/object/public/{bucket}/{path...}", SupabasePolicies.storage,
-                cost: .cheapRead, handler: answering(publicDownload)),
-            Route(.delete, "/storage/v1/object/{bucket}", caller, cost: .write, handler: answering(remove)),
-        ]
-    }
-
     /// Only the `avatars` bucket exists.
-    private func answering(
-        _ handler: @escaping @Sendable (Request, SupabaseCaller) async throws -> Response
-    ) -> Handler {
-        .supabase { request, caller in
-            guard request.pathParameter("bucket") == Self.bucket else { throw StorageError.bucketNotFound }
-            return try await handler(request, caller)
-        }
+    static let avatarsBucketOnly = Stage("avatars_bucket_only") { request, _, next in
+        guard request.pathParameter("bucket") == bucket else { throw StorageError.bucketNotFound }
+        return try await next(request)
     }
 
     /// The longest object name, in Unicode scalars (PostgreSQL's characters, as the table's check counts them).
@@ -118,7 +98,7 @@ struct StorageRoutes {
     }
 
     /// POST: a new object; with `x-upsert: true` it may replace the user's current one.
-    @Sendable private func upload(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+    @Sendable func upload(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         let (user, name) = try Self.ownPath(request, caller)
         let upsert = request.headers["x-upsert"]?.lowercased() == "true"
         if !upsert, try await existing(of: user.userID) != nil { throw StorageError.duplicate }
@@ -126,7 +106,7 @@ struct StorageRoutes {
     }
 
     /// PUT: replaces the object at this path, which must exist.
-    @Sendable private func update(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+    @Sendable func update(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         let (user, name) = try Self.ownPath(request, caller)
         guard try await existing(of: user.userID)?.storageName == name else { throw StorageError.notFound }
         return try await store(request, user: user, name: name)
@@ -146,12 +126,12 @@ struct StorageRoutes {
         return .json(bytes: writer.bytes)
     }
 
-    @Sendable private func download(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+    @Sendable func download(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         try await object(at: request.pathParameter("path"), download: nil)
     }
 
     /// The public URL: no key needed for a public bucket; `?download=` asks for an attachment.
-    @Sendable private func publicDownload(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+    @Sendable func publicDownload(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         try await object(at: request.pathParameter("path"), download: request.queryValue("download"))
     }
 
@@ -178,7 +158,7 @@ struct StorageRoutes {
 
     /// Removes the caller's objects among `prefixes`; answers the removed ones (others are silently skipped,
     /// as the storage API does for objects the caller may not see).
-    @Sendable private func remove(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
+    @Sendable func remove(_ request: Request, _ caller: SupabaseCaller) async throws -> Response {
         guard let user = caller.user else { throw StorageError.forbidden }
         let body = try request.decodeJSON(RemoveBody.self)
         guard body.prefixes.count <= 1000 else {

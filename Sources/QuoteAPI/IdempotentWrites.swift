@@ -3,35 +3,31 @@ import Foundation
 import HTTPServer
 import QuoteVault
 
-/// `Idempotency-Key` on every route whose policy declares it (`RoutePolicy.idempotent`: the signed-in `/v1`
-/// writes), wrapped around the routes once.
+/// `Idempotency-Key` on every route whose policy lists its stage (`V1Policies.userWrite`: the signed-in `/v1`
+/// writes).
 ///
 /// Within 24 hours the same key from the same user with the same method, path and body gets the first answer
 /// again with `Idempotent-Replayed: true` and runs nothing; another request under the key gets
 /// `422 idempotency_key_reused`. A request arriving while the first with its key still runs waits for that
 /// answer (up to `maximumWait`, then `409 conflict` with `Retry-After`), so two at once run once.
-/// Answers of 5xx and 429 are not kept (the key is released: a retry runs again).
+/// Answers of 5xx and 429 are not kept (the key is released: a retry runs again). Every refusal, and a failure
+/// kept for replay, is in the route's dialect.
 struct IdempotentWrites {
     static let header = "Idempotency-Key"
     static let maximumWait: Duration = .seconds(10)
+    static let stageName = "idempotency"
 
     let store: IdempotencyStore
 
-    func wrap(_ routes: [Route]) -> [Route] {
-        routes.map { route in route.policy.idempotent ? wrapped(route) : route }
+    /// The stage; on the event thread (`Handler.immediate`) only requests without a key pass.
+    var stage: Stage {
+        Stage(
+            Self.stageName,
+            immediate: { request, _, next in request.headers[Self.header] == nil ? try next(request) : nil },
+            run: { request, route, next in try await run(request, route, next) })
     }
 
-    private func wrapped(_ route: Route) -> Route {
-        let deferred = route.handler.deferred
-        var immediate: Handler.Immediate?
-        if let original = route.handler.immediate {
-            // Answering from the event thread is only for requests without a key.
-            immediate = { request in request.headers[Self.header] == nil ? try original(request) : nil }
-        }
-        return route.replacingHandler(Handler(immediate: immediate) { request in try await run(request, deferred) })
-    }
-
-    private func run(_ request: Request, _ handler: Handler.Deferred) async throws -> Response {
+    private func run(_ request: Request, _ route: Route, _ handler: Stage.Next) async throws -> Response {
         guard let key = request.headers[Self.header] else { return try await handler(request) }
         let user = try request.caller(AuthenticatedUser.self)
         guard IdempotencyStore.isValidKey(key) else {
@@ -45,7 +41,7 @@ struct IdempotentWrites {
         while true {
             switch try await store.claim(userID: user.userID, key: key, fingerprint: fingerprint) {
             case .claimed:
-                return try await runFirst(request, handler, userID: user.userID, key: key)
+                return try await runFirst(request, route, handler, userID: user.userID, key: key)
             case .replay(let stored):
                 var response = Response(status: stored.status, body: stored.body)
                 if let type = stored.contentType { response.headers.set("Content-Type", type) }
@@ -65,15 +61,15 @@ struct IdempotentWrites {
     }
 
     /// Runs the request that claimed the key and stores its answer (or releases the key for a retry).
-    private func runFirst(_ request: Request, _ handler: Handler.Deferred, userID: UUID, key: String) async throws
-        -> Response
-    {
+    private func runFirst(
+        _ request: Request, _ route: Route, _ handler: Stage.Next, userID: UUID, key: String
+    ) async throws -> Response {
         let response: Response
         do {
             response = try await handler(request)
         } catch {
             await keep(
-                ProblemJSON().render(Failure(classifying: error), thrown: error, for: request),
+                route.policy.dialect.render(Failure(classifying: error), thrown: error, for: request),
                 userID: userID, key: key)
             throw error
         }
@@ -93,4 +89,9 @@ struct IdempotentWrites {
                     status: response.status, contentType: response.headers["Content-Type"], body: response.body))
         }
     }
+}
+
+extension RoutePolicy {
+    /// Whether `Idempotency-Key` is honoured: the policy lists `IdempotentWrites`' stage.
+    public var idempotent: Bool { stages.contains { $0.name == IdempotentWrites.stageName } }
 }
