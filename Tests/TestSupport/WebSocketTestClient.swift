@@ -74,7 +74,7 @@ public final class WebSocketTestClient: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(seconds)
         let separator = Array("\r\n\r\n".utf8)
         while raw.firstRange(of: separator) == nil {
-            guard Date() < deadline, receive() != nil else { throw HTTPTestError.timedOut }
+            guard Date() < deadline, receive() != false else { throw HTTPTestError.timedOut }
         }
         let end = raw.firstRange(of: separator)!.lowerBound
         var lines = String(decoding: raw[..<end], as: UTF8.self).components(separatedBy: "\r\n")

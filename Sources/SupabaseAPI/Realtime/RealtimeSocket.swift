@@ -260,10 +260,11 @@ final class RealtimeSocket: WebSocketHandler {
             return replyError(message, "unmatched topic")
         }
         guard message.payload["event"]?.stringValue != nil else { return replyError(message, "event is missing") }
+        // The acknowledgement first: a sender with `self` then hears its own message after it, as from Realtime.
+        if channel.broadcastAck { reply(message, status: "ok", response: "{}") }
         hub.broadcast(
             topic: message.topic, payload: PhoenixMessage.json(message.payload), from: self,
             includingSender: channel.broadcastSelf)
-        if channel.broadcastAck { reply(message, status: "ok", response: "{}") }
     }
 
     private func presence(_ message: PhoenixMessage) {
@@ -274,12 +275,12 @@ final class RealtimeSocket: WebSocketHandler {
         case "track":
             let meta = message.payload["payload"] ?? .object([:])
             state.withLock { $0.channels[message.topic]?.tracked = true }
-            hub.track(message.topic, key: channel.presenceKey, meta: meta, socket: self)
             reply(message, status: "ok", response: "{}")
+            hub.track(message.topic, key: channel.presenceKey, meta: meta, socket: self)
         case "untrack":
             state.withLock { $0.channels[message.topic]?.tracked = false }
-            hub.untrack(message.topic, socket: self)
             reply(message, status: "ok", response: "{}")
+            hub.untrack(message.topic, socket: self)
         default:
             replyError(message, "presence event must be track or untrack")
         }
