@@ -30,7 +30,9 @@ final class WebSocketTests: XCTestCase {
 
     private let echo = Echo()
 
-    private func startServer(settings: WebSocketSettings = WebSocketSettings()) throws -> HTTPServer {
+    private func startServer(
+        settings: WebSocketSettings = WebSocketSettings(), configure: (inout HTTPServerConfiguration) -> Void = { _ in }
+    ) throws -> HTTPServer {
         let echo = self.echo
         let routes = [
             Route(
@@ -38,9 +40,10 @@ final class WebSocketTests: XCTestCase {
                 handler: Handler { request in WebSocketUpgrade.response(to: request, settings: settings) { _ in echo } }
             )
         ]
+        var configuration = HTTPServerConfiguration(port: 0, refusalDelay: .zero)
+        configure(&configuration)
         let server = HTTPServer(
-            configuration: HTTPServerConfiguration(port: 0, refusalDelay: .zero), router: Router(routes: routes),
-            logger: Logger(label: "test"))
+            configuration: configuration, router: Router(routes: routes), logger: Logger(label: "test"))
         try server.start()
         addTeardownBlock { await server.shutdown() }
         return server
@@ -182,6 +185,23 @@ final class WebSocketTests: XCTestCase {
         XCTAssertEqual(idle.closeCode(), 1001)
         chatty.send(text: "still here")
         XCTAssertEqual(chatty.nextFrame()?.text, "still here")
+    }
+
+    /// An upgraded socket answers to its own idle timeout, not to the HTTP ones (MHD's idle timeout, the guard's
+    /// header deadline), and stays counted in the connection table.
+    func testHTTPTimeoutsDoNotCloseAnUpgradedSocket() throws {
+        let server = try startServer {
+            $0.connectionTimeoutSeconds = 1
+            $0.headerTimeout = .seconds(1)
+            $0.connectionsPerAddress = 2
+        }
+        let client = try connect(server)
+        Thread.sleep(forTimeInterval: 2.5)
+        client.send(text: "after a while")
+        XCTAssertEqual(client.nextFrame()?.text, "after a while")
+        _ = try connect(server)
+        let third = try? WebSocketTestClient(port: server.port, path: "/ws")
+        XCTAssertNotEqual(third?.status, 101, "upgraded sockets count in the per-address limit")
     }
 
     func testShutdownClosesOpenConnectionsWithGoingAway() async throws {

@@ -86,7 +86,7 @@ public final class RealtimeHub: Sendable {
 
     /// A socket for a handshake from `address`, or nil past the per-address limit.
     func open(version: PhoenixVersion, caller: RealtimeCaller, address: String) -> RealtimeSocket? {
-        let socket = RealtimeSocket(version: version, caller: .anonymous, address: address, hub: self)
+        let socket = RealtimeSocket(version: version, caller: caller, address: address, hub: self)
         let admitted = state.withLock { state -> Bool in
             guard state.byAddress[address, default: 0] < limits.connectionsPerAddress else { return false }
             state.byAddress[address, default: 0] += 1

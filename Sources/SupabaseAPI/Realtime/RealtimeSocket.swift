@@ -27,6 +27,8 @@ final class RealtimeSocket: WebSocketHandler {
 
     let version: PhoenixVersion
     let address: String
+    /// The role of the API key the socket was opened with (what a null `access_token` falls back to).
+    let keyCaller: RealtimeCaller
     private let hub: RealtimeHub
     private let state: Mutex<State>
     private let connection = Mutex<WebSocketConnection?>(nil)
@@ -36,6 +38,7 @@ final class RealtimeSocket: WebSocketHandler {
     init(version: PhoenixVersion, caller: RealtimeCaller, address: String, hub: RealtimeHub) {
         self.version = version
         self.address = address
+        self.keyCaller = caller
         self.hub = hub
         self.state = Mutex(State(caller: caller, allowance: Double(hub.limits.messagesPerSecond * 2)))
     }
@@ -234,23 +237,33 @@ final class RealtimeSocket: WebSocketHandler {
         send(topic: message.topic, event: "phx_close", payload: "{}", joinRef: channel.joinRef)
     }
 
-    /// A refreshed token: delivery continues under it. One that is invalid or expired closes every channel, as
-    /// Realtime closes a channel whose token it refuses.
+    /// A refreshed token: delivery continues under it (answered `ok`, which supabase-swift waits for on a channel
+    /// with `ack`). A null token (signed out) falls back to the socket's API key. One that is invalid or expired
+    /// closes every channel, as Realtime closes a channel whose token it refuses.
     private func swapToken(_ message: PhoenixMessage) {
         guard joined(message.topic) else { return replyError(message, "unmatched topic") }
         guard let token = message.payload["access_token"]?.stringValue else {
-            return replyError(message, "access_token is missing")
+            _ = hub.change(self, to: keyCaller)
+            return reply(message, status: "ok", response: "{}")
         }
         switch PresentedToken(token, keys: hub.keys) {
-        case .key(let caller): _ = hub.change(self, to: caller)
-        case .invalid(let reason): revoke(reason)
+        case .key(let caller):
+            _ = hub.change(self, to: caller)
+            reply(message, status: "ok", response: "{}")
+        case .invalid(let reason):
+            replyError(message, reason)
+            revoke(reason)
         case .accessToken(let claims):
             let hub = self.hub
             Task {
-                guard let user = try? await hub.authenticator.live(claims) else { return self.revoke("Invalid token") }
-                if !hub.change(self, to: .user(id: user.userID, session: user.sessionID, expires: claims.exp)) {
-                    self.revoke("too many connections for this user (\(hub.limits.connectionsPerUser))")
+                guard let user = try? await hub.authenticator.live(claims) else {
+                    self.replyError(message, "Invalid token")
+                    return self.revoke("Invalid token")
                 }
+                guard hub.change(self, to: .user(id: user.userID, session: user.sessionID, expires: claims.exp)) else {
+                    return self.revoke("too many connections for this user (\(hub.limits.connectionsPerUser))")
+                }
+                self.reply(message, status: "ok", response: "{}")
             }
         }
     }
