@@ -25,7 +25,7 @@ public struct SupabaseContext: Sendable {
         self.realtime = RealtimeHub(
             limits: realtimeLimits,
             keys: RealtimeKeys(anonKey: anonKey, serviceRoleKey: serviceRoleKey, signer: services.signer),
-            authenticator: services.authenticator, logger: logger)
+            authenticator: services.authenticator, pool: services.pool, logger: logger)
         self.anonKey = anonKey
         self.serviceRoleKey = serviceRoleKey
         self.services = services

@@ -11,8 +11,9 @@ import Synchronization
 /// `library_changes`), broadcasts and presence between the sockets joined to a topic.
 ///
 /// A change goes only to sockets that may read the row, decided in memory from the row's owner: the sockets of
-/// that user (and of the service role) for a private table, every socket for a public one. Broadcast and
-/// presence stay within this instance.
+/// that user (and of the service role) for a private table, every socket for a public one. A broadcast reaches
+/// this instance's sockets at once and the others' through the same channel (`pg_notify`, marked with this
+/// instance's id so that it does not come back); presence stays within this instance.
 public final class RealtimeHub: Sendable {
     private struct State {
         var sockets: [ObjectIdentifier: RealtimeSocket] = [:]
@@ -27,6 +28,10 @@ public final class RealtimeHub: Sendable {
     public let limits: RealtimeLimits
     let keys: RealtimeKeys
     let authenticator: Authenticator
+    /// Where broadcasts are notified to the other instances.
+    private let pool: PGPool
+    /// Tells this instance's own broadcast notifications from the others'.
+    private let instance = UUID().uuidString
     private let logger: Logger
     private let state = Mutex(State())
     private let listeners = Mutex<[PGListener]>([])
@@ -35,10 +40,11 @@ public final class RealtimeHub: Sendable {
     public static let changesChannel = "realtime_changes"
     public static let sessionsChannel = "library_changes"
 
-    init(limits: RealtimeLimits, keys: RealtimeKeys, authenticator: Authenticator, logger: Logger) {
+    init(limits: RealtimeLimits, keys: RealtimeKeys, authenticator: Authenticator, pool: PGPool, logger: Logger) {
         self.limits = limits
         self.keys = keys
         self.authenticator = authenticator
+        self.pool = pool
         self.logger = logger
     }
 
@@ -47,8 +53,12 @@ public final class RealtimeHub: Sendable {
         let changes = PGListener(
             connectionString: databaseURL, channel: Self.changesChannel, logger: logger,
             onNotification: { [weak self] payload in
-                guard let self, let change = RealtimeChange(notification: payload) else { return }
-                self.deliver(change)
+                guard let self else { return }
+                if let change = RealtimeChange(notification: payload) {
+                    self.deliver(change)
+                } else {
+                    self.relay(payload)
+                }
             }, onReconnect: {})
         let sessions = PGListener(
             connectionString: databaseURL, channel: Self.sessionsChannel, logger: logger,
@@ -210,10 +220,34 @@ public final class RealtimeHub: Sendable {
         state.withLock { state in (state.topics[topic] ?? []).compactMap { state.sockets[$0] } }
     }
 
+    /// The largest broadcast payload that can go to other instances (a notification takes at most 8,000 bytes).
+    static let broadcastLimit = 7_000
+
     func broadcast(topic: String, payload: String, from sender: RealtimeSocket, includingSender: Bool) {
         for socket in members(of: topic) where includingSender || socket !== sender {
             socket.send(topic: topic, event: "broadcast", payload: payload)
         }
+        let notice = PhoenixMessage.json(
+            .object(["origin": .string(instance), "topic": .string(topic), "broadcast": .string(payload)]))
+        let pool = self.pool
+        let logger = self.logger
+        Task {
+            do {
+                _ = try await pool.query("SELECT pg_notify(\(Self.changesChannel), \(notice))")
+            } catch {
+                logger.warning(
+                    "realtime: a broadcast did not reach the other instances", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Another instance's broadcast, for this instance's sockets joined to its topic.
+    private func relay(_ notification: String) {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(notification.utf8)),
+            let origin = value["origin"]?.stringValue, origin != instance, let topic = value["topic"]?.stringValue,
+            let payload = value["broadcast"]?.stringValue
+        else { return }
+        for socket in members(of: topic) { socket.send(topic: topic, event: "broadcast", payload: payload) }
     }
 
     /// Everyone present in `topic`: `{key: {metas: [meta, …]}}`.

@@ -273,10 +273,14 @@ final class RealtimeSocket: WebSocketHandler {
             return replyError(message, "unmatched topic")
         }
         guard message.payload["event"]?.stringValue != nil else { return replyError(message, "event is missing") }
+        let payload = PhoenixMessage.json(message.payload)
+        guard payload.utf8.count <= RealtimeHub.broadcastLimit else {
+            return replyError(message, "a broadcast payload takes at most \(RealtimeHub.broadcastLimit) bytes")
+        }
         // The acknowledgement first: a sender with `self` then hears its own message after it, as from Realtime.
         if channel.broadcastAck { reply(message, status: "ok", response: "{}") }
         hub.broadcast(
-            topic: message.topic, payload: PhoenixMessage.json(message.payload), from: self,
+            topic: message.topic, payload: payload, from: self,
             includingSender: channel.broadcastSelf)
     }
 
