@@ -550,8 +550,12 @@ public final class HTTPServer: @unchecked Sendable {
     func upgraded(
         _ state: RequestContext, socket: Int32, handle: UpgradeHandle, initial: [UInt8], tracked: TrackedConnection?
     ) {
-        guard let (upgrade, address) = state.upgrade, acceptsConnections else { return handle.close() }
+        guard let (upgrade, address) = state.upgrade else { return handle.close() }
         state.upgrade = nil
+        guard acceptsConnections else {
+            upgrade.abandoned?()
+            return handle.close()
+        }
         if let tracked {
             tracked.upgraded.store(true, ordering: .relaxed)
             tracked.setDeadline(after: nil)

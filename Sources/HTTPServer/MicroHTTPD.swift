@@ -285,8 +285,11 @@ private func requestCompletedTrampoline(
     }
     guard let requestContext, let existing = requestContext.pointee, existing != cmhd_nul_in_path() else { return }
     requestContext.pointee = nil
+    let state = Unmanaged<RequestContext>.fromOpaque(existing)
+    // A `101` queued but never sent: its connection will not be upgraded.
+    if let (upgrade, _) = state.takeUnretainedValue().upgrade { upgrade.abandoned?() }
     // Balances the passRetained in accessHandlerTrampoline.
-    Unmanaged<RequestContext>.fromOpaque(existing).release()
+    state.release()
 }
 
 /// An upgraded connection's handle, which gives its socket back to MHD (to close) once.

@@ -99,12 +99,8 @@ public final class WebSocketConnection: Sendable {
     /// The connection's state and its socket, for the reactor.
     func withState<T>(_ body: (inout State) -> T) -> T { state.withLock { body(&$0) } }
 
-    func pong(_ payload: [UInt8]) {
-        state.withLock { state in
-            guard state.phase == .open else { return }
-            enqueue(WebSocketFrameEncoder.frame(.pong, payload), in: &state, force: true)
-        }
-    }
+    /// A pong counts against the buffer like any message: a client sending pings without reading is cut.
+    func pong(_ payload: [UInt8]) { _ = write(WebSocketFrameEncoder.frame(.pong, payload)) }
 
     private func write(_ frame: [UInt8]) -> Bool {
         state.withLock { state in

@@ -6,11 +6,15 @@ import Foundation
 public struct WebSocketUpgrade: Sendable {
     public let settings: WebSocketSettings
     public let open: @Sendable (WebSocketConnection) -> any WebSocketHandler
+    /// Called instead of `open` when the connection ends before it is upgraded (the client left before the `101`
+    /// was sent, or the server is stopping), so that whatever was set aside for it is given back.
+    public let abandoned: (@Sendable () -> Void)?
 
     /// The answer to a WebSocket handshake (RFC 6455 §4.2): `101` with `Sec-WebSocket-Accept`, or the refusal of a
     /// request that is no handshake (`400`) or asks for another version than 13 (`426` with the one supported).
     public static func response(
         to request: Request, settings: WebSocketSettings = WebSocketSettings(),
+        abandoned: (@Sendable () -> Void)? = nil,
         open: @escaping @Sendable (WebSocketConnection) -> any WebSocketHandler
     ) -> Response {
         let tokens = { (name: String) in
@@ -37,7 +41,7 @@ public struct WebSocketUpgrade: Sendable {
         response.headers.set("Upgrade", "websocket")
         response.headers.set("Connection", "Upgrade")
         response.headers.set("Sec-WebSocket-Accept", acceptValue(for: key))
-        response.upgrade = WebSocketUpgrade(settings: settings, open: open)
+        response.upgrade = WebSocketUpgrade(settings: settings, open: open, abandoned: abandoned)
         return response
     }
 

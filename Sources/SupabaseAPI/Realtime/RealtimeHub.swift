@@ -205,7 +205,11 @@ public final class RealtimeHub: Sendable {
     // MARK: topics: broadcast and presence
 
     func joined(_ topic: String, socket: RealtimeSocket) {
-        state.withLock { _ = $0.topics[topic, default: []].insert(socket.id) }
+        state.withLock { state in
+            // A join completed after its socket closed adds nothing.
+            guard state.sockets[socket.id] != nil else { return }
+            state.topics[topic, default: []].insert(socket.id)
+        }
     }
 
     func left(_ topic: String, socket: RealtimeSocket) {

@@ -28,7 +28,9 @@ struct RealtimeRoutes {
             response.headers.set("Retry-After", "30")
             return response
         }
-        let response = WebSocketUpgrade.response(to: request, settings: hub.limits.socket) { connection in
+        let response = WebSocketUpgrade.response(
+            to: request, settings: hub.limits.socket, abandoned: { hub.remove(socket) }
+        ) { connection in
             socket.attach(connection)
             return socket
         }
