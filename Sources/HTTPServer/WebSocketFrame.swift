@@ -50,7 +50,8 @@ struct WebSocketFrameDecoder {
 
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
         if start > 0 && start == buffer.count {
-            buffer.removeAll(keepingCapacity: buffer.capacity <= 64 * 1024)
+            // An idle connection keeps a small buffer, not the largest message it ever received.
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 4096)
             start = 0
         }
         buffer.append(contentsOf: bytes)

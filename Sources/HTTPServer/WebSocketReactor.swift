@@ -64,6 +64,10 @@ final class WebSocketReactor: Sendable {
         let socket = connection.withState { $0.socket }
         let flags = fcntl(socket, F_GETFL)
         _ = fcntl(socket, F_SETFL, flags | O_NONBLOCK)
+        // The kernel's send buffer no larger than the connection's own limit: a client that stops reading fills
+        // both soon, instead of the kernel holding megabytes for it.
+        var size = Int32(connection.settings.outgoingBufferLimit)
+        setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         entries.withLock { $0[socket] = reader }
         if cmhd_epoll_add(epoll, socket) != 0 {
             release(reader)

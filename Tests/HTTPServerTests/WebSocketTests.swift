@@ -171,6 +171,19 @@ final class WebSocketTests: XCTestCase {
         for _ in 0..<32 { XCTAssertEqual(reader.nextFrame()?.payload.count, 1024) }
     }
 
+    func testAClientSendingPingsWithoutReadingThePongsIsCut() throws {
+        var settings = WebSocketSettings()
+        settings.outgoingBufferLimit = 16 * 1024
+        let server = try startServer(settings: settings)
+        let flooder = try connect(server, receiveBuffer: 4096)
+        let ping = [UInt8](repeating: 0x70, count: 125)
+        // Bounded: far more pong bytes than the kernel's buffers and the server's limit hold together.
+        for _ in 0..<20_000 where echo.closedCount.load(ordering: .relaxed) == 0 {
+            flooder.sendFrame(opcode: 0x9, payload: ping)
+        }
+        XCTAssertTrue(waitUntil { self.echo.closedCount.load(ordering: .relaxed) == 1 })
+    }
+
     func testAnIdleConnectionIsClosedAndPingsKeepItOpen() throws {
         var settings = WebSocketSettings()
         settings.idleTimeout = .seconds(1)
@@ -199,9 +212,11 @@ final class WebSocketTests: XCTestCase {
         Thread.sleep(forTimeInterval: 2.5)
         client.send(text: "after a while")
         XCTAssertEqual(client.nextFrame()?.text, "after a while")
-        _ = try connect(server)
+        let second = try connect(server)
         let third = try? WebSocketTestClient(port: server.port, path: "/ws")
         XCTAssertNotEqual(third?.status, 101, "upgraded sockets count in the per-address limit")
+        second.send(text: "still counted")
+        XCTAssertEqual(second.nextFrame()?.text, "still counted")
     }
 
     func testShutdownClosesOpenConnectionsWithGoingAway() async throws {
