@@ -23,6 +23,9 @@ public final class RealtimeHub: Sendable {
         var topics: [String: Set<ObjectIdentifier>] = [:]
         /// Per topic, per socket: its presence key and meta.
         var presence: [String: [ObjectIdentifier: (key: String, meta: JSONValue)]] = [:]
+        /// Users whose sockets' sessions are being checked now, and those notified again meanwhile.
+        var checking: Set<UUID> = []
+        var checkAgain: Set<UUID> = []
     }
 
     public let limits: RealtimeLimits
@@ -162,10 +165,31 @@ public final class RealtimeHub: Sendable {
 
     /// One of the user's sessions may have ended (logout, password change, console, account deletion): its
     /// sockets are checked with one query.
+    /// Notifications for a user that arrive while its sockets are being checked are answered by one more check,
+    /// not one each (every write to the user's library notifies too).
     private func checkSessions(of userID: UUID) {
-        let sockets = state.withLock { state in (state.byUser[userID] ?? []).compactMap { state.sockets[$0] } }
-        guard !sockets.isEmpty else { return }
-        Task { await self.check(sockets) }
+        let start = state.withLock { state -> Bool in
+            guard state.byUser[userID] != nil else { return false }
+            guard !state.checking.contains(userID) else {
+                state.checkAgain.insert(userID)
+                return false
+            }
+            state.checking.insert(userID)
+            return true
+        }
+        guard start else { return }
+        Task {
+            repeat {
+                let sockets = state.withLock { state in
+                    (state.byUser[userID] ?? []).compactMap { state.sockets[$0] }
+                }
+                await check(sockets)
+            } while state.withLock { state in
+                if state.checkAgain.remove(userID) != nil { return true }
+                state.checking.remove(userID)
+                return false
+            }
+        }
     }
 
     /// Notifications may have been missed while the listener reconnected.
