@@ -187,6 +187,24 @@ final class RealtimeChangesTests: XCTestCase {
         )
     }
 
+    func testDeletingTheAccountStopsDelivery() async throws {
+        let app = try await startTestApp()
+        let user = try await app.makeUser()
+        let socket = try app.realtime()
+        XCTAssertEqual(
+            status(socket.join("realtime:mine", changes: favorites(of: user), token: user.accessToken)), "ok")
+        let deleted = try app.client.send(
+            "DELETE", "/v1/me", json: ["password": "unused-password"], headers: user.authorization)
+        XCTAssertEqual(deleted.status, 204, deleted.text)
+        XCTAssertEqual(
+            socket.nextMessage {
+                !($0["event"] as? String == "system"
+                    && ($0["payload"] as? [String: Any])?["status"] as? String == "error")
+            }?["topic"] as? String,
+            "realtime:mine")
+        XCTAssertEqual(socket.next("phx_close")?["topic"] as? String, "realtime:mine")
+    }
+
     func testAnExpiredTokenClosesTheChannelAndAnInvalidSwapToo() async throws {
         let app = try await startTestApp()
         let user = try await app.makeUser()
