@@ -85,7 +85,7 @@ public final class RealtimeHub: Sendable {
     }
 
     public func stop() {
-        listeners.withLock { $0.forEach { $0.stop() } }
+        for listener in listeners.withLock({ $0 }) { listener.stop() }
         sweeper.withLock { $0?.cancel() }
     }
 

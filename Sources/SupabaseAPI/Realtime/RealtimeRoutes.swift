@@ -29,11 +29,11 @@ struct RealtimeRoutes {
             return response
         }
         let response = WebSocketUpgrade.response(
-            to: request, settings: hub.limits.socket, abandoned: { hub.remove(socket) }
-        ) { connection in
-            socket.attach(connection)
-            return socket
-        }
+            to: request, settings: hub.limits.socket, abandoned: { hub.remove(socket) },
+            open: { connection in
+                socket.attach(connection)
+                return socket
+            })
         // A handshake refused after the socket was counted gives its place back.
         if response.upgrade == nil { hub.remove(socket) }
         return response
