@@ -1,7 +1,7 @@
 import Foundation
 import QuoteVault
 
-/// A row change as migration 0081's trigger notifies it, and its `data` as Realtime puts it on the wire (encoded
+/// A row change as migration 0082's trigger notifies it, and its `data` as Realtime puts it on the wire (encoded
 /// once, whatever the number of subscribers).
 struct RealtimeChange: Sendable {
     let table: String

@@ -7,7 +7,7 @@ import QuoteVault
 import Synchronization
 
 /// The Realtime sockets of this instance and what reaches them: row changes from every instance (migration
-/// 0081's notifications on `realtime_changes`, one dedicated listening connection), session ends (0080's on
+/// 0082's notifications on `realtime_changes`, one dedicated listening connection), session ends (0080's on
 /// `library_changes`), broadcasts and presence between the sockets joined to a topic.
 ///
 /// A change goes only to sockets that may read the row, decided in memory from the row's owner: the sockets of
