@@ -40,7 +40,8 @@ let package = Package(
         .target(
             name: "HTTPServer",
             dependencies: [
-                "CMicroHTTPD", "CZlib", "CivilCalendar", "Failures", .product(name: "Logging", package: "swift-log"),
+                "CMicroHTTPD", "COpenSSL", "CZlib", "CivilCalendar", "Failures",
+                .product(name: "Logging", package: "swift-log"),
             ]),
         // A throwaway or persistent local PostgreSQL cluster driven by initdb/pg_ctl.
         .target(

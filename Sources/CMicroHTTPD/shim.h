@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
+#include <sys/epoll.h>
 
 // The request line's target before libmicrohttpd decodes it. A `%00` in the path would be decoded to a NUL and
 // the path handed to the access handler cut short there (`/v1/quotes/%00` would reach `/v1/quotes`); the value
@@ -136,6 +137,41 @@ static inline int cmhd_header_count(struct MHD_Connection *connection, const cha
   struct cmhd_field_count counting = {name, 0};
   MHD_get_connection_values(connection, MHD_HEADER_KIND, cmhd_count_field, &counting);
   return counting.count;
+}
+
+// The WebSocket reactor's epoll calls, kept in C: `struct epoll_event` is packed on x86_64, a layout Swift's
+// import does not promise. `events` are EPOLLIN/EPOLLOUT/EPOLLRDHUP bits; the descriptor is the event's data.
+static inline int cmhd_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+static inline int cmhd_epoll_control(int epoll, int operation, int socket, int writes) {
+  struct epoll_event event = {0};
+  event.events = EPOLLIN | EPOLLRDHUP | (writes ? EPOLLOUT : 0);
+  event.data.fd = socket;
+  return epoll_ctl(epoll, operation, socket, &event);
+}
+
+static inline int cmhd_epoll_add(int epoll, int socket) { return cmhd_epoll_control(epoll, EPOLL_CTL_ADD, socket, 0); }
+static inline int cmhd_epoll_watch(int epoll, int socket, int writes) {
+  return cmhd_epoll_control(epoll, EPOLL_CTL_MOD, socket, writes);
+}
+static inline int cmhd_epoll_remove(int epoll, int socket) { return epoll_ctl(epoll, EPOLL_CTL_DEL, socket, NULL); }
+
+// Waits for at most `capacity` events; for each, its socket and whether it can be read (or hung up) and written.
+static inline int cmhd_epoll_wait(int epoll, int *sockets, int *readable, int *writable, int capacity, int timeout) {
+  struct epoll_event events[64];
+  if (capacity > 64) capacity = 64;
+  int ready = epoll_wait(epoll, events, capacity, timeout);
+  for (int index = 0; index < ready; index++) {
+    sockets[index] = events[index].data.fd;
+    readable[index] = (events[index].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
+    writable[index] = (events[index].events & EPOLLOUT) != 0;
+  }
+  return ready;
+}
+
+// MHD_upgrade_action is variadic. Gives an upgraded connection's socket back to MHD, which closes it.
+static inline void cmhd_upgrade_close(struct MHD_UpgradeResponseHandle *handle) {
+  MHD_upgrade_action(handle, MHD_UPGRADE_ACTION_CLOSE);
 }
 
 #endif

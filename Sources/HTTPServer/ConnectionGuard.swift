@@ -53,6 +53,9 @@ final class TrackedConnection: Sendable {
     let phase = Atomic<Int>(Phase.fresh)
     /// The server answered before the request's body was read: the connection closes with a lingering close.
     let lingers = Atomic<Bool>(false)
+    /// Upgraded to a WebSocket: no request deadline applies any more (the WebSocket's own idle timeout does). It
+    /// still counts in the table, in all and for its address.
+    let upgraded = Atomic<Bool>(false)
     /// Nanoseconds on the monotonic clock (`DispatchTime.uptimeNanoseconds`); 0: no deadline.
     let deadline = Atomic<UInt64>(0)
     /// Body bytes of the current request counted against the budgets: the general share, the small bodies' one.
@@ -266,7 +269,7 @@ final class ConnectionGuard: Sendable {
     /// A response went out: the next request's headers must arrive within the header timeout, and the request's
     /// body bytes are released.
     func requestFinished(_ connection: TrackedConnection) {
-        connection.setDeadline(after: limits.headerTimeout)
+        connection.setDeadline(after: connection.upgraded.load(ordering: .relaxed) ? nil : limits.headerTimeout)
         connection.bodyStartedAt.store(0, ordering: .relaxed)
         releaseBody(of: connection)
     }

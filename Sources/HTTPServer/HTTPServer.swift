@@ -158,6 +158,8 @@ public final class HTTPServer: @unchecked Sendable {
     private let draining = Atomic<Bool>(false)
     /// Streamed answers still being written.
     private let streams = Mutex<[ObjectIdentifier: EventStream]>([:])
+    /// Reads the connections upgraded to WebSockets.
+    let webSockets = WebSocketReactor()
 
     /// - Parameters:
     ///   - logger: for failures (an error turned into a 500, the server's own events).
@@ -194,6 +196,7 @@ public final class HTTPServer: @unchecked Sendable {
         daemon = try MicroHTTPDDaemon(settings: settings, server: self)
         connectionGuard.startReaper()
         lingeringClose.start()
+        webSockets.start()
         if !configuration.trustedProxies.addresses.isEmpty {
             logger.notice(
                 "trusted proxies are exempt from the per-address connection limits",
@@ -214,6 +217,8 @@ public final class HTTPServer: @unchecked Sendable {
         while inFlightCount > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(20))
         }
+        // WebSockets close (MHD owns their sockets and must get them back before it stops).
+        await webSockets.stop()
         // Streams end (their connections resumed, as MHD requires of every suspended one before it stops).
         let open = streams.withLock { Array($0.values) }
         for stream in open { stream.finish() }
@@ -240,6 +245,9 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Streamed answers being written now.
     public var openStreams: Int { streams.withLock { $0.count } }
+
+    /// Connections upgraded to WebSockets now.
+    public var openWebSockets: Int { webSockets.count }
 
     /// Requests whose handlers are running.
     public var inFlightCount: Int { suspended.withLock { $0.count } }
@@ -515,7 +523,13 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func send(_ response: Response, for state: RequestContext, on connection: ConnectionHandle) -> Bool {
         let response = finished(response, for: state, on: connection)
-        let queued = response.stream.map { stream(response, $0, on: connection) } ?? connection.queue(response)
+        let queued: Bool
+        if let upgrade = response.upgrade {
+            state.upgrade = (upgrade, clientAddress(of: connection))
+            queued = connection.queueUpgrade(response, server: self)
+        } else {
+            queued = response.stream.map { stream(response, $0, on: connection) } ?? connection.queue(response)
+        }
         observe(response, for: state)
         return queued
     }
@@ -530,6 +544,25 @@ public final class HTTPServer: @unchecked Sendable {
             stream.attach { connectionGuard.cut(tracked) }
         }
         return connection.queue(response, streaming: stream)
+    }
+
+    /// MHD sent the `101` of `state`: its socket is a WebSocket from now on.
+    func upgraded(
+        _ state: RequestContext, socket: Int32, handle: UpgradeHandle, initial: [UInt8], tracked: TrackedConnection?
+    ) {
+        guard let (upgrade, address) = state.upgrade else { return handle.close() }
+        state.upgrade = nil
+        guard acceptsConnections else {
+            upgrade.abandoned?()
+            return handle.close()
+        }
+        if let tracked {
+            tracked.upgraded.store(true, ordering: .relaxed)
+            tracked.setDeadline(after: nil)
+        }
+        let connection = WebSocketConnection(
+            socket: socket, upgrade: handle, address: address, settings: upgrade.settings, reactor: webSockets)
+        webSockets.adopt(connection, handler: upgrade.open(connection), initial: initial)
     }
 
     /// Answers while the body is still arriving (libmicrohttpd queues no response then): the answer is written

@@ -66,6 +66,18 @@ struct ConnectionHandle: @unchecked Sendable {
         return MHD_queue_response(pointer, UInt32(response.status), mhdResponse) == .YES
     }
 
+    /// Queues a `101` whose connection becomes a WebSocket once sent: `upgradeTrampoline` finds what to do in the
+    /// request's context (`RequestContext.upgrade`), which MHD keeps until the upgraded connection closes.
+    func queueUpgrade(_ response: Response, server: HTTPServer) -> Bool {
+        let context = Unmanaged.passUnretained(server).toOpaque()
+        guard let mhdResponse = MHD_create_response_for_upgrade(upgradeTrampoline, context) else { return false }
+        defer { MHD_destroy_response(mhdResponse) }
+        for (name, value) in response.headers {
+            _ = MHD_add_response_header(mhdResponse, name, value)
+        }
+        return MHD_queue_response(pointer, UInt32(response.status), mhdResponse) == .YES
+    }
+
     /// Writes `response` straight to the socket, for an answer while the body is still arriving (MHD 0.9.75
     /// queues responses only before the body or after it); the caller then has MHD close the connection. The
     /// answer is small and nothing else is being written, so one send takes it whole.
@@ -148,6 +160,7 @@ final class MicroHTTPDDaemon: @unchecked Sendable {
         }
         let flags =
             MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            | MHD_ALLOW_UPGRADE.rawValue
         let context = Unmanaged.passUnretained(server).toOpaque()
         let started = withUnsafePointer(to: &address) { addressPointer in
             cmhd_start_daemon(
@@ -272,8 +285,37 @@ private func requestCompletedTrampoline(
     }
     guard let requestContext, let existing = requestContext.pointee, existing != cmhd_nul_in_path() else { return }
     requestContext.pointee = nil
+    let state = Unmanaged<RequestContext>.fromOpaque(existing)
+    // A `101` queued but never sent: its connection will not be upgraded.
+    if let (upgrade, _) = state.takeUnretainedValue().upgrade { upgrade.abandoned?() }
     // Balances the passRetained in accessHandlerTrampoline.
-    Unmanaged<RequestContext>.fromOpaque(existing).release()
+    state.release()
+}
+
+/// An upgraded connection's handle, which gives its socket back to MHD (to close) once.
+struct UpgradeHandle: @unchecked Sendable {
+    // @unchecked: MHD's handle; MHD_upgrade_action may be called from any thread.
+    let pointer: OpaquePointer
+
+    func close() { cmhd_upgrade_close(pointer) }
+}
+
+/// MHD sent a `101` and hands over the socket (with any bytes the client sent after its request).
+private func upgradeTrampoline(
+    context: UnsafeMutableRawPointer?, connection: OpaquePointer?, requestContext: UnsafeMutableRawPointer?,
+    extraIn: UnsafePointer<CChar>?, extraInSize: Int, socket: Int32, handle: OpaquePointer?
+) {
+    guard let handle else { return }
+    let upgrade = UpgradeHandle(pointer: handle)
+    guard let context, let connection, let requestContext, requestContext != cmhd_nul_in_path() else {
+        return upgrade.close()
+    }
+    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+    let state = Unmanaged<RequestContext>.fromOpaque(requestContext).takeUnretainedValue()
+    let initial = extraIn.map { Array(UnsafeRawBufferPointer(start: $0, count: extraInSize)) } ?? []
+    server.upgraded(
+        state, socket: socket, handle: upgrade, initial: initial,
+        tracked: ConnectionHandle(pointer: connection).tracked)
 }
 
 /// A streamed response's reader: the stream and the connection it is written to (the reader callback is not told

@@ -24,6 +24,8 @@ final class RequestContext: @unchecked Sendable {
     var bodyShare = BodyShare.connection
     /// What the route's authentication verified from the headers, before the body (not verified again).
     var credentials: Verified?
+    /// A `101` queued for this request: what the connection becomes once MHD has sent it, and the client's address.
+    var upgrade: (WebSocketUpgrade, address: String)?
 
     private let completion = Mutex(Completion.notStarted)
 

@@ -12,6 +12,8 @@ public struct Response: Sendable {
     public var isRefusalPastABound = false
     /// A body written over time instead of `body` (sent chunked; the connection stays open until it ends).
     public var stream: EventStream?
+    /// A `101` that hands the connection over to a WebSocket handler (`WebSocketUpgrade.response`).
+    public var upgrade: WebSocketUpgrade?
 
     public init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
         self.status = status

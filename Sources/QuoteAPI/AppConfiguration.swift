@@ -84,6 +84,13 @@ public struct AppConfiguration: Sendable {
     public var httpConnectionsPerAddress = 128
     /// Streams of live changes (`LIVE_STREAMS_PER_USER`, `LIVE_STREAMS_PER_ADDRESS`, `LIVE_KEEPALIVE_SECONDS`).
     public var liveFeed = LiveFeedLimits()
+    /// Realtime sockets (`/realtime/v1/websocket`) per user and per address, channels per socket, messages per
+    /// second per socket (`REALTIME_CONNECTIONS_PER_USER`, `REALTIME_CONNECTIONS_PER_ADDRESS`,
+    /// `REALTIME_CHANNELS_PER_CONNECTION`, `REALTIME_MESSAGES_PER_SECOND`).
+    public var realtimeConnectionsPerUser = 16
+    public var realtimeConnectionsPerAddress = 64
+    public var realtimeChannelsPerConnection = 100
+    public var realtimeMessagesPerSecond = 50
     public var httpMaxConnections: Int?
     public var httpHeaderTimeout = 10
     /// `HTTP_CROWDED_HEADER_TIMEOUT`: seconds for a new connection's first headers while the connection table is

@@ -12,12 +12,17 @@ import SupabaseAPI
 /// run exactly what production runs.
 public final class Application: Sendable {
     public let context: AppContext
+    /// The Supabase surface's context (its Realtime hub is started and stopped with the server).
+    public let supabase: SupabaseContext
     public let server: HTTPServer
     /// The database time each client used recently, which the pools and `CostAdmission` share fairly by.
     public let databaseTime: DatabaseTimeLedger
 
-    private init(context: AppContext, server: HTTPServer, databaseTime: DatabaseTimeLedger) {
+    private init(
+        context: AppContext, supabase: SupabaseContext, server: HTTPServer, databaseTime: DatabaseTimeLedger
+    ) {
         self.context = context
+        self.supabase = supabase
         self.server = server
         self.databaseTime = databaseTime
     }
@@ -73,7 +78,8 @@ public final class Application: Sendable {
             anonKey: configuration.supabaseAnonKey, serviceRoleKey: configuration.supabaseServiceRoleKey,
             services: services, publicURL: configuration.publicURL,
             redirects: RedirectAllowList(
-                siteURL: configuration.passwordResetURL, prefixes: configuration.supabaseRedirectAllowList))
+                siteURL: configuration.passwordResetURL, prefixes: configuration.supabaseRedirectAllowList),
+            realtimeLimits: Self.realtimeLimits(configuration), logger: logger)
         let router = Router(
             routes: RouteTable.routes(context, supabase: supabase, costs: CostAdmission(configuration, ledger: ledger)))
         let metrics = context.metrics
@@ -101,7 +107,16 @@ public final class Application: Sendable {
             },
             classify: Failure.init(classifying:),
             scope: configuration.rateLimitsEnabled ? FairShare.chargingTheClient : nil)
-        return Application(context: context, server: server, databaseTime: ledger)
+        return Application(context: context, supabase: supabase, server: server, databaseTime: ledger)
+    }
+
+    private static func realtimeLimits(_ configuration: AppConfiguration) -> RealtimeLimits {
+        var limits = RealtimeLimits()
+        limits.connectionsPerUser = configuration.realtimeConnectionsPerUser
+        limits.connectionsPerAddress = configuration.realtimeConnectionsPerAddress
+        limits.channelsPerConnection = configuration.realtimeChannelsPerConnection
+        limits.messagesPerSecond = configuration.realtimeMessagesPerSecond
+        return limits
     }
 
     /// Applies pending migrations (safe when several instances start at once).
@@ -124,6 +139,7 @@ public final class Application: Sendable {
         context.sync.maintenance.start()
         context.housekeeping.start()
         context.live.start(databaseURL: context.configuration.databaseURL)
+        supabase.realtime.start(databaseURL: context.configuration.databaseURL)
         context.logger.info(
             "listening",
             metadata: [
@@ -148,8 +164,10 @@ public final class Application: Sendable {
     /// process exits races the libraries freeing their state at exit.
     public func shutdown() async {
         let context = self.context
+        let supabase = self.supabase
         // Before the server: a notification arriving meanwhile would write to streams being ended.
         context.live.stop()
+        supabase.realtime.stop()
         await server.shutdown()
         context.mail.stop()
         context.sync.maintenance.stop()
@@ -158,7 +176,7 @@ public final class Application: Sendable {
         // A pass in flight finishes first; one stuck (a mail to an SMTP server that never answers) is not waited for.
         await Self.wait(atMost: .seconds(2)) {
             context.mail.hasEnded && context.sync.maintenance.hasEnded && context.housekeeping.hasEnded
-                && context.live.notificationListener?.isRunning != true
+                && context.live.notificationListener?.isRunning != true && !supabase.realtime.isListening
         }
         let pools = [context.readPool, context.publicPool, context.pool]  // a read pool closes its replicas' only
         for pool in pools { pool.shutdown() }

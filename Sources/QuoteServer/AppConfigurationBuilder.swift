@@ -41,6 +41,10 @@ enum AppConfigurationBuilder {
             (\.liveFeed.perUser, nil, "LIVE_STREAMS_PER_USER", 0...1000),
             (\.liveFeed.perAddress, nil, "LIVE_STREAMS_PER_ADDRESS", 0...100_000),
             (\.liveFeedKeepAliveSeconds, nil, "LIVE_KEEPALIVE_SECONDS", 1...30),
+            (\.realtimeConnectionsPerUser, nil, "REALTIME_CONNECTIONS_PER_USER", 0...1000),
+            (\.realtimeConnectionsPerAddress, nil, "REALTIME_CONNECTIONS_PER_ADDRESS", 0...100_000),
+            (\.realtimeChannelsPerConnection, nil, "REALTIME_CHANNELS_PER_CONNECTION", 1...1000),
+            (\.realtimeMessagesPerSecond, nil, "REALTIME_MESSAGES_PER_SECOND", 1...10_000),
         ]
     }
 

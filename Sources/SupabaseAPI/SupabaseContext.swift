@@ -1,3 +1,4 @@
+import Logging
 import QuoteVault
 
 /// What the Supabase-compatible surface needs from the application: its keys and the same services `/v1` runs on
@@ -14,10 +15,17 @@ public struct SupabaseContext: Sendable {
     public let publicURL: String
     /// Where a recovery link may send the user (`redirect_to`), and where it does when `redirect_to` is not allowed.
     public let redirects: RedirectAllowList
+    /// The Realtime sockets of this instance (`/realtime/v1/websocket`); `start` it with the database's URL.
+    public let realtime: RealtimeHub
 
     public init(
-        anonKey: String, serviceRoleKey: String?, services: Services, publicURL: String, redirects: RedirectAllowList
+        anonKey: String, serviceRoleKey: String?, services: Services, publicURL: String, redirects: RedirectAllowList,
+        realtimeLimits: RealtimeLimits = RealtimeLimits(), logger: Logger = Logger(label: "realtime")
     ) {
+        self.realtime = RealtimeHub(
+            limits: realtimeLimits,
+            keys: RealtimeKeys(anonKey: anonKey, serviceRoleKey: serviceRoleKey, signer: services.signer),
+            authenticator: services.authenticator, pool: services.pool, logger: logger)
         self.anonKey = anonKey
         self.serviceRoleKey = serviceRoleKey
         self.services = services

@@ -1,14 +1,16 @@
 import HTTPServer
 
-/// The Supabase-compatible surface on one screen: `/auth/v1` (GoTrue), `/rest/v1` (PostgREST) and `/storage/v1`,
-/// each line with method, path, policy (credentials, body limit, stages, dialect; see `SupabasePolicies`), cost and
-/// handler. The handlers live in `GoTrueRoutes`, `RestRoutes`/`RestWrites` and `StorageRoutes`.
+/// The Supabase-compatible surface on one screen: `/auth/v1` (GoTrue), `/rest/v1` (PostgREST), `/storage/v1` and
+/// `/realtime/v1`, each line with method, path, policy (credentials, body limit, stages, dialect; see
+/// `SupabasePolicies`), cost and handler. The handlers live in `GoTrueRoutes`, `RestRoutes`/`RestWrites`,
+/// `StorageRoutes` and `RealtimeRoutes`.
 public enum SupabaseRoutes {
     public static func routes(_ context: SupabaseContext) -> [Route] {
         let policies = SupabasePolicies(context)
         let auth = GoTrueRoutes(context: context)
         let rest = RestRoutes(context: context)
         let storage = StorageRoutes(context: context)
+        let realtime = RealtimeRoutes(context: context)
 
         // GoTrue: the key-only routes take credentials (sign-up, token grants, recovery, verification): small
         // bodies. The mail's link (GET verify) is opened by a browser: no key, a redirect.
@@ -50,6 +52,9 @@ public enum SupabaseRoutes {
                 .get, "/storage/v1/object/public/{bucket}/{path...}", bucket, cost: .cheapRead,
                 handler: .supabase(storage.publicDownload)),
             Route(.delete, "/storage/v1/object/{bucket}", object, cost: .write, handler: .supabase(storage.remove)),
+
+            // Realtime: the key comes as `apikey` in the query (a WebSocket cannot set headers); upgraded in place.
+            Route(.get, "/realtime/v1/websocket", cost: .cheapRead, handler: realtime.handshake),
         ]
     }
 }

@@ -60,13 +60,13 @@ final class OperationsTests: XCTestCase {
     }
 
     /// Every route of the contract; the Supabase-compatible surface speaks Supabase's own protocol (GoTrue,
-    /// PostgREST, Storage), whose documents are Supabase's, and is left out on purpose; so are the console's HTML
+    /// PostgREST, Storage, Realtime), whose documents are Supabase's, and is left out on purpose; so are the console's HTML
     /// pages (`/console`), which are no API.
     func testEveryRouteIsDocumentedInOpenAPI() async throws {
         let app = try await startTestApp()
         let document = try app.client.get("/openapi.json").jsonObject()
         let paths = try XCTUnwrap(document["paths"] as? [String: [String: Any]])
-        let supabase = ["/auth/v1/", "/rest/v1/", "/storage/v1/", "/console"]
+        let supabase = ["/auth/v1/", "/rest/v1/", "/storage/v1/", "/realtime/v1/", "/console"]
         for route in app.application.server.router.routes
         where !supabase.contains(where: { route.pattern.hasPrefix($0) }) {
             let operations = paths[route.pattern]

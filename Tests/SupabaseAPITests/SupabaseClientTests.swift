@@ -43,6 +43,27 @@ final class SupabaseClientTests: XCTestCase {
         return (process.terminationStatus, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
     }
 
+    /// supabase-py's `realtime` (2.34.1, vsn 1.0.0): postgres_changes of the user's favorites written through `/v1`
+    /// (and none of another user's), broadcast with `self`, presence between two clients
+    /// (`Tests/supabase/realtime_check.py`).
+    func testOfficialPythonRealtimeClientAgainstTheServer() async throws {
+        let python = try pythonWithSupabase()
+        let app = try await startTestApp()
+        let user = try await app.makeUser()
+        let other = try await app.makeUser()
+        let quotes = try await app.insertQuotes(["One", "Two"])
+        let result = try run(
+            python.path, [TestApp.repositoryRoot.appendingPathComponent("Tests/supabase/realtime_check.py").path],
+            environment: [
+                "BASE_URL": "http://127.0.0.1:\(app.application.port)",
+                "ANON_KEY": app.application.context.configuration.supabaseAnonKey,
+                "USER_TOKEN": user.accessToken, "OTHER_TOKEN": other.accessToken, "USER_ID": lower(user.id),
+                "QUOTE_ID": lower(quotes[0]), "OTHER_QUOTE_ID": lower(quotes[1]),
+            ])
+        XCTAssertEqual(result.status, 0, result.output)
+        XCTAssertTrue(result.output.contains("REALTIME OK"), result.output)
+    }
+
     func testOfficialPythonClientAgainstTheServer() async throws {
         let python = try pythonWithSupabase()
         // verify.py presents a rotated refresh token again at once and expects theft detection: no reuse window.

@@ -36,20 +36,7 @@ public final class EventStreamTestClient: @unchecked Sendable {
     public init(
         port: Int, path: String, headers: [String: String], source: String? = nil, receiveBuffer: Int? = nil
     ) throws {
-        socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw HTTPTestError.connectFailed(errno) }
-        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        if var size = receiveBuffer.map(Int32.init) {
-            setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        do {
-            if let source { try HTTPTestConnection.call(bind, socket, source, 0) }
-            try HTTPTestConnection.call(Foundation.connect, socket, "127.0.0.1", port)
-        } catch {
-            Foundation.close(socket)
-            throw error
-        }
+        socket = try HTTPTestConnection.openReading(port: port, source: source, receiveBuffer: receiveBuffer)
         var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "\r\n"
@@ -67,17 +54,12 @@ public final class EventStreamTestClient: @unchecked Sendable {
     @discardableResult
     public func readHead(within seconds: Double = 10) throws -> Int {
         let deadline = Date().addingTimeInterval(seconds)
-        let separator = Array("\r\n\r\n".utf8)
-        while raw.firstRange(of: separator) == nil {
+        while true {
+            if let head = HTTPTestConnection.takeHead(&raw) {
+                (status, headers) = head
+                break
+            }
             guard Date() < deadline, receive() else { throw HTTPTestError.timedOut }
-        }
-        let end = raw.firstRange(of: separator)!.lowerBound
-        var lines = String(decoding: raw[..<end], as: UTF8.self).components(separatedBy: "\r\n")
-        raw.removeFirst(end + 4)
-        status = Int(lines.removeFirst().split(separator: " ")[1]) ?? 0
-        headers = lines.compactMap { line in
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
         return status
     }

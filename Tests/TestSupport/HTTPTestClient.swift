@@ -96,6 +96,40 @@ public final class HTTPTestConnection: @unchecked Sendable {
         }
     }
 
+    /// A socket connected to `127.0.0.1:port` (from `source` if given) that waits at most 200 ms per read, for
+    /// clients that read an answer as it comes; `receiveBuffer` shrinks its receive buffer (a consumer that never
+    /// reads then fills the server's side sooner).
+    static func openReading(port: Int, source: String?, receiveBuffer: Int?) throws -> Int32 {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw HTTPTestError.connectFailed(errno) }
+        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if var size = receiveBuffer.map(Int32.init) {
+            setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        do {
+            if let source { try call(bind, socket, source, 0) }
+            try call(Foundation.connect, socket, "127.0.0.1", port)
+        } catch {
+            Foundation.close(socket)
+            throw error
+        }
+        return socket
+    }
+
+    /// Takes an answer's status line and header fields off the front of `raw`, once they are all there.
+    static func takeHead(_ raw: inout [UInt8]) -> (status: Int, headers: [(name: String, value: String)])? {
+        guard let end = raw.firstRange(of: Array("\r\n\r\n".utf8))?.lowerBound else { return nil }
+        var lines = String(decoding: raw[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        raw.removeFirst(end + 4)
+        let status = Int(lines.removeFirst().split(separator: " ")[1]) ?? 0
+        let headers = lines.compactMap { line -> (name: String, value: String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        return (status, headers)
+    }
+
     /// Calls `bind` or `connect` with the IPv4 address `host:port`.
     static func call(
         _ function: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32, _ socket: Int32, _ host: String, _ port: Int

@@ -1,0 +1,19 @@
+import HTTPServer
+
+/// What one client may hold of `/realtime/v1/websocket` on one instance (README, "Realtime").
+public struct RealtimeLimits: Sendable {
+    /// Sockets one user may have joined with their token at once: a few devices, each with a tab or two.
+    public var connectionsPerUser = 16
+    /// Sockets open from one IP address (after `TRUSTED_PROXIES`); they also count in the HTTP connection table.
+    public var connectionsPerAddress = 64
+    /// Channels joined on one socket (Supabase's own default is 100).
+    public var channelsPerConnection = 100
+    /// Messages a socket may send each second (a burst of as many again is tolerated); past it, closed with 1008.
+    public var messagesPerSecond = 50
+    /// Frame and message size, outgoing buffer of a slow consumer, idle timeout.
+    public var socket = WebSocketSettings()
+    /// How often expired tokens are looked for (each socket's `exp`, in memory).
+    public var expiryCheck: Duration = .seconds(1)
+
+    public init() {}
+}

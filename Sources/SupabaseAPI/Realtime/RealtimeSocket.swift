@@ -1,0 +1,360 @@
+import Foundation
+import HTTPServer
+import QuoteVault
+import Synchronization
+
+/// One client's `/realtime/v1/websocket`: the Phoenix channel protocol over its messages (joins, heartbeats,
+/// leaves, token swaps, broadcast and presence), and the delivery of the changes its channels asked for.
+final class RealtimeSocket: WebSocketHandler {
+    struct Channel {
+        var joinRef: String?
+        var subscriptions: [RealtimeSubscription]
+        var broadcastSelf: Bool
+        var broadcastAck: Bool
+        /// The key this socket's presence is tracked under (the config's, or one of its own).
+        var presenceKey: String
+        var tracked = false
+    }
+
+    private struct State {
+        var caller: RealtimeCaller
+        var channels: [String: Channel] = [:]
+        var nextSubscriptionID = 1
+        /// Messages the client may still send now (refilled at `messagesPerSecond`, up to twice that).
+        var allowance: Double
+        var refilledAt = ContinuousClock.now
+    }
+
+    let version: PhoenixVersion
+    let address: String
+    /// The role of the API key the socket was opened with (what a null `access_token` falls back to).
+    let keyCaller: RealtimeCaller
+    private let hub: RealtimeHub
+    private let state: Mutex<State>
+    private let connection = Mutex<WebSocketConnection?>(nil)
+    /// The presence key of a channel joined without one.
+    let ownPresenceKey = UUID().uuidString.lowercased()
+
+    init(version: PhoenixVersion, caller: RealtimeCaller, address: String, hub: RealtimeHub) {
+        self.version = version
+        self.address = address
+        self.keyCaller = caller
+        self.hub = hub
+        self.state = Mutex(State(caller: caller, allowance: Double(hub.limits.messagesPerSecond * 2)))
+    }
+
+    var id: ObjectIdentifier { ObjectIdentifier(self) }
+    var caller: RealtimeCaller { state.withLock { $0.caller } }
+
+    /// Sets the caller, for the hub (which counts sockets by user); the previous one.
+    func exchangeCaller(_ caller: RealtimeCaller) -> RealtimeCaller {
+        state.withLock { state in
+            defer { state.caller = caller }
+            return state.caller
+        }
+    }
+
+    func attach(_ connection: WebSocketConnection) { self.connection.withLock { $0 = connection } }
+
+    // MARK: WebSocketHandler
+
+    func received(text: String, on connection: WebSocketConnection) {
+        guard withinRate() else { return connection.close(.policyViolation, reason: "too many messages") }
+        guard let message = PhoenixMessage.decode(text, version: version) else {
+            return connection.close(.invalidPayload, reason: "not a Phoenix message of vsn \(version.rawValue)")
+        }
+        handle(message)
+    }
+
+    /// vsn 2.0.0's binary broadcast push (kind 3): `[3, join_ref, ref, topic, event, meta lengths, encoding]`
+    /// then the fields, then the payload.
+    func received(binary: [UInt8], on connection: WebSocketConnection) {
+        guard withinRate() else { return connection.close(.policyViolation, reason: "too many messages") }
+        guard binary.count >= 7, binary[0] == 3 else {
+            return connection.close(.unsupportedData, reason: "unknown binary message")
+        }
+        let lengths = binary[1...5].map(Int.init)
+        var offset = 7
+        var fields: [String] = []
+        for length in lengths {
+            guard offset + length <= binary.count else {
+                return connection.close(.invalidPayload, reason: "binary message too short")
+            }
+            fields.append(String(decoding: binary[offset..<offset + length], as: UTF8.self))
+            offset += length
+        }
+        let payload = Array(binary[offset...])
+        guard binary[6] == 1, let json = try? JSONDecoder().decode(JSONValue.self, from: Data(payload)) else {
+            return connection.close(.unsupportedData, reason: "only JSON broadcast payloads are relayed")
+        }
+        handle(
+            PhoenixMessage(
+                joinRef: fields[0].isEmpty ? nil : fields[0], ref: fields[1].isEmpty ? nil : fields[1],
+                topic: fields[2], event: "broadcast",
+                payload: .object(["type": .string("broadcast"), "event": .string(fields[3]), "payload": json])))
+    }
+
+    func closed(_ connection: WebSocketConnection) {
+        let topics = state.withLock { state -> [String] in
+            defer { state.channels = [:] }
+            return Array(state.channels.keys)
+        }
+        for topic in topics { hub.left(topic, socket: self) }
+        hub.remove(self)
+    }
+
+    // MARK: the protocol
+
+    private func withinRate() -> Bool {
+        let rate = Double(hub.limits.messagesPerSecond)
+        return state.withLock { state in
+            let now = ContinuousClock.now
+            let elapsed = now - state.refilledAt
+            state.refilledAt = now
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            state.allowance = min(rate * 2, state.allowance + seconds * rate)
+            guard state.allowance >= 1 else { return false }
+            state.allowance -= 1
+            return true
+        }
+    }
+
+    private func handle(_ message: PhoenixMessage) {
+        if message.topic == "phoenix" {
+            guard message.event == "heartbeat" else { return replyError(message, "unknown event") }
+            return reply(message, status: "ok", response: "{}")
+        }
+        switch message.event {
+        case "phx_join": join(message)
+        case "phx_leave": leave(message)
+        case "access_token": swapToken(message)
+        case "broadcast": broadcast(message)
+        case "presence": presence(message)
+        default:
+            guard joined(message.topic) else { return replyError(message, "unmatched topic") }
+            replyError(message, "unknown event \(message.event)")
+        }
+    }
+
+    private func joined(_ topic: String) -> Bool { state.withLock { $0.channels[topic] != nil } }
+
+    private func join(_ message: PhoenixMessage) {
+        guard message.topic.hasPrefix("realtime:"), message.topic.count > "realtime:".count else {
+            return replyError(message, "unmatched topic")
+        }
+        let config = message.payload["config"] ?? .object([:])
+        let full = state.withLock { state in
+            state.channels[message.topic] == nil && state.channels.count >= hub.limits.channelsPerConnection
+        }
+        guard !full else {
+            return replyError(message, "too many channels on this connection (\(hub.limits.channelsPerConnection))")
+        }
+        guard config["private"]?.boolValue != true else {
+            return replyError(message, "private channels are not available")
+        }
+        var subscriptions: [RealtimeSubscription] = []
+        let entries: [JSONValue] = if case .array(let list)? = config["postgres_changes"] { list } else { [] }
+        let firstID = state.withLock { state in
+            defer { state.nextSubscriptionID += entries.count }
+            return state.nextSubscriptionID
+        }
+        for (index, entry) in entries.enumerated() {
+            do {
+                subscriptions.append(try RealtimeSubscription.parse(entry, id: firstID + index))
+            } catch {
+                return replyError(message, error.reason)
+            }
+        }
+        let presenceKey = config["presence"]?["key"]?.stringValue ?? ""
+        let channel = Channel(
+            joinRef: message.joinRef ?? message.ref, subscriptions: subscriptions,
+            broadcastSelf: config["broadcast"]?["self"]?.boolValue ?? false,
+            broadcastAck: config["broadcast"]?["ack"]?.boolValue ?? false,
+            presenceKey: presenceKey.isEmpty ? ownPresenceKey : presenceKey)
+        let presenceWanted =
+            config["presence"]?["enabled"]?.boolValue ?? false || !presenceKey.isEmpty
+        guard let token = message.payload["access_token"]?.stringValue else {
+            return admit(message, channel: channel, caller: nil, presence: presenceWanted)
+        }
+        authenticate(token, for: message) { caller in
+            self.admit(message, channel: channel, caller: caller, presence: presenceWanted)
+        }
+    }
+
+    /// Checks a presented token (its session live, for a user's): `then` runs with the caller; a refused token
+    /// gets the error reply.
+    private func authenticate(
+        _ token: String, for message: PhoenixMessage, then: @escaping @Sendable (RealtimeCaller) -> Void
+    ) {
+        switch PresentedToken(token, keys: hub.keys) {
+        case .key(let caller): then(caller)
+        case .invalid(let reason): replyError(message, reason)
+        case .accessToken(let claims):
+            let hub = self.hub
+            Task {
+                guard let user = try? await hub.authenticator.live(claims) else {
+                    return self.replyError(message, "Invalid token")
+                }
+                then(.user(id: user.userID, session: user.sessionID, expires: claims.exp))
+            }
+        }
+    }
+
+    private func admit(_ message: PhoenixMessage, channel: Channel, caller: RealtimeCaller?, presence: Bool) {
+        if let caller {
+            guard hub.change(self, to: caller) else {
+                return replyError(message, "too many connections for this user (\(hub.limits.connectionsPerUser))")
+            }
+        }
+        let replaced = state.withLock { state -> Channel? in
+            defer { state.channels[message.topic] = channel }
+            return state.channels[message.topic]
+        }
+        if replaced != nil { hub.left(message.topic, socket: self) }
+        hub.joined(message.topic, socket: self)
+        let list = PhoenixMessage.json(.array(channel.subscriptions.map(\.reply)))
+        reply(message, status: "ok", response: #"{"postgres_changes":\#(list)}"#)
+        let subTopic = String(message.topic.dropFirst("realtime:".count))
+        if !channel.subscriptions.isEmpty {
+            let system: JSONValue = .object([
+                "status": .string("ok"), "message": .string("Subscribed to PostgreSQL"),
+                "extension": .string("postgres_changes"), "channel": .string(subTopic),
+            ])
+            send(topic: message.topic, event: "system", payload: PhoenixMessage.json(system), joinRef: channel.joinRef)
+        }
+        if presence {
+            send(
+                topic: message.topic, event: "presence_state", payload: hub.presenceState(message.topic),
+                joinRef: channel.joinRef)
+        }
+    }
+
+    private func leave(_ message: PhoenixMessage) {
+        let channel = state.withLock { $0.channels.removeValue(forKey: message.topic) }
+        guard let channel else { return replyError(message, "unmatched topic") }
+        hub.left(message.topic, socket: self)
+        reply(message, status: "ok", response: "{}")
+        send(topic: message.topic, event: "phx_close", payload: "{}", joinRef: channel.joinRef)
+    }
+
+    /// A refreshed token: delivery continues under it (answered `ok`, which supabase-swift waits for on a channel
+    /// with `ack`). A null token (signed out) falls back to the socket's API key. One that is invalid or expired
+    /// closes every channel, as Realtime closes a channel whose token it refuses.
+    private func swapToken(_ message: PhoenixMessage) {
+        guard joined(message.topic) else { return replyError(message, "unmatched topic") }
+        guard let token = message.payload["access_token"]?.stringValue else {
+            _ = hub.change(self, to: keyCaller)
+            return reply(message, status: "ok", response: "{}")
+        }
+        switch PresentedToken(token, keys: hub.keys) {
+        case .key(let caller):
+            _ = hub.change(self, to: caller)
+            reply(message, status: "ok", response: "{}")
+        case .invalid(let reason):
+            replyError(message, reason)
+            revoke(reason)
+        case .accessToken(let claims):
+            let hub = self.hub
+            Task {
+                guard let user = try? await hub.authenticator.live(claims) else {
+                    self.replyError(message, "Invalid token")
+                    return self.revoke("Invalid token")
+                }
+                guard hub.change(self, to: .user(id: user.userID, session: user.sessionID, expires: claims.exp)) else {
+                    return self.revoke("too many connections for this user (\(hub.limits.connectionsPerUser))")
+                }
+                self.reply(message, status: "ok", response: "{}")
+            }
+        }
+    }
+
+    private func broadcast(_ message: PhoenixMessage) {
+        guard let channel = state.withLock({ $0.channels[message.topic] }) else {
+            return replyError(message, "unmatched topic")
+        }
+        guard message.payload["event"]?.stringValue != nil else { return replyError(message, "event is missing") }
+        let payload = PhoenixMessage.json(message.payload)
+        guard payload.utf8.count <= RealtimeHub.broadcastLimit else {
+            return replyError(message, "a broadcast payload takes at most \(RealtimeHub.broadcastLimit) bytes")
+        }
+        // The acknowledgement first: a sender with `self` then hears its own message after it, as from Realtime.
+        if channel.broadcastAck { reply(message, status: "ok", response: "{}") }
+        hub.broadcast(
+            topic: message.topic, payload: payload, from: self,
+            includingSender: channel.broadcastSelf)
+    }
+
+    private func presence(_ message: PhoenixMessage) {
+        guard let channel = state.withLock({ $0.channels[message.topic] }) else {
+            return replyError(message, "unmatched topic")
+        }
+        switch message.payload["event"]?.stringValue {
+        case "track":
+            let meta = message.payload["payload"] ?? .object([:])
+            state.withLock { $0.channels[message.topic]?.tracked = true }
+            reply(message, status: "ok", response: "{}")
+            hub.track(message.topic, key: channel.presenceKey, meta: meta, socket: self)
+        case "untrack":
+            state.withLock { $0.channels[message.topic]?.tracked = false }
+            reply(message, status: "ok", response: "{}")
+            hub.untrack(message.topic, socket: self)
+        default:
+            replyError(message, "presence event must be track or untrack")
+        }
+    }
+
+    // MARK: delivery
+
+    /// Sends `change` on each channel with subscriptions that match it, if the caller may read the row.
+    func deliver(_ change: RealtimeChange) {
+        let frames = state.withLock { state -> [String] in
+            guard state.caller.mayRead(table: change.table, owner: change.owner) else { return [] }
+            return state.channels.compactMap { topic, channel in
+                let ids = channel.subscriptions.filter {
+                    $0.matches(table: change.table, type: change.type, row: change.row)
+                }.map(\.id)
+                guard !ids.isEmpty else { return nil }
+                let payload = #"{"ids":[\#(ids.map(String.init).joined(separator: ","))],"data":\#(change.data)}"#
+                return PhoenixMessage.encode(
+                    topic: topic, event: "postgres_changes", payload: payload, version: version)
+            }
+        }
+        guard !frames.isEmpty, let connection = connection.withLock({ $0 }) else { return }
+        for frame in frames { connection.send(text: frame) }
+    }
+
+    /// The token expired or its session ended: every channel is told (`system` with an error, then
+    /// `phx_close`) and closed; the socket stays open for a join with a new token.
+    func revoke(_ reason: String) {
+        let channels = state.withLock { state -> [String: Channel] in
+            defer { state.channels = [:] }
+            return state.channels
+        }
+        _ = hub.change(self, to: .anonymous)
+        for (topic, channel) in channels {
+            hub.left(topic, socket: self)
+            let system: JSONValue = .object([
+                "status": .string("error"), "message": .string(reason), "extension": .string("system"),
+                "channel": .string(String(topic.dropFirst("realtime:".count))),
+            ])
+            send(topic: topic, event: "system", payload: PhoenixMessage.json(system), joinRef: channel.joinRef)
+            send(topic: topic, event: "phx_close", payload: "{}", joinRef: channel.joinRef)
+        }
+    }
+
+    func send(topic: String, event: String, payload: String, ref: String? = nil, joinRef: String? = nil) {
+        connection.withLock { $0 }?.send(
+            text: PhoenixMessage.encode(
+                topic: topic, event: event, payload: payload, ref: ref, joinRef: joinRef, version: version))
+    }
+
+    private func reply(_ message: PhoenixMessage, status: String, response: String) {
+        send(
+            topic: message.topic, event: "phx_reply", payload: #"{"status":"\#(status)","response":\#(response)}"#,
+            ref: message.ref, joinRef: message.joinRef)
+    }
+
+    private func replyError(_ message: PhoenixMessage, _ reason: String) {
+        reply(message, status: "error", response: #"{"reason":\#(PhoenixMessage.jsonString(reason))}"#)
+    }
+}

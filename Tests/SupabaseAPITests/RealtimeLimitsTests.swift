@@ -1,0 +1,74 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Realtime's limits, each at its edge and one past it: sockets per address and per user, channels per socket,
+/// messages per second and message size. (A consumer that stops reading: `WebSocketTests`.)
+final class RealtimeLimitsTests: XCTestCase {
+    func testSocketsPerAddressAndPerUser() async throws {
+        let app = try await startTestApp {
+            $0.realtimeConnectionsPerAddress = 3
+            $0.realtimeConnectionsPerUser = 2
+        }
+        let user = try await app.makeUser()
+        let sockets = try (0..<3).map { _ in try app.realtime() }
+        XCTAssertEqual(sockets.map(\.status), [101, 101, 101])
+        let refused = try app.realtime()
+        XCTAssertEqual(refused.status, 429)
+        XCTAssertEqual(refused.header("Retry-After"), "30")
+        XCTAssertEqual(try app.realtime(source: "127.0.0.2").status, 101, "another address has its own count")
+
+        XCTAssertEqual(status(sockets[0].join("realtime:a", token: user.accessToken)), "ok")
+        XCTAssertEqual(status(sockets[1].join("realtime:a", token: user.accessToken)), "ok")
+        XCTAssertEqual(status(sockets[1].join("realtime:b", token: user.accessToken)), "ok", "one socket counts once")
+        let third = sockets[2].join("realtime:a", token: user.accessToken)
+        XCTAssertEqual(status(third), "error")
+        XCTAssertTrue(reason(third)?.contains("too many connections for this user") == true)
+        sockets[0].sendClose()
+        XCTAssertTrue(sockets[0].isClosed())
+        var admitted = false
+        for _ in 0..<50 where !admitted {
+            admitted = status(sockets[2].join("realtime:a", token: user.accessToken)) == "ok"
+            if !admitted { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        XCTAssertTrue(admitted, "a closed socket gives its place back")
+        XCTAssertEqual(try app.realtime().status, 101)
+    }
+
+    func testChannelsPerConnection() async throws {
+        let app = try await startTestApp { $0.realtimeChannelsPerConnection = 2 }
+        let socket = try app.realtime()
+        XCTAssertEqual(status(socket.join("realtime:one")), "ok")
+        XCTAssertEqual(status(socket.join("realtime:two")), "ok")
+        XCTAssertEqual(status(socket.join("realtime:two")), "ok", "joining a topic again replaces it")
+        let refused = socket.join("realtime:three")
+        XCTAssertEqual(status(refused), "error")
+        XCTAssertTrue(reason(refused)?.contains("too many channels") == true)
+        XCTAssertEqual(status(socket.reply(to: socket.push("realtime:one", "phx_leave"))), "ok")
+        XCTAssertEqual(status(socket.join("realtime:three")), "ok")
+    }
+
+    func testMessagesPerSecondBurstThenClose() async throws {
+        let app = try await startTestApp { $0.realtimeMessagesPerSecond = 5 }
+        let socket = try app.realtime()
+        // The burst allowance (twice the rate) is always there for a fresh socket.
+        let refs = (0..<10).map { _ in socket.push("phoenix", "heartbeat") }
+        for ref in refs { XCTAssertEqual(status(socket.reply(to: ref)), "ok") }
+        for _ in 0..<100 { socket.push("phoenix", "heartbeat") }
+        XCTAssertEqual(socket.closeCode(), 1008)
+    }
+
+    func testAMessageOfSixtyFourKiBPassesAndOneByteMoreCloses() async throws {
+        let app = try await startTestApp()
+        let socket = try app.realtime()
+        func heartbeat(paddedTo size: Int) -> String {
+            let head = #"{"topic":"phoenix","event":"heartbeat","ref":"1","payload":{"pad":""#
+            let tail = #""}}"#
+            return head + String(repeating: "x", count: size - head.utf8.count - tail.utf8.count) + tail
+        }
+        socket.send(text: heartbeat(paddedTo: 64 * 1024))
+        XCTAssertEqual(status(socket.reply(to: "1")), "ok")
+        socket.send(text: heartbeat(paddedTo: 64 * 1024 + 1))
+        XCTAssertEqual(socket.closeCode(), 1009)
+    }
+}
