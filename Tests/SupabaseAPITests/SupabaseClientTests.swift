@@ -64,6 +64,22 @@ final class SupabaseClientTests: XCTestCase {
         XCTAssertTrue(result.output.contains("REALTIME OK"), result.output)
     }
 
+    /// The app's flows over supabase-py's own client objects (`Tests/supabase/realtime_flows.py`): two devices of
+    /// one user and another user; changes through /rest/v1 and /v1, broadcast, presence, a refreshed token, sign-out.
+    func testOfficialPythonRealtimeClientInTheAppsFlows() async throws {
+        let python = try pythonWithSupabase()
+        let app = try await startTestApp()
+        _ = try await app.insertQuotes(["Realtime one", "Realtime two", "Realtime three"])
+        let result = try run(
+            python.path, [TestApp.repositoryRoot.appendingPathComponent("Tests/supabase/realtime_flows.py").path],
+            environment: [
+                "SB_URL": "http://127.0.0.1:\(app.application.port)",
+                "SB_ANON_KEY": app.application.context.configuration.supabaseAnonKey,
+            ])
+        XCTAssertEqual(result.status, 0, result.output)
+        XCTAssertTrue(result.output.contains("ALL OK"), result.output)
+    }
+
     func testOfficialPythonClientAgainstTheServer() async throws {
         let python = try pythonWithSupabase()
         // verify.py presents a rotated refresh token again at once and expects theft detection: no reuse window.
