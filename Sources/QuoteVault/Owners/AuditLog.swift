@@ -10,17 +10,21 @@ public struct AuditLog: Sendable {
     public init(pool: PGPool) { self.pool = pool }
 
     /// Writes one row inside the caller's transaction, so the row exists exactly when the change does.
+    /// - Parameters:
+    ///   - version: the row version the change left on its quote (what an undo checks is still there).
+    ///   - undoes: the row this change reverses.
     public static func record(
         _ actor: AuditActor, action: String, target: String, before: [String: String]? = nil,
-        after: [String: String]? = nil, _ connection: PGConnection
+        after: [String: String]? = nil, version: String? = nil, undoes: Int64? = nil, _ connection: PGConnection
     ) throws {
         let beforeJSON = try before.map { try PGJSON(encoding: $0).text }
         let afterJSON = try after.map { try PGJSON(encoding: $0).text }
         try connection.query(
             """
-            INSERT INTO console_audit (owner_id, owner_email, action, target, before, after, client_address, user_agent)
+            INSERT INTO console_audit (owner_id, owner_email, action, target, before, after, client_address, user_agent,
+                                       version, undoes)
             VALUES (\(actor.ownerID), \(actor.email), \(action), \(target), \(beforeJSON)::jsonb, \(afterJSON)::jsonb,
-                    \(actor.client?.address), \(actor.client?.userAgent))
+                    \(actor.client?.address), \(actor.client?.userAgent), \(version), \(undoes))
             """)
     }
 
@@ -49,7 +53,8 @@ public struct AuditLog: Sendable {
     private static func filtered(owner: String?, action: String?, text: String?) -> PGQuery {
         var query: PGQuery = """
             SELECT id, owner_email, at, action, target, before::text AS before, after::text AS after, client_address,
-                   user_agent
+                   user_agent, undoes,
+                   (SELECT undo.id FROM console_audit undo WHERE undo.undoes = console_audit.id) AS undone_by
             FROM console_audit WHERE true
             """
         if let owner, !owner.isEmpty { query.append(" AND lower(owner_email) LIKE \(Self.contains(owner))") }
