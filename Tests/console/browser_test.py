@@ -8,7 +8,8 @@ until confirmed); tomorrow's quote pinned and served by /v1/qotd; an app user's 
 the CSRF token refused; the CSP header; every page usable at 390 px and 1280 px wide, with a screenshot of each.
 Issue 45 adds: sorting by a column and by favorites, the favorites count, the CSV and JSON export, two owners
 saving one quote (the second save refused, showing the first's version), banning and re-enabling an app user (their
-tokens and sessions refused, sign-in refused then restored), and a password-reset mail sent from the console (read
+tokens refused on /v1, /rest/v1, /auth/v1, /storage/v1 and the live feed, their sessions and open feed ended,
+sign-in refused then restored), and a password-reset mail sent from the console (read
 from an SMTP sink this script runs).
 
 Usage: Tests/console/browser_test.py [--server PATH] [--screenshots DIR]
@@ -127,6 +128,7 @@ class Server:
 
     def start(self):
         self.run("seed")
+        self.anon_key = self.run("anon-key").strip()
         self.process = subprocess.Popen([self.binary, "serve"], env=self.env, stdout=self.log, stderr=self.log)
         for _ in range(300):
             try:
@@ -407,17 +409,70 @@ def concurrent_edit(driver, server):
           "the other owner's save is kept")
 
 
+def doors(server, token, user_id):
+    """For each door, whether it refuses `token` as a credential in its own words: /v1 and /rest/v1 401,
+    /auth/v1/user 403, /storage/v1 400 "Invalid JWT" (as Supabase Storage answers), the live feed 401."""
+    bearer = {"apikey": server.anon_key, "Authorization": f"Bearer {token}"}
+    storage_status, _, storage_text = server.request("GET", f"/storage/v1/object/avatars/{user_id}/a.png",
+                                                     headers=bearer)
+    feed, response = open_feed(server, token)
+    feed_status = response.status
+    feed.close()
+    return {
+        "/v1/me": server.request("GET", "/v1/me", headers=bearer)[0] == 401,
+        "/rest/v1": server.request("GET", "/rest/v1/collections?select=id", headers=bearer)[0] == 401,
+        "/auth/v1/user": server.request("GET", "/auth/v1/user", headers=bearer)[0] == 403,
+        "/storage/v1": storage_status == 400 and "Invalid JWT" in storage_text,
+        "/v1/sync/events": feed_status == 401,
+    }
+
+
+def open_feed(server, token):
+    """GET /v1/sync/events with `token`: the connection and its response, whose body (a live stream) is unread."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    connection.request("GET", "/v1/sync/events", headers={"Authorization": f"Bearer {token}",
+                                                          "Accept": "text/event-stream"})
+    return connection, connection.getresponse()
+
+
+def feed_ends(response, seconds=60):
+    """Reads a live stream until the server ends it (True), or `seconds` pass (False)."""
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            if not response.read1(4096):
+                return True
+    except OSError:
+        return False
+    return False
+
+
 def ban_and_enable(driver, server, account_url, email, password):
-    """Bans an app user from their page: their token and sessions are refused, sign-in too; re-enabling restores
-    sign-in."""
+    """Bans an app user from their page: their tokens (of /v1 and of /auth/v1) are refused on every door, their
+    sessions end (refresh refused, an open live feed cut), sign-in too; re-enabling restores sign-in."""
     status, session = server.json("POST", "/v1/auth/login", {"email": email, "password": password})
     check(status == 200, "the app user signs in")
     token = session["access_token"]
+    user_id = session["user"]["id"]
+    status, _, text = server.request("POST", "/auth/v1/token?grant_type=password",
+                                     json.dumps({"email": email, "password": password}),
+                                     {"apikey": server.anon_key, "Content-Type": "application/json"})
+    check(status == 200, "the app user signs in through /auth/v1 too")
+    go_true = json.loads(text)["access_token"] if status == 200 else token
+    for name, credential in [("/v1", token), ("/auth/v1", go_true)]:
+        live = doors(server, credential, user_id)
+        check(not any(live.values()), f"before the ban, the {name} token opens every door ({live})")
+    feed, stream = open_feed(server, token)
+    check(stream.status == 200, "the user's live feed is open before the ban")
     driver.get(account_url)
     submit(driver, "/ban", "Disable")
     wait_for(driver, lambda d: "The account is disabled" in main_text(d), "the ban is confirmed")
     check(re.search(r"Active sessions\s+0", main_text(driver)) is not None, "the banned user's sessions ended")
-    check(server.json("GET", "/v1/me", token=token)[0] == 401, "the banned user's access token is refused (401)")
+    check(feed_ends(stream), "the banned user's open live feed is ended")
+    feed.close()
+    for name, credential in [("/v1", token), ("/auth/v1", go_true)]:
+        refused = doors(server, credential, user_id)
+        check(all(refused.values()), f"the banned user's {name} token is refused on every door ({refused})")
     check(server.json("POST", "/v1/auth/refresh", {"refresh_token": session["refresh_token"]})[0] == 401,
           "the banned user's refresh token is refused (401)")
     status, body = server.json("POST", "/v1/auth/login", {"email": email, "password": password})
@@ -426,6 +481,7 @@ def ban_and_enable(driver, server, account_url, email, password):
     wait_for(driver, lambda d: "enabled again" in main_text(d), "re-enabling is confirmed")
     check(server.json("POST", "/v1/auth/login", {"email": email, "password": password})[0] == 200,
           "re-enabled, the user signs in again")
+    check(all(doors(server, token, user_id).values()), "re-enabled, the ended session's token stays refused")
 
 
 def reset_mail(driver, server, sink, account_url, email):
