@@ -10,13 +10,15 @@ Issue 45 adds: sorting by a column and by favorites, the favorites count, the CS
 saving one quote (the second save refused, showing the first's version), banning and re-enabling an app user (their
 tokens refused on /v1, /rest/v1, /auth/v1, /storage/v1 and the live feed, their sessions and open feed ended,
 sign-in refused then restored), and a password-reset mail sent from the console (read
-from an SMTP sink this script runs).
+from an SMTP sink this script runs), a deletion undone from the audit log, and the TOTP secret's QR code
+decoded (rendered by rsvg-convert, read by zbarimg).
 
 Usage: Tests/console/browser_test.py [--server PATH] [--screenshots DIR]
 Exits 1 (listing every failed check) when any check fails.
 """
 import argparse
 import datetime
+import html
 import http.client
 import json
 import os
@@ -256,6 +258,17 @@ def quotes(driver, server):
     submit(driver, f"/console/quotes/{quote_id}/delete", "Delete")
     wait_for(driver, lambda d: "/delete" not in d.current_url, "deleting leaves the confirmation page")
     check(server.json("GET", f"/v1/quotes/{quote_id}")[0] == 404, "the deleted quote is gone from /v1/quotes/{id}")
+
+    # Undone from the audit log's before-values: back under its id; then deleted again, as the rest expects.
+    driver.get(f"{server.base}/console/audit?action=quote.delete")
+    submit(driver, "/undo", "Undo")
+    wait_for(driver, lambda d: "The change was undone" in main_text(d), "undoing the deletion is confirmed")
+    status, quote = server.json("GET", f"/v1/quotes/{quote_id}")
+    check(status == 200 and quote["text"] == "A browser edited this quote",
+          "the undone deletion brings the quote back under its id")
+    driver.get(f"{server.base}/console/quotes/{quote_id}/delete")
+    submit(driver, f"/console/quotes/{quote_id}/delete", "Delete")
+    wait_for(driver, lambda d: "/delete" not in d.current_url, "deleting it again leaves the confirmation page")
 
 
 def search_count(server, word):
@@ -498,6 +511,23 @@ def reset_mail(driver, server, sink, account_url, email):
         check(status == 200, "the mail's link sets a new password")
 
 
+def totp_qr_code(driver, server):
+    """The security page's QR code, rendered to PNG by rsvg-convert and read by zbarimg, is the otpauth URI the page
+    shows as text (what an authenticator app scans)."""
+    status, _, page = server.request("GET", "/console/security", headers={"Cookie": console_cookie(driver)})
+    svg = re.search(r"<svg .*?</svg>", page, re.S)
+    uri = re.search(r'<p class="secret">(otpauth://[^<]+)</p>', page)
+    if not check(status == 200 and svg is not None and uri is not None, "the security page has a QR code and URI"):
+        return
+    image = os.path.join(server.work, "totp.svg")
+    with open(image, "w", encoding="utf-8") as file:
+        file.write(svg.group(0))
+    png = os.path.join(server.work, "totp.png")
+    subprocess.run(["rsvg-convert", "--zoom", "4", "--output", png, image], check=True, timeout=60)
+    read = subprocess.run(["zbarimg", "--quiet", "--raw", png], capture_output=True, text=True, timeout=60)
+    check(read.stdout.strip() == html.unescape(uri.group(1)), "the QR code reads back as the otpauth URI")
+
+
 def csrf_and_headers(driver, server, day):
     cookie = driver.get_cookie("qv_console")
     check(cookie is not None and cookie.get("httpOnly") and cookie.get("sameSite") == "Strict",
@@ -567,6 +597,7 @@ def main():
         ban_and_enable(driver, server, account, email, password)
         reset_mail(driver, server, sink, account, email)
         csrf_and_headers(driver, server, day)
+        totp_qr_code(driver, server)
         account_path = urllib.parse.urlparse(account).path
         quote_id = server.json("GET", "/v1/quotes?page_size=1")[1]["items"][0]["id"]
         layouts(driver, server, [
