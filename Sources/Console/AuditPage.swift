@@ -27,22 +27,30 @@ enum AuditPage {
                 """)
     }
 
-    /// The filtered rows as CSV, newest first, up to `AuditLog.exportLimit`.
+    /// Rows read from the database per page of an export.
+    static let exportPageSize = 1000
+
+    /// The filtered rows as CSV, newest first, every one, streamed as they are read a page at a time.
     static func export(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
         let (owner, action, text) = filters(request)
-        let entries = try await request.context.audit.export(owner: owner, action: action, text: text)
-        let rows = entries.map { entry in
-            [
-                ISO8601DateFormatter().string(from: entry.at), entry.ownerEmail, entry.action, entry.target,
-                entry.before ?? "", entry.after ?? "", entry.clientAddress ?? "", entry.userAgent ?? "",
-            ]
+        let log = request.context.audit
+        return .download(contentType: "text/csv; charset=utf-8", filename: "quotevault-audit.csv") { out in
+            let header = ["at", "owner", "action", "target", "before", "after", "client_address", "user_agent"]
+            guard await out.write(CSVWriter.document(header: header, rows: [])) else { return }
+            var cursor: AuditLog.Cursor?
+            repeat {
+                let page = try await log.export(
+                    owner: owner, action: action, text: text, after: cursor, limit: exportPageSize)
+                let rows = page.entries.map { entry in
+                    [
+                        ISO8601DateFormatter().string(from: entry.at), entry.ownerEmail, entry.action, entry.target,
+                        entry.before ?? "", entry.after ?? "", entry.clientAddress ?? "", entry.userAgent ?? "",
+                    ]
+                }
+                guard await out.write(CSVWriter.document(header: nil, rows: rows)) else { return }
+                cursor = page.next
+            } while cursor != nil
         }
-        return .file(
-            contentType: "text/csv; charset=utf-8",
-            bytes: CSVWriter.document(
-                header: ["at", "owner", "action", "target", "before", "after", "client_address", "user_agent"],
-                rows: rows),
-            download: "quotevault-audit.csv")
     }
 
     private static func filters(_ request: ConsoleRequest) -> (owner: String, action: String, text: String) {

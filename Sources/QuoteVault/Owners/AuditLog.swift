@@ -40,19 +40,30 @@ public struct AuditLog: Sendable {
         return (entries, rows.count > Self.pageSize)
     }
 
-    /// The most rows one export holds, newest first (a narrower filter reaches older ones).
-    public static let exportLimit = 10_000
-
-    /// The rows `search` filters, newest first, up to `exportLimit`, for a download.
-    public func export(owner: String?, action: String?, text: String?) async throws -> [AuditEntry] {
-        var query = Self.filtered(owner: owner, action: action, text: text)
-        query.append(" LIMIT \(Self.exportLimit)")
-        return try await pool.query(query).map(AuditEntry.init(row:))
+    /// Where an export stopped: the time (as text, to the microsecond) and id of the last row it read.
+    public struct Cursor: Sendable, Equatable {
+        fileprivate let at: String
+        fileprivate let id: Int64
     }
 
-    private static func filtered(owner: String?, action: String?, text: String?) -> PGQuery {
+    /// The next `limit` rows `search` filters after `cursor` (from the newest with none), newest first, for an
+    /// export that reads the whole log a page at a time (each page sought by the time index).
+    /// - Returns: the rows and the cursor after them; nil when there are no more.
+    public func export(owner: String?, action: String?, text: String?, after cursor: Cursor?, limit: Int)
+        async throws -> (entries: [AuditEntry], next: Cursor?)
+    {
+        var query = Self.filtered(owner: owner, action: action, text: text, after: cursor)
+        query.append(" LIMIT \(limit)")
+        let rows = try await pool.query(query)
+        let next = try rows.last.map { Cursor(at: try $0.decode("at_key"), id: try $0.decode("id")) }
+        return (try rows.map(AuditEntry.init(row:)), rows.count < limit ? nil : next)
+    }
+
+    private static func filtered(owner: String?, action: String?, text: String?, after cursor: Cursor? = nil)
+        -> PGQuery
+    {
         var query: PGQuery = """
-            SELECT id, owner_email, at, action, target, before::text AS before, after::text AS after, client_address,
+            SELECT id, owner_email, at, at::text AS at_key, action, target, before::text AS before, after::text AS after, client_address,
                    user_agent, undoes,
                    (SELECT undo.id FROM console_audit undo WHERE undo.undoes = console_audit.id) AS undone_by
             FROM console_audit WHERE true
@@ -60,6 +71,7 @@ public struct AuditLog: Sendable {
         if let owner, !owner.isEmpty { query.append(" AND lower(owner_email) LIKE \(Self.contains(owner))") }
         if let action, !action.isEmpty { query.append(" AND action = \(action)") }
         if let text, !text.isEmpty { query.append(" AND search_text LIKE \(Self.contains(text))") }
+        if let cursor { query.append(" AND (at, id) < (\(cursor.at)::timestamptz, \(cursor.id))") }
         query.append(" ORDER BY at DESC, id DESC")
         return query
     }
