@@ -58,7 +58,9 @@ enum SecurityPages {
     /// A URI too long for one (an email near 600 bytes) leaves the text to type.
     private static func qrCode(_ uri: String) -> HTML {
         guard let code = try? QRCode(text: uri, correction: .medium) else { return .empty }
-        return HTML(rendered: "<figure class=\"qr\">\(code.svg(label: "QR code of the otpauth URI below"))</figure>")
+        return HTML(
+            rendered: "<figure class=\"qr\" role=\"img\" aria-label=\"QR code of the otpauth URI below\">"
+                + code.svg() + "</figure>")
     }
 
     private static func enrolment(

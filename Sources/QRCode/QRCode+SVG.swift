@@ -3,8 +3,8 @@
 extension QRCode {
     public static let quietZone = 4
 
-    /// - Parameter label: the image's accessible name (escaped here).
-    public func svg(label: String) -> String {
+    /// The image alone; the page around it names it for screen readers (`aria-labelledby`, a caption).
+    public func svg() -> String {
         let side = size + 2 * Self.quietZone
         var path = ""
         for row in 0..<size {
@@ -20,23 +20,8 @@ extension QRCode {
             }
         }
         return """
-            <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 \(side) \(side)" role="img" \
-            aria-label="\(Self.escaped(label))" shape-rendering="crispEdges">\
+            <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 \(side) \(side)" shape-rendering="crispEdges">\
             <rect width="\(side)" height="\(side)" fill="#fff"/><path fill="#000" d="\(path)"/></svg>
             """
-    }
-
-    private static func escaped(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            default: result.append(character)
-            }
-        }
-        return result
     }
 }

@@ -81,7 +81,7 @@ final class QRCodeTests: XCTestCase {
                     continue
                 }
                 versions.insert(code.version)
-                XCTAssertEqual(try decoded(code.svg(label: "test")), payload, "\(correction), \(payload.count) bytes")
+                XCTAssertEqual(try decoded(code.svg()), payload, "\(correction), \(payload.count) bytes")
             }
         }
         XCTAssertTrue(

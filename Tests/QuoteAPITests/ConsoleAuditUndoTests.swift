@@ -23,8 +23,7 @@ final class ConsoleAuditUndoTests: XCTestCase {
         XCTAssertEqual(forged.status, 403, "no CSRF token, no undo")
         XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").jsonObject()["text"] as? String, "Second words.")
 
-        let undone = try app.consoleSubmit(
-            "/console/audit/\(edit)/undo", cookie: cookie, fields: [:], from: "/console/audit")
+        let undone = try undo(app, cookie, edit)
         XCTAssertEqual(undone.status, 303, undone.text)
         let quote = try app.client.get("/v1/quotes/\(id)").jsonObject()
         XCTAssertEqual(quote["text"] as? String, "First words.")
@@ -33,7 +32,7 @@ final class ConsoleAuditUndoTests: XCTestCase {
         XCTAssertTrue(notice.contains("The change was undone."))
         XCTAssertTrue(notice.contains("undone by #"), "the row says it was undone")
 
-        let undo = try await app.withConnection { connection in
+        let undoRows = try await app.withConnection { connection in
             try connection.query(
                 """
                 SELECT owner_email, target, undoes, before::text AS before, after::text AS after FROM console_audit
@@ -47,12 +46,12 @@ final class ConsoleAuditUndoTests: XCTestCase {
                 ]
             }
         }
-        XCTAssertEqual(undo.count, 1)
-        XCTAssertEqual(Array(undo[0].prefix(3)), ["undoer@example.com", id, String(edit)])
-        XCTAssertTrue(undo[0][3].contains("Second words.") && undo[0][4].contains("First words."), undo[0].joined())
+        XCTAssertEqual(undoRows.count, 1)
+        XCTAssertEqual(Array(undoRows[0].prefix(3)), ["undoer@example.com", id, String(edit)])
+        XCTAssertTrue(
+            undoRows[0][3].contains("Second words.") && undoRows[0][4].contains("First words."), undoRows[0].joined())
 
-        let again = try app.consoleSubmit(
-            "/console/audit/\(edit)/undo", cookie: cookie, fields: [:], from: "/console/audit")
+        let again = try undo(app, cookie, edit)
         XCTAssertEqual(again.status, 409)
         XCTAssertTrue(again.text.contains("has been undone already"), again.text)
     }
@@ -66,8 +65,7 @@ final class ConsoleAuditUndoTests: XCTestCase {
         let first = try await auditRow(app, action: "quote.edit", target: id)
         try editQuote(app, cookie, id, text: "Edited twice.", author: "Author")
 
-        let refused = try app.consoleSubmit(
-            "/console/audit/\(first)/undo", cookie: cookie, fields: [:], from: "/console/audit")
+        let refused = try undo(app, cookie, first)
         XCTAssertEqual(refused.status, 409)
         XCTAssertTrue(refused.text.contains("The quote changed after audit row #\(first)"), refused.text)
         XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").jsonObject()["text"] as? String, "Edited twice.")
@@ -83,8 +81,7 @@ final class ConsoleAuditUndoTests: XCTestCase {
             try connection.query("UPDATE quotes SET category = 'humor' WHERE id = \(UUID(uuidString: id)!)")
             try connection.query("UPDATE quotes SET category = 'wisdom' WHERE id = \(UUID(uuidString: id)!)")
         }
-        let stale = try app.consoleSubmit(
-            "/console/audit/\(second)/undo", cookie: cookie, fields: [:], from: "/console/audit")
+        let stale = try undo(app, cookie, second)
         XCTAssertEqual(stale.status, 409)
         XCTAssertTrue(stale.text.contains("now “Edited twice.”"), stale.text)
         XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").jsonObject()["text"] as? String, "Edited twice.")
@@ -94,11 +91,10 @@ final class ConsoleAuditUndoTests: XCTestCase {
         }
         XCTAssertEqual(undos, 0, "a refused undo writes no audit row")
         let notAnEdit = try await auditRow(app, action: "quote.add", target: id)
-        let add = try app.consoleSubmit(
-            "/console/audit/\(notAnEdit)/undo", cookie: cookie, fields: [:], from: "/console/audit")
+        let add = try undo(app, cookie, notAnEdit)
         XCTAssertEqual(add.status, 409)
         XCTAssertEqual(
-            try app.consoleSubmit("/console/audit/999999/undo", cookie: cookie, fields: [:], from: "/console/audit")
+            try undo(app, cookie, 999_999)
                 .status, 404)
     }
 
@@ -113,8 +109,7 @@ final class ConsoleAuditUndoTests: XCTestCase {
         XCTAssertEqual(deleted.status, 303)
         let deletion = try await auditRow(app, action: "quote.delete", target: id)
 
-        let undone = try app.consoleSubmit(
-            "/console/audit/\(deletion)/undo", cookie: cookie, fields: [:], from: "/console/audit")
+        let undone = try undo(app, cookie, deletion)
         XCTAssertEqual(undone.status, 303, undone.text)
         let back = try app.client.get("/v1/quotes/\(id)").jsonObject()
         XCTAssertEqual(back["text"] as? String, "Gone and back.")
@@ -133,8 +128,7 @@ final class ConsoleAuditUndoTests: XCTestCase {
                 "INSERT INTO quotes (id, text, author, category) VALUES (\(UUID(uuidString: id)!), 'Squatter', 'X', 'love')"
             )
         }
-        let refused = try app.consoleSubmit(
-            "/console/audit/\(second)/undo", cookie: cookie, fields: [:], from: "/console/audit")
+        let refused = try undo(app, cookie, second)
         XCTAssertEqual(refused.status, 409)
         XCTAssertTrue(refused.text.contains("exists again"), refused.text)
         XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").jsonObject()["text"] as? String, "Squatter")
@@ -152,10 +146,14 @@ final class ConsoleAuditUndoTests: XCTestCase {
             body: Array(#"{"text":"After the tool."}"#.utf8))
         XCTAssertTrue([200, 204].contains(patched.status), patched.text)
         let update = try await auditRow(app, action: "rest.quotes.update", target: id)
-        let undone = try app.consoleSubmit(
-            "/console/audit/\(update)/undo", cookie: cookie, fields: [:], from: "/console/audit")
+        let undone = try undo(app, cookie, update)
         XCTAssertEqual(undone.status, 303, undone.text)
         XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").jsonObject()["text"] as? String, "Before the tool.")
+    }
+
+    /// Posts the Undo form of audit row `row`, as the audit page's button does.
+    private func undo(_ app: TestApp, _ cookie: String, _ row: Int64) throws -> HTTPTestResponse {
+        try app.consoleSubmit("/console/audit/\(row)/undo", cookie: cookie, fields: [:], from: "/console/audit")
     }
 
     private func addQuote(_ app: TestApp, _ cookie: String, text: String, author: String) throws -> String {

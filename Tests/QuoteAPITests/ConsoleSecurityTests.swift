@@ -96,7 +96,7 @@ final class ConsoleSecurityTests: XCTestCase {
         let secretText = try XCTUnwrap(TestApp.hiddenValue("secret", in: page))
         XCTAssertTrue(page.contains("otpauth://totp/"), page)
         XCTAssertTrue(
-            page.contains("<figure class=\"qr\"><svg xmlns=\"http://www.w3.org/2000/svg\"")
+            page.contains("aria-label=\"QR code of the otpauth URI below\"><svg xmlns=\"http://www.w3.org/2000/svg\"")
                 && !page.contains("<script"),
             "the QR code is an inline SVG drawn by the server (decoded in QRCodeTests and the browser test)")
         let secret = try XCTUnwrap(Base32.decode(secretText))
