@@ -606,7 +606,7 @@ def main():
             ("import", "/console/quotes/import"), ("import-preview", urllib.parse.urlparse(preview).path),
             ("qotd", f"/console/qotd?month={day[:7]}"), ("qotd-day", f"/console/qotd/{day}"),
             ("accounts", "/console/accounts"), ("account", account_path),
-            ("account-delete", f"{account_path}/delete"), ("audit", "/console/audit"),
+            ("account-delete", f"{account_path}/delete"), ("audit", "/console/audit?q=quote."),
             ("security", "/console/security"),
         ], arguments.screenshots)
         driver.delete_all_cookies()
