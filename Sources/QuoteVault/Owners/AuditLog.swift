@@ -33,8 +33,14 @@ public struct AuditLog: Sendable {
     public func search(owner: String?, action: String?, text: String?, page: Int) async throws
         -> (entries: [AuditEntry], hasMore: Bool)
     {
-        var query = Self.filtered(owner: owner, action: action, text: text)
-        query.append(" LIMIT \(Self.pageSize + 1) OFFSET \(max(0, page - 1) * Self.pageSize)")
+        // The page's ids first, skipping rows by the time index alone; only its rows are then read whole (an
+        // OFFSET over whole rows would compute every skipped row's values).
+        var ids: PGQuery = "SELECT id FROM console_audit WHERE true"
+        ids.append(Self.conditions(owner: owner, action: action, text: text))
+        ids.append(" ORDER BY at DESC, id DESC LIMIT \(Self.pageSize + 1) OFFSET \(max(0, page - 1) * Self.pageSize)")
+        var query: PGQuery = "SELECT \(unsafeSQL: Self.columns) FROM console_audit WHERE id IN ("
+        query.append(ids)
+        query.append(") ORDER BY at DESC, id DESC")
         let rows = try await pool.query(query)
         let entries = try rows.prefix(Self.pageSize).map(AuditEntry.init(row:))
         return (entries, rows.count > Self.pageSize)
@@ -59,27 +65,42 @@ public struct AuditLog: Sendable {
         return (try rows.map(AuditEntry.init(row:)), rows.count < limit ? nil : next)
     }
 
-    private static func filtered(owner: String?, action: String?, text: String?, after cursor: Cursor? = nil)
-        -> PGQuery
-    {
-        var query: PGQuery = """
-            SELECT id, owner_email, at, at::text AS at_key, action, target, before::text AS before, after::text AS after, client_address,
-                   user_agent, undoes,
-                   (SELECT undo.id FROM console_audit undo WHERE undo.undoes = console_audit.id) AS undone_by
-            FROM console_audit WHERE true
-            """
-        if let owner, !owner.isEmpty { query.append(" AND lower(owner_email) LIKE \(Self.contains(owner))") }
-        if let action, !action.isEmpty { query.append(" AND action = \(action)") }
-        if let text, !text.isEmpty { query.append(" AND search_text LIKE \(Self.contains(text))") }
+    private static let columns = """
+        id, owner_email, at, at::text AS at_key, action, target, before::text AS before, after::text AS after,
+        client_address, user_agent, undoes,
+        (SELECT undo.id FROM console_audit undo WHERE undo.undoes = console_audit.id) AS undone_by
+        """
+
+    private static func filtered(owner: String?, action: String?, text: String?, after cursor: Cursor?) -> PGQuery {
+        var query: PGQuery = "SELECT \(unsafeSQL: columns) FROM console_audit WHERE true"
+        query.append(conditions(owner: owner, action: action, text: text))
         if let cursor { query.append(" AND (at, id) < (\(cursor.at)::timestamptz, \(cursor.id))") }
         query.append(" ORDER BY at DESC, id DESC")
         return query
     }
 
+    /// Owner email (substring), action (exact) and text anywhere in the row; empty filters match everything.
+    private static func conditions(owner: String?, action: String?, text: String?) -> PGQuery {
+        var query: PGQuery = ""
+        if let owner, !owner.isEmpty { query.append(" AND lower(owner_email) LIKE \(Self.contains(owner))") }
+        if let action, !action.isEmpty { query.append(" AND action = \(action)") }
+        if let text, !text.isEmpty { query.append(" AND search_text LIKE \(Self.contains(text))") }
+        return query
+    }
+
     /// The actions that occur in the log, for the filter's choices.
     public func actions() async throws -> [String] {
-        try await pool.query("SELECT DISTINCT action FROM console_audit ORDER BY action")
-            .map { try $0.decode("action") }
+        // One index probe per action (console_audit_action_idx), not a scan of the whole log (DISTINCT would).
+        try await pool.query(
+            """
+            WITH RECURSIVE found AS (
+                SELECT min(action) AS action FROM console_audit
+                UNION ALL
+                SELECT (SELECT min(action) FROM console_audit WHERE action > found.action) FROM found
+                WHERE found.action IS NOT NULL)
+            SELECT action FROM found WHERE action IS NOT NULL ORDER BY action
+            """
+        ).map { try $0.decode("action") }
     }
 
     /// `%text%` in lower case, with LIKE's wildcards escaped (they match themselves).
