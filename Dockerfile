@@ -15,8 +15,9 @@ RUN apt-get update && apt-get install -y --no-install-recommends \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 quoteserver
 COPY --from=build /src/.build/release/quote-server /usr/local/bin/quote-server
-# Migrations and the bundled corpus are found here (see ResourceLocator).
+# Migrations, the schema definitions and the bundled corpus are found here (see ResourceLocator).
 COPY migrations /usr/share/quote-server/migrations
+COPY schema /usr/share/quote-server/schema
 COPY data /usr/share/quote-server/data
 USER quoteserver
 ENV HOST=0.0.0.0 PORT=8080

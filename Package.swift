@@ -96,21 +96,49 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
-        // Test helpers: a test database (embedded when none is configured) and a raw HTTP/1.1 client.
+        // Test helpers: a test database (embedded when none is configured), the real server on loopback, a raw
+        // HTTP/1.1 client, and what several test targets share (fixtures, Supabase headers, console forms, sync).
         .target(
             name: "TestSupport",
             dependencies: [
                 "AuthJWT", "CZlib", "EmbeddedPostgres", "PGClient", "QuoteVault", "QuoteAPI", "QuoteApp", "HTTPServer",
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Tests/TestSupport"),
+        // One test target per module, named after it. Tests talk to a real PostgreSQL and, above QuoteVault, to the
+        // real server over loopback HTTP.
         .testTarget(name: "PGClientTests", dependencies: ["PGClient", "TestSupport"]),
         .testTarget(name: "AuthJWTTests", dependencies: ["AuthJWT", "TestSupport"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Failures", "TestSupport"]),
+        // The business: services, SQL (search, quotas, lock order), plans, migrations, imports.
+        .testTarget(
+            name: "QuoteVaultTests",
+            dependencies: [
+                "QuoteVault", "PGClient", "AuthJWT", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
+        // The /v1 surface and the operations routes.
         .testTarget(
             name: "QuoteAPITests",
+            dependencies: ["QuoteAPI", "QuoteVault", "TestSupport", "PGClient", "AuthJWT", "HTTPServer"]),
+        // The Supabase-compatible surface: /auth/v1, /rest/v1, /storage/v1.
+        .testTarget(
+            name: "SupabaseAPITests",
+            dependencies: ["SupabaseAPI", "QuoteVault", "TestSupport", "PGClient", "AuthJWT"]),
+        // The owners' console.
+        .testTarget(
+            name: "ConsoleTests",
+            dependencies: ["Console", "QuoteAPI", "QuoteVault", "TestSupport", "PGClient", "AuthJWT", "HTTPServer"]),
+        // The composition root: the stages (cost admission, fair share, idempotency, client address), failures in
+        // every dialect, read replicas, shutdown.
+        .testTarget(
+            name: "QuoteAppTests",
             dependencies: [
-                "QuoteAPI", "QuoteApp", "SupabaseAPI", "QuoteVault", "TestSupport", "PGClient", "AuthJWT", "HTTPServer",
+                "QuoteApp", "QuoteAPI", "SupabaseAPI", "QuoteVault", "TestSupport", "PGClient", "AuthJWT", "HTTPServer",
+                "EmbeddedPostgres", .product(name: "Logging", package: "swift-log"),
             ]),
+        // The quote-server executable's commands, run as a child process.
+        .testTarget(
+            name: "QuoteServerTests",
+            dependencies: ["QuoteAPI", "QuoteVault", "TestSupport", "PGClient", "AuthJWT"]),
     ]
 )

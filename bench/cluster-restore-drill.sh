@@ -9,7 +9,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cluster="$ROOT/scripts/cluster"
 users=${USERS:-1000}
 write_url=$("$cluster" env | sed -n 's/^WRITE_URL=\([^ ]*\).*/\1/p')
-repo=${CLUSTER_BACKUP_REPO:-${CLUSTER_DIR:-/tmp/quotevault-cluster}-backups}
+cluster_dir=$("$cluster" env | sed -n 's/^DIR=//p')
+repo=${CLUSTER_BACKUP_REPO:-$cluster_dir-backups}
 
 seconds() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'; }
 sql() { psql -XAtq "$write_url" -c "$1"; }

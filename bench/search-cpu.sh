@@ -5,6 +5,8 @@
 # inflate as it does wall time. PostgreSQL must run on this machine (its /proc is read), as root or its user.
 # usage: bench/search-cpu.sh URL_BEFORE URL_AFTER   env: ROUNDS (2) SECS (2) TERMS ("field:term ...", _ for a space)
 set -euo pipefail
+# The search functions are in the schema `search` (schema/); before, in public: either is found.
+export PGOPTIONS="${PGOPTIONS:-} -c search_path=public,search"
 A=$1; B=$2; ROUNDS=${ROUNDS:-2}; SECS=${SECS:-2}
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 patterns() { printf "'%%%s%%', '\\\\m%s\\\\M', '\\\\m%s'" "$1" "$1" "$1"; }

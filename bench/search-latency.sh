@@ -4,6 +4,8 @@
 # trigram count, for the others), timed by pgbench (-M prepared, one client, DUR s). No answer cache is involved.
 # usage: bench/search-latency.sh DATABASE_URL   env: DUR (3), TERMS (field:term,... instead of the list below)
 set -euo pipefail
+# The search functions are in the schema `search` (schema/); before, in public: either is found.
+export PGOPTIONS="${PGOPTIONS:-} -c search_path=public,search"
 URL=$1; DUR=${DUR:-3}
 PGBENCH=${PGBENCH:-/usr/lib/postgresql/15/bin/pgbench}
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT

@@ -14,13 +14,13 @@ names AS (SELECT DISTINCT lower(author) AS q FROM quotes WHERE author ~ '^[A-Za-
 searched AS (
     SELECT 'keyword' AS field, s.q,
            (SELECT count(*) FROM quotes t WHERE t.text ILIKE '%' || s.q || '%') AS counted,
-           (SELECT r.total FROM quote_search_words_text(s.q, '%' || s.q || '%', '\m' || s.q || '\M', '\m' || s.q,
+           (SELECT r.total FROM search.quote_search_words_text(s.q, '%' || s.q || '%', '\m' || s.q || '\M', '\m' || s.q,
                                                         NULL, 21, 0) AS r LIMIT 1) AS total
     FROM (SELECT q FROM phrases ORDER BY md5(q) LIMIT 1000) AS s
     UNION ALL
     SELECT 'author', n.q,
            (SELECT count(*) FROM quotes t WHERE t.author ILIKE '%' || n.q || '%'),
-           (SELECT r.total FROM quote_search_words_author(n.q, '%' || n.q || '%', '\m' || n.q || '\M', '\m' || n.q,
+           (SELECT r.total FROM search.quote_search_words_author(n.q, '%' || n.q || '%', '\m' || n.q || '\M', '\m' || n.q,
                                                           NULL, 21, 0) AS r LIMIT 1)
     FROM names AS n)
 SELECT field, count(*) AS searched, count(*) FILTER (WHERE counted > 0) AS present,

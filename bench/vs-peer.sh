@@ -9,13 +9,24 @@
 #      req/s and p50 side by side, with the product's total and total_is_exact;
 #   3. bytes on the wire for a page of 20 and a search page, without and with gzip, and what gzip costs in rate
 #      (identity and the app's Accept-Encoding alternated on the same server).
-# usage: bench/vs-peer.sh BENCH_PEER_DIR    (the peer benchmark is not part of this repository; CI does not run this)
-# env:   as BENCH_PEER_DIR/vs-peer.sh (ROUNDS, DUR, CONNS, WORK, PRODUCT_BIN); TERM_DUR (3) seconds per term and side.
+# usage: BENCH_PEER_DIR=/path/to/bench-peer bench/vs-peer.sh   (the peer kit is not part of this repository and
+#        lives wherever it was checked out; CI does not run this)
+# env:   as BENCH_PEER_DIR/vs-peer.sh (ROUNDS, DUR, CONNS, WORK: a new temporary directory unless set, PRODUCT_BIN);
+#        TERM_DUR (3) seconds per term and side.
 # Everything listens on 127.0.0.1 and every load is bounded by its duration. Needs root, as the peer script does.
 set -euo pipefail
-PEER=$(cd "${1:?usage: bench/vs-peer.sh BENCH_PEER_DIR}" && pwd)
+if [ -z "${BENCH_PEER_DIR:-}" ]; then
+  echo "bench/vs-peer.sh: set BENCH_PEER_DIR to the bench-peer kit's directory (Hummingbird 2 + PostgresNIO; not part" >&2
+  echo "of this repository), e.g. BENCH_PEER_DIR=/path/to/bench-peer bench/vs-peer.sh" >&2
+  exit 2
+fi
+PEER=$(cd "$BENCH_PEER_DIR" && pwd)
 CHECKOUT=$(cd "$(dirname "$0")/.." && pwd)
-export WORK=${WORK:-/tmp/qvpeer-$(id -u)}
+if [ -z "${WORK:-}" ]; then
+  WORK=$(mktemp -d -t qvpeer.XXXXXX)
+  chmod 755 "$WORK"  # the peer script runs PostgreSQL as the postgres user under it
+fi
+export WORK
 TERM_DUR=${TERM_DUR:-3}; CONNS=${CONNS:-32}; ROUNDS=${ROUNDS:-3}
 PRODUCT=http://127.0.0.1:18301; PEER_URL=http://127.0.0.1:18302
 APP_ENCODINGS='Accept-Encoding: deflate, gzip, br, zstd'

@@ -52,7 +52,7 @@ public final class Application: Sendable {
         let signer = JWTSigner(secret: configuration.jwtSecret)
         let services = Services(
             pool: pool, publicPool: publicPool, readPool: readPool,
-            migrator: Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), logger: logger),
+            migrator: try Migrator(migrationsDirectory: configuration.migrationsDirectory, logger: logger),
             secret: configuration.jwtSecret,
             hashing: PasswordHashingQueue(
                 hasher: PasswordHasher(parameters: configuration.scrypt), threads: configuration.hashingThreads,

@@ -47,7 +47,7 @@ struct Database {
         let pool = PGPool(connectionString: database.url, size: poolSize, logger: logger)
         defer { pool.shutdown() }
         let directory = try Migration.locateDirectory(explicit: options.value(options.migrationsDir, "MIGRATIONS_DIR"))
-        let migrator = Migrator(migrations: try Migration.load(from: directory), logger: logger)
+        let migrator = try Migrator(migrationsDirectory: directory, logger: logger)
         return try await body(pool, try await migrator.migrate(using: pool))
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 
-/// Finds files the server ships beside its code (`migrations/`, `data/quotes.jsonl`): in the working directory,
-/// else beside the executable or in one of its parents (a checkout's `.build/release/quote-server`), else in
-/// `/usr/share/quote-server` (the Docker image).
+/// Finds files the server ships beside its code (`migrations/`, `schema/`, `data/quotes.jsonl`): in the working
+/// directory, else beside the executable or in one of its parents (a checkout's `.build/release/quote-server`), else
+/// in `/usr/share/quote-server` (the Docker image).
 public enum ResourceLocator {
     public static func find(_ relativePath: String) -> URL? {
         var candidates = [URL(fileURLWithPath: FileManager.default.currentDirectoryPath)]

@@ -213,7 +213,7 @@ final class AuthTests: XCTestCase {
             "the same answer whether or not the account exists")
         let mails = try await sink.waitForMessages(1)
         XCTAssertEqual(mails.count, 1, "only the existing account gets mail")
-        let token = try XCTUnwrap(Self.token(in: mails[0]))
+        let token = try XCTUnwrap(SMTPSink.token(in: mails[0]))
         XCTAssertTrue(mails[0].contains("To: <forgetful@x.io>"))
 
         let confirmed = try app.client.send(
@@ -243,7 +243,7 @@ final class AuthTests: XCTestCase {
         _ = try signUp(app, "late@x.io")
         _ = try app.client.send("POST", "/v1/auth/password-reset", json: ["email": "late@x.io"])
         let mail = try await sink.waitForMessages(1)[0]
-        let token = try XCTUnwrap(Self.token(in: mail))
+        let token = try XCTUnwrap(SMTPSink.token(in: mail))
         try await app.withConnection {
             try $0.query("UPDATE password_reset_tokens SET expires_at = now() - interval '1 second'")
         }
@@ -277,7 +277,7 @@ final class AuthTests: XCTestCase {
         defer { back.stop() }
         try await app.withConnection { try $0.query("UPDATE mail_outbox SET next_attempt_at = now()") }
         let mails = try await back.waitForMessages(1)
-        XCTAssertNotNil(Self.token(in: mails[0]))
+        XCTAssertNotNil(SMTPSink.token(in: mails[0]))
         try await Task.sleep(for: .seconds(1))
         XCTAssertEqual(back.received.count, 1, "delivered once")
     }
@@ -351,11 +351,5 @@ final class AuthTests: XCTestCase {
             try $0.query("SELECT count(*)::int8 AS n FROM users")[0].decode("n", as: Int.self)
         }
         XCTAssertEqual(users, 0, "a refused sign-up changes nothing")
-    }
-
-    /// The token from the mail's `…?token=<token>` link.
-    static func token(in mail: String) -> String? {
-        guard let range = mail.range(of: #"\?token=[A-Za-z0-9_-]+"#, options: .regularExpression) else { return nil }
-        return String(mail[range].dropFirst(7))
     }
 }

@@ -113,3 +113,11 @@ public final class SMTPSink: Sendable {
         }
     }
 }
+
+extension SMTPSink {
+    /// The token from a mail's `…?token=<token>` link.
+    public static func token(in mail: String) -> String? {
+        guard let range = mail.range(of: #"\?token=[A-Za-z0-9_-]+"#, options: .regularExpression) else { return nil }
+        return String(mail[range].dropFirst(7))
+    }
+}

@@ -1,5 +1,5 @@
 """QuoteVault compatibility test with the official supabase-py client (supabase==2.34.1), run by
-Tests/QuoteAPITests/SupabaseClientTests.swift against the real server and database.
+Tests/SupabaseAPITests/SupabaseClientTests.swift against the real server and database.
 
 Part 1 is the verification script of the Supabase protocol notes, operation for operation; the one change is
 the avatar bytes: the server stores avatars only when they really are PNG or JPEG (the same rule as

@@ -41,6 +41,8 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
     case badFileName(String)
     case duplicateVersion(String)
     case directoryNotFound
+    case schemaDirectoryNotFound
+    case schemaDirectoryEmpty(String)
     /// A migration that was already applied has different content now: never silently skipped.
     case checksumMismatch(version: String, name: String)
 
@@ -49,6 +51,8 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
         case .badFileName(let file): return "migration file \(file) is not named NNNN_name.sql"
         case .duplicateVersion(let version): return "two migrations have version \(version)"
         case .directoryNotFound: return "no migrations directory found (set MIGRATIONS_DIR)"
+        case .schemaDirectoryNotFound: return "no schema directory found beside the migrations or the program"
+        case .schemaDirectoryEmpty(let path): return "the schema directory \(path) holds no .sql file"
         case .checksumMismatch(let version, let name):
             return "migration \(version)_\(name) was changed after it was applied; add a new migration instead"
         }

@@ -9,7 +9,8 @@ public enum SearchField: String, Sendable {
     var column: String { self == .keyword ? "text" : "author" }
 }
 
-/// Literal, case-insensitive substring search over text or author.
+/// Literal, case-insensitive substring search over text or author. The design, the indexes and the measured costs
+/// are described in docs/search.md; the SQL functions are in schema/ (the PostgreSQL schema `search`).
 ///
 /// Every result contains the query (`ILIKE` with `%`, `_` and `\` escaped, so they match themselves). Ranking: the
 /// query as a whole word first, then as the start of a word, then anywhere; ties newest first.
@@ -27,11 +28,11 @@ public enum SearchField: String, Sendable {
 /// - Otherwise a query with at most 1,000 matches is answered from those matches (found by the trigram indexes, or
 ///   for a text query of several words by its pairs of adjacent words; at most 1,001 read), ranked in full, with
 ///   an exact `total`.
-/// - A query with more is answered by `quote_search_walk_text`/`_author`, which reads the rank tiers in order and
-///   stops after the rows the page needs: a one-word query's newest quotes, and a several-word query's through
-///   its rarest word (migration 0040), come from the window of ordered words (`quote_words_newest`), older ones
-///   from the word indexes span of time by span, newest first; a tier with many walks the newest-first index,
-///   where the more matches, the shorter the walk. Its `total` is 1,000 with `totalIsExact` false, as the
+/// - A query with more is answered by `search.quote_search_walk_text`/`_author` (schema/50_walk.sql), which reads
+///   the rank tiers in order and stops after the rows the page needs: a one-word query's newest quotes, and a
+///   several-word query's through its rarest word, come from the window of ordered words (`quote_words_newest`),
+///   older ones from the word indexes span of time by span, newest first; a tier with many walks the newest-first
+///   index, where the more matches, the shorter the walk. Its `total` is 1,000 with `totalIsExact` false, as the
 ///   contract allows.
 /// Which queries have more than 1,000 matches is remembered per version of the quotes (`quotes_version`), so the
 /// bounded count is paid once per query until quotes change. So is the exact total of a query whose page from the
@@ -98,8 +99,8 @@ public struct QuoteSearch: Sendable {
         }
     }
 
-    /// A query answered from the index of words (`quote_search_words_text`/`_author`, migration 0014): its
-    /// matches are found among the quotes holding the words its pieces allow, without reading other texts. Exact
+    /// A query answered from the index of words (`search.quote_search_words_text`/`_author`, schema/60_answer.sql):
+    /// its matches are found among the quotes holding the words its pieces allow, without reading other texts. Exact
     /// when it answers (a total over 1,000: more than 1,000); nil when it cannot tell cheaply. `walked`: the page
     /// was the walk's, so with this total the walk alone answers again at this version.
     private func fromWords(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest)
@@ -109,7 +110,7 @@ public struct QuoteSearch: Sendable {
             """
             SELECT total, version, walked, id AS quote_id, text AS quote_text, author AS quote_author, \
             category AS quote_category, created_at AS quote_created_at \
-            FROM quote_search_words_\(unsafeSQL: field.column)(\(patterns.query), \(patterns.contains), \
+            FROM search.quote_search_words_\(unsafeSQL: field.column)(\(patterns.query), \(patterns.contains), \
             \(patterns.wholeWord), \(patterns.wordStart), \(category?.rawValue), \(page.size + 1), \(page.offset))
             """)
         guard !rows[0].isNull("total") else { return nil }
@@ -120,8 +121,9 @@ public struct QuoteSearch: Sendable {
         )
     }
 
-    /// At most 1,001 matches, ranked in full (`quote_search_ranked_text`/`_author`, migration 0007). `total` is their
-    /// number (1,001: more than 1,000, and no rows); `version` is the quotes' version this was read at.
+    /// At most 1,001 matches, ranked in full (`search.quote_search_ranked_text`/`_author`, schema/40_ranked.sql).
+    /// `total` is their number (1,001: more than 1,000, and no rows); `version` is the quotes' version this was read
+    /// at.
     private func rankAll(_ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest)
         async throws
         -> (page: Page<Quote>, total: Int, version: Int64)
@@ -130,7 +132,7 @@ public struct QuoteSearch: Sendable {
             """
             SELECT total, version, id AS quote_id, text AS quote_text, author AS quote_author, \
             category AS quote_category, created_at AS quote_created_at \
-            FROM quote_search_ranked_\(unsafeSQL: field.column)(\(patterns.contains), \
+            FROM search.quote_search_ranked_\(unsafeSQL: field.column)(\(patterns.contains), \
             \(patterns.wholeWord), \(patterns.wordStart), \(category?.rawValue), \(page.size + 1), \(page.offset))
             """)
         let total = try rows[0].decode("total", as: Int.self)
@@ -146,13 +148,13 @@ public struct QuoteSearch: Sendable {
         _ patterns: Patterns, field: SearchField, category: QuoteCategory?, page: PageRequest,
         total: Int = exactTotalLimit + 1
     ) async throws -> (page: Page<Quote>, version: Int64) {
-        // The query itself too: its tiers are read from the index of words where they are few (migration 0014).
+        // The query itself too: its tiers are read from the index of words where they are few (docs/search.md).
         let rows = try await run(
             """
             SELECT version.version, walked.* FROM quotes_version AS version LEFT JOIN LATERAL \
             (SELECT w.id AS quote_id, w.text AS quote_text, w.author AS quote_author, w.category AS quote_category, \
             w.created_at AS quote_created_at, n \
-            FROM quote_search_walk_\(unsafeSQL: field.column)(\(patterns.contains), \(patterns.wholeWord), \
+            FROM search.quote_search_walk_\(unsafeSQL: field.column)(\(patterns.contains), \(patterns.wholeWord), \
             \(patterns.wordStart), \(patterns.query), \(category?.rawValue), \(page.offset + page.size + 1)) \
             WITH ORDINALITY AS w (id, text, author, category, created_at, tier, n) \
             ORDER BY n OFFSET \(page.offset)) AS walked ON true ORDER BY walked.n

@@ -65,7 +65,7 @@ final class SearchSeveralWordsPagesTests: XCTestCase {
         // The first page of 20 (21 rows asked): the 21 newest matches are all whole words, so their tiers are the
         // only ones computed, and the page is theirs; the exact total still counts all 75.
         let call = """
-            SELECT * FROM quote_search_words_text('quiet fjord', '%quiet fjord%', '\\mquiet fjord\\M', '\\mquiet fjord',
+            SELECT * FROM search.quote_search_words_text('quiet fjord', '%quiet fjord%', '\\mquiet fjord\\M', '\\mquiet fjord',
                                                   NULL, 21, 0)
             """
         let rows = try await app.withConnection { connection in

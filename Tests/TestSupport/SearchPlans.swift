@@ -1,16 +1,15 @@
 import Foundation
 import PGClient
-import TestSupport
 
 extension TestApp {
     /// The scans in the plans of every statement the real search function runs (auto_explain, nested statements,
     /// with row counts; not the statements' text), read on a connection of its own.
-    func scansInPlans(of call: String) throws -> String {
+    public func scansInPlans(of call: String) throws -> String {
         try planLines(of: call) { $0.contains("Scan") }
     }
 
     /// The lines of those plans that `keep` selects.
-    func planLines(of call: String, keep: (Substring) -> Bool) throws -> String {
+    public func planLines(of call: String, keep: (Substring) -> Bool) throws -> String {
         let notices = LogCapture(level: .debug)  // the server's notices carry auto_explain's plans
         let connection = try PGConnection(connectionString: databaseURL, logger: notices.logger())
         try connection.execute(

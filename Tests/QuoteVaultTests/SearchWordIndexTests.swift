@@ -46,7 +46,7 @@ final class SearchWordIndexTests: XCTestCase {
         // entry near the newest): not the 3,000 quotes nor the 1,800 matches.
         let plans = try app.scansInPlans(
             of: """
-                SELECT * FROM quote_search_walk_author('%ada lovelace%', '\\mada lovelace\\M', '\\mada lovelace',
+                SELECT * FROM search.quote_search_walk_author('%ada lovelace%', '\\mada lovelace\\M', '\\mada lovelace',
                                                        'ada lovelace', NULL, 21)
                 """)
         let walk = try XCTUnwrap(plans.split(separator: "\n").first { $0.contains("quotes_newest_author_idx") }, plans)
@@ -102,7 +102,7 @@ final class SearchWordIndexTests: XCTestCase {
         // of the later tiers are not started, and no trigram index of quotes is asked.
         let plans = try app.scansInPlans(
             of: """
-                SELECT * FROM quote_search_walk_text('%the river%', '\\mthe river\\M', '\\mthe river', 'the river',
+                SELECT * FROM search.quote_search_walk_text('%the river%', '\\mthe river\\M', '\\mthe river', 'the river',
                                                      NULL, 21)
                 """)
         let scan = try XCTUnwrap(plans.split(separator: "\n").first { $0.contains("quote_words_newest_pkey") }, plans)
@@ -140,7 +140,7 @@ final class SearchWordIndexTests: XCTestCase {
         // The candidates come from the word index of authors, not from a walk or the trigram index.
         let plans = try app.scansInPlans(
             of: """
-                SELECT * FROM quote_search_words_author('lao tzu', '%lao tzu%', '\\mlao tzu\\M', '\\mlao tzu', NULL, 21, 0)
+                SELECT * FROM search.quote_search_words_author('lao tzu', '%lao tzu%', '\\mlao tzu\\M', '\\mlao tzu', NULL, 21, 0)
                 """)
         XCTAssertTrue(plans.contains("quotes_author_words_idx"), plans)
         XCTAssertFalse(plans.contains("quotes_author_trgm_idx"), plans)
@@ -168,7 +168,7 @@ final class SearchWordIndexTests: XCTestCase {
         // index is given no words, and the trigram index is not asked.
         let plans = try app.scansInPlans(
             of: """
-                SELECT * FROM quote_search_words_text('ephemeral fjord', '%ephemeral fjord%', '\\mephemeral fjord\\M',
+                SELECT * FROM search.quote_search_words_text('ephemeral fjord', '%ephemeral fjord%', '\\mephemeral fjord\\M',
                                                       '\\mephemeral fjord', NULL, 21, 0)
                 """)
         let scan = try XCTUnwrap(plans.split(separator: "\n").first { $0.contains("quotes_text_pairs_idx") }, plans)
@@ -181,7 +181,7 @@ final class SearchWordIndexTests: XCTestCase {
         XCTAssertFalse(plans.contains("quotes_text_trgm_idx"), plans)
         // The count that takes over when the words hold too many candidates reads the pair too, not the trigrams.
         let ranked =
-            "SELECT total FROM quote_search_ranked_text('%ephemeral fjord%', '\\mephemeral fjord\\M', "
+            "SELECT total FROM search.quote_search_ranked_text('%ephemeral fjord%', '\\mephemeral fjord\\M', "
             + "'\\mephemeral fjord', NULL, 21, 0)"
         let total = try await app.withConnection { connection in
             try connection.query(PGQuery(unsafeSQL: ranked)).first?.decode("total", as: Int.self)
@@ -206,7 +206,7 @@ final class SearchWordIndexTests: XCTestCase {
         // The page's rows are the newest entries of the word in quote_words_newest: 21 read, not the 3,000.
         let plans = try app.scansInPlans(
             of: """
-                SELECT * FROM quote_search_walk_text('%zanzibar%', '\\mzanzibar\\M', '\\mzanzibar', 'zanzibar', NULL, 21)
+                SELECT * FROM search.quote_search_walk_text('%zanzibar%', '\\mzanzibar\\M', '\\mzanzibar', 'zanzibar', NULL, 21)
                 """)
         let scan = try XCTUnwrap(plans.split(separator: "\n").first { $0.contains("quote_words_newest_pkey") }, plans)
         let actual = try XCTUnwrap(scan.range(of: "actual rows="), String(scan))
@@ -246,7 +246,7 @@ final class SearchWordIndexTests: XCTestCase {
         try await insert(app, count: 1_000, author: "Someone", text: "elsewhere", start: "2018-01-01")
         try await app.withConnection { connection in _ = try connection.query("ANALYZE quotes") }
         func call(_ wanted: Int) -> String {
-            "SELECT text FROM quote_search_walk_text('%zanzibar%', '\\mzanzibar\\M', '\\mzanzibar', 'zanzibar', NULL, "
+            "SELECT text FROM search.quote_search_walk_text('%zanzibar%', '\\mzanzibar\\M', '\\mzanzibar', 'zanzibar', NULL, "
                 + "\(wanted))"
         }
         func walk(_ wanted: Int) async throws -> [String] {

@@ -55,7 +55,7 @@ final class SearchExactCaseFirstTests: XCTestCase {
     func testTheRealFunctionTestsLikeBeforeILike() async throws {
         let app = try await start()
         let call = """
-            SELECT * FROM quote_search_words_text('quiet fjord', '%quiet fjord%', '\\mquiet fjord\\M', '\\mquiet fjord',
+            SELECT * FROM search.quote_search_words_text('quiet fjord', '%quiet fjord%', '\\mquiet fjord\\M', '\\mquiet fjord',
                                                   NULL, 21, 0)
             """
         // The candidates' filter (auto_explain of the real function): LIKE, then ILIKE where LIKE fails.
@@ -70,8 +70,8 @@ final class SearchExactCaseFirstTests: XCTestCase {
         try await app.insertQuotes(["quiet fjords, a word's start", "disquiet fjord, inside a word"])
         let patterns = "'%quiet fjord%', '\\mquiet fjord\\M', '\\mquiet fjord'"
         // quote_search_ranked_text, the count of several words with too many candidates for the words' lists
-        let ranked = "SELECT * FROM quote_search_ranked_text(\(patterns), NULL, 21, 0)"
-        let words = "SELECT * FROM quote_search_words_text('quiet fjord', \(patterns), NULL, 21, 0)"
+        let ranked = "SELECT * FROM search.quote_search_ranked_text(\(patterns), NULL, 21, 0)"
+        let words = "SELECT * FROM search.quote_search_words_text('quiet fjord', \(patterns), NULL, 21, 0)"
         let rows = try await app.withConnection { connection in
             try [ranked, words].map { call in
                 try connection.query(PGQuery(unsafeSQL: call)).map { try $0.decode("text", as: String.self) }
@@ -98,8 +98,8 @@ final class SearchExactCaseFirstTests: XCTestCase {
         }
         let patterns = "'%ann%', '\\mann\\M', '\\mann'"
         let calls = [
-            "SELECT * FROM quote_search_ranked_author(\(patterns), NULL, 21, 0)",
-            "SELECT * FROM quote_search_words_author('ann', \(patterns), NULL, 21, 0)",
+            "SELECT * FROM search.quote_search_ranked_author(\(patterns), NULL, 21, 0)",
+            "SELECT * FROM search.quote_search_words_author('ann', \(patterns), NULL, 21, 0)",
         ]
         let rows = try await app.withConnection { connection in
             try calls.map { call in

@@ -22,13 +22,15 @@ final class SearchAbsentWordTests: XCTestCase {
         }
         // The absent word reads the trigram index of the vocabulary only, not its key (the three tiers' statement).
         let absent = try app.scansInPlans(
-            of: "SELECT * FROM quote_search_words_text('xylophone', '%xylophone%', '\\mxylophone\\M', "
+            of: "SELECT * FROM search.quote_search_words_text('xylophone', '%xylophone%', '\\mxylophone\\M', "
                 + "'\\mxylophone', NULL, 21, 0)")
         XCTAssertTrue(absent.contains("quote_vocabulary_word_trgm_idx"), absent)
         XCTAssertFalse(absent.contains("quote_vocabulary_pkey"), absent)
         // A word inside longer words is not absent: the tiers are read.
         let inside = try app.scansInPlans(
-            of: "SELECT * FROM quote_search_words_text('velmir', '%velmir%', '\\mvelmir\\M', '\\mvelmir', NULL, 21, 0)")
+            of:
+                "SELECT * FROM search.quote_search_words_text('velmir', '%velmir%', '\\mvelmir\\M', '\\mvelmir', NULL, 21, 0)"
+        )
         XCTAssertTrue(inside.contains("quote_vocabulary_pkey"), inside)
         await app.stop()
     }

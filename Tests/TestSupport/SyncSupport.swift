@@ -1,23 +1,32 @@
 import Foundation
-import TestSupport
 import XCTest
 
 /// A device's copy of a user's library, built only from `GET /v1/sync` answers, in comparable form.
-struct SyncedLibrary: Equatable, CustomStringConvertible {
-    var favorites: Set<String> = []
+public struct SyncedLibrary: Equatable, Sendable, CustomStringConvertible {
+    public var favorites: Set<String> = []
     /// Collection id → "name#quote_count".
-    var collections: [String: String] = [:]
+    public var collections: [String: String] = [:]
     /// "collection_id/quote_id".
-    var links: Set<String> = []
-    var displayName: String?
+    public var links: Set<String> = []
+    public var displayName: String?
 
-    var description: String {
+    public init(
+        favorites: Set<String> = [], collections: [String: String] = [:], links: Set<String> = [],
+        displayName: String? = nil
+    ) {
+        self.favorites = favorites
+        self.collections = collections
+        self.links = links
+        self.displayName = displayName
+    }
+
+    public var description: String {
         "favorites \(favorites.sorted()), collections \(collections.sorted { $0.key < $1.key }), "
             + "links \(links.sorted()), name \(displayName ?? "nil")"
     }
 
     /// Applies one `Change` of the feed.
-    mutating func apply(_ change: [String: Any]) throws {
+    public mutating func apply(_ change: [String: Any]) throws {
         let upsert = change["op"] as? String == "upsert"
         switch change["type"] as? String {
         case "favorite":
@@ -45,7 +54,7 @@ struct SyncedLibrary: Equatable, CustomStringConvertible {
     }
 
     /// The server's library as the plain `/v1` routes show it.
-    static func onServer(_ client: HTTPTestClient, _ user: TestUser) throws -> SyncedLibrary {
+    public static func onServer(_ client: HTTPTestClient, _ user: TestUser) throws -> SyncedLibrary {
         var library = SyncedLibrary()
         library.favorites = Set(
             try client.get("/v1/favorites/ids", headers: user.authorization).jsonObject()["ids"] as? [String] ?? [])
@@ -67,7 +76,7 @@ struct SyncedLibrary: Equatable, CustomStringConvertible {
 extension HTTPTestClient {
     /// Pulls every page from `since` (nil: from scratch) into `library`; returns the last token.
     @discardableResult
-    func pull(
+    public func pull(
         _ user: TestUser, since: String?, limit: Int = 500, into library: inout SyncedLibrary, maxPages: Int = 10_000
     ) throws -> String {
         var token = since
@@ -87,9 +96,9 @@ extension HTTPTestClient {
     }
 
     /// `POST /v1/sync` with `operations`.
-    func push(_ user: TestUser, _ operations: [[String: Any]]) throws -> HTTPTestResponse {
+    public func push(_ user: TestUser, _ operations: [[String: Any]]) throws -> HTTPTestResponse {
         try send("POST", "/v1/sync", json: ["operations": operations], headers: user.authorization)
     }
 }
 
-func lower(_ id: UUID) -> String { id.uuidString.lowercased() }
+public func lower(_ id: UUID) -> String { id.uuidString.lowercased() }

@@ -158,7 +158,7 @@ final class HostileTrafficTests: XCTestCase {
             XCTAssertEqual(
                 try app.client.send("POST", "/v1/auth/password-reset", json: ["email": "twice@x.io"]).status, 202)
         }
-        let tokens = try await sink.waitForMessages(2).compactMap(AuthTests.token(in:))
+        let tokens = try await sink.waitForMessages(2).compactMap(SMTPSink.token(in:))
         XCTAssertEqual(tokens.count, 2)
         XCTAssertEqual(
             try app.client.send(

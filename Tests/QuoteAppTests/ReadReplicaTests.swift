@@ -19,11 +19,12 @@ final class ReadReplicaTests: XCTestCase {
         return logger
     }
 
-    /// A pool on `url` with every migration applied.
+    /// A pool on `url` with every migration and `schema/` applied.
     private func migratedPool(_ url: String) async throws -> PGPool {
         let pool = PGPool(connectionString: url, size: 1, logger: logger)
-        let migrations = try Migration.load(from: TestApp.repositoryRoot.appendingPathComponent("migrations"))
-        try await Migrator(migrations: migrations, logger: logger).migrate(using: pool)
+        try await Migrator(
+            migrationsDirectory: TestApp.repositoryRoot.appendingPathComponent("migrations"), logger: logger
+        ).migrate(using: pool)
         return pool
     }
 

@@ -27,7 +27,7 @@ final class SearchWalkedPagesTests: XCTestCase {
         try await app.withConnection { connection in
             let row = try connection.query(
                 """
-                SELECT total, walked FROM quote_search_words_text(\(query), '%' || \(query) || '%',
+                SELECT total, walked FROM search.quote_search_words_text(\(query), '%' || \(query) || '%',
                     '\\m' || \(query) || '\\M', '\\m' || \(query), NULL, 21, 0)
                 """)[0]
             return (try row.decode("total", as: Int?.self), try row.decode("walked", as: Bool.self))
@@ -40,7 +40,8 @@ final class SearchWalkedPagesTests: XCTestCase {
         let (from, to) = hidden ? (names[0], names[1]) : (names[1], names[0])
         try await app.withConnection { connection in
             try connection.execute(
-                unsafeSQL: "ALTER FUNCTION \(from)(text, text, text, text, text, bigint, bigint) RENAME TO \(to)")
+                unsafeSQL: "ALTER FUNCTION search.\(from)(text, text, text, text, text, bigint, bigint) RENAME TO \(to)"
+            )
         }
     }
 
@@ -65,7 +66,7 @@ final class SearchWalkedPagesTests: XCTestCase {
     func testAWalkFromTheWindowAloneSetsUpNoWalkAndAnswersNewestFirst() async throws {
         let app = try await TestApp.start()
         let ids = try await app.insertQuotes((1...30).map { "Love number \($0)" } + ["Plain words"])
-        let call = "SELECT * FROM quote_search_walk_text('%love%', '\\mlove\\M', '\\mlove', 'love', NULL, 21)"
+        let call = "SELECT * FROM search.quote_search_walk_text('%love%', '\\mlove\\M', '\\mlove', 'love', NULL, 21)"
         let fromWindow = try app.scansInPlans(of: call)
         XCTAssertTrue(fromWindow.contains("quote_words_newest"), fromWindow)
         XCTAssertFalse(fromWindow.contains("quotes_newest_author_idx"), "no walk set up: \(fromWindow)")
@@ -75,7 +76,7 @@ final class SearchWalkedPagesTests: XCTestCase {
         XCTAssertEqual(page, Array(ids[0..<30].reversed().prefix(21)), "newest first")
         // Inside longer words only ("ove"): that tier is walked newest first, through the statement with walks.
         let walked = try app.scansInPlans(
-            of: "SELECT * FROM quote_search_walk_text('%ove%', '\\move\\M', '\\move', 'ove', NULL, 21)")
+            of: "SELECT * FROM search.quote_search_walk_text('%ove%', '\\move\\M', '\\move', 'ove', NULL, 21)")
         XCTAssertTrue(walked.contains("quotes_newest_author_idx"), walked)
         await app.stop()
     }

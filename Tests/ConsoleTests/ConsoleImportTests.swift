@@ -155,7 +155,7 @@ final class ConsoleImportTests: XCTestCase {
         // Headers announcing 5 MB, and not one byte of the body: the answer comes from the headers alone.
         let refused = try app.consoleUploadHeaders(length: 5_000_000, cookie: "qv_console=not-a-session")
         XCTAssertEqual(refused.status, 401)
-        XCTAssertEqual(refused.header("Content-Security-Policy"), ConsoleSecurityTests.policy)
+        XCTAssertEqual(refused.header("Content-Security-Policy"), TestApp.consoleContentSecurityPolicy)
     }
 
     /// Posts the upload form (multipart, with the CSRF token of the upload page).

@@ -1,19 +1,23 @@
 import Foundation
 import QuoteVault
-import TestSupport
 import XCTest
 
 /// What the console tests share: owners, signing in, forms with the CSRF token.
 extension TestApp {
+    /// The `Content-Security-Policy` of every console answer.
+    public static let consoleContentSecurityPolicy =
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+        + "frame-ancestors 'none'; base-uri 'none'"
+
     /// Adds an owner directly (what `quote-server owner add` does) and answers the sign-in token.
-    func addOwner(_ email: String = "owner-\(UUID().uuidString.prefix(8).lowercased())@example.com") async throws
+    public func addOwner(_ email: String = "owner-\(UUID().uuidString.prefix(8).lowercased())@example.com") async throws
         -> String
     {
         try await OwnerDirectory(pool: pool).add(email: email)
     }
 
     /// Signs in with a link's token; answers the `Cookie` header value of the new session.
-    func signInToConsole(token: String, code: String? = nil, file: StaticString = #filePath, line: UInt = #line)
+    public func signInToConsole(token: String, code: String? = nil, file: StaticString = #filePath, line: UInt = #line)
         throws -> String
     {
         var fields = ["token": token]
@@ -25,19 +29,23 @@ extension TestApp {
     }
 
     /// A signed-in owner's cookie, for tests about something else.
-    func consoleOwner(_ email: String? = nil) async throws -> String {
+    public func consoleOwner(_ email: String? = nil) async throws -> String {
         let token = if let email { try await addOwner(email) } else { try await addOwner() }
         return try signInToConsole(token: token)
     }
 
-    func consoleGet(_ path: String, cookie: String? = nil, headers: [String: String] = [:]) throws -> HTTPTestResponse {
+    public func consoleGet(_ path: String, cookie: String? = nil, headers: [String: String] = [:]) throws
+        -> HTTPTestResponse
+    {
         var headers = headers
         if let cookie { headers["Cookie"] = cookie }
         return try client.get(path, headers: headers)
     }
 
     /// A form post (urlencoded), as a browser sends it.
-    func consolePost(_ path: String, cookie: String? = nil, fields: [String: String], headers: [String: String] = [:])
+    public func consolePost(
+        _ path: String, cookie: String? = nil, fields: [String: String], headers: [String: String] = [:]
+    )
         throws -> HTTPTestResponse
     {
         var headers = headers
@@ -49,7 +57,9 @@ extension TestApp {
 
     /// Posts `fields` with the CSRF token the page `formPage` carries, and its form's `version` when it has one
     /// (as the browser submits that page's form).
-    func consoleSubmit(_ path: String, cookie: String, fields: [String: String], from formPage: String = "/console")
+    public func consoleSubmit(
+        _ path: String, cookie: String, fields: [String: String], from formPage: String = "/console"
+    )
         throws -> HTTPTestResponse
     {
         let page = try consoleGet(formPage, cookie: cookie).text
@@ -61,7 +71,7 @@ extension TestApp {
 
     /// Sends the headers of an import upload announcing `length` bytes, and not one byte of the body: the answer
     /// can only come from the headers.
-    func consoleUploadHeaders(length: Int, cookie: String) throws -> HTTPTestResponse {
+    public func consoleUploadHeaders(length: Int, cookie: String) throws -> HTTPTestResponse {
         let connection = try HTTPTestConnection(port: application.port)
         defer { connection.close() }
         XCTAssertTrue(
@@ -79,12 +89,12 @@ extension TestApp {
         return try connection.readResponse(method: "POST")
     }
 
-    static func csrfToken(in page: String) -> String? {
+    public static func csrfToken(in page: String) -> String? {
         hiddenValue("csrf_token", in: page)
     }
 
     /// The value of the hidden input `name` in a page.
-    static func hiddenValue(_ name: String, in page: String) -> String? {
+    public static func hiddenValue(_ name: String, in page: String) -> String? {
         guard let range = page.range(of: #"name="\#(name)" value="([^"]*)""#, options: .regularExpression) else {
             return nil
         }
@@ -92,7 +102,7 @@ extension TestApp {
         return String(match.split(separator: "\"")[3])
     }
 
-    static func formEncode(_ text: String) -> String {
+    public static func formEncode(_ text: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._*")
         return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text)

@@ -1,18 +1,17 @@
 import Foundation
-import TestSupport
 import XCTest
 
 /// What the Supabase-protocol tests share: the headers a Supabase client sends and JSON helpers.
 extension TestApp {
-    var anonKey: String { application.context.configuration.supabaseAnonKey }
+    public var anonKey: String { application.context.configuration.supabaseAnonKey }
 
     /// `apikey` plus the bearer a signed-in client sends (the anon key before sign-in).
-    func supabaseHeaders(_ user: TestUser? = nil, _ extra: [String: String] = [:]) -> [String: String] {
+    public func supabaseHeaders(_ user: TestUser? = nil, _ extra: [String: String] = [:]) -> [String: String] {
         ["apikey": anonKey, "Authorization": "Bearer \(user?.accessToken ?? anonKey)"].merging(extra) { $1 }
     }
 
     /// A JSON request with Supabase headers; `body` may be an object or an array.
-    func supabase(
+    public func supabase(
         _ method: String, _ path: String, as user: TestUser? = nil, body: Any? = nil,
         headers: [String: String] = [:]
     ) throws -> HTTPTestResponse {
@@ -27,5 +26,7 @@ extension TestApp {
 }
 
 extension HTTPTestResponse {
-    var jsonArray: [[String: Any]] { ((try? JSONSerialization.jsonObject(with: Data(body))) as? [[String: Any]]) ?? [] }
+    public var jsonArray: [[String: Any]] {
+        ((try? JSONSerialization.jsonObject(with: Data(body))) as? [[String: Any]]) ?? []
+    }
 }

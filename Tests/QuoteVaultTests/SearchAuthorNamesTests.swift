@@ -69,7 +69,7 @@ final class SearchAuthorNamesTests: XCTestCase {
         let ranked = try await app.withConnection { connection in
             try connection.query(
                 """
-                SELECT id::text AS id FROM quote_search_ranked_author('%ada lovelace%', '\\mada lovelace\\M', '\\mada lovelace',
+                SELECT id::text AS id FROM search.quote_search_ranked_author('%ada lovelace%', '\\mada lovelace\\M', '\\mada lovelace',
                                                           NULL, 1000, 0)
                 """
             ).map { try $0.decode("id", as: String.self) }
@@ -115,7 +115,7 @@ final class SearchAuthorNamesTests: XCTestCase {
         let app = try await start()
         let plans = try app.scansInPlans(
             of: """
-                SELECT * FROM quote_search_words_author('ada lovelace', '%ada lovelace%', '\\mada lovelace\\M',
+                SELECT * FROM search.quote_search_words_author('ada lovelace', '%ada lovelace%', '\\mada lovelace\\M',
                                                         '\\mada lovelace', NULL, 21, 0)
                 """)
         let lines = plans.split(separator: "\n")

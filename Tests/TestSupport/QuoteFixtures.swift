@@ -1,12 +1,12 @@
 import Foundation
 import PGClient
-import TestSupport
 
 extension TestApp {
     /// Inserts quotes directly (category cycles through the five unless given), newest last; returns their ids
     /// in insertion order.
     @discardableResult
-    func insertQuotes(_ texts: [String], author: String = "Test Author", category: String? = nil) async throws -> [UUID]
+    public func insertQuotes(_ texts: [String], author: String = "Test Author", category: String? = nil) async throws
+        -> [UUID]
     {
         let categories = ["motivation", "love", "success", "wisdom", "humor"]
         return try await withConnection { connection in
@@ -27,11 +27,11 @@ extension TestApp {
 
 extension HTTPTestResponse {
     /// The `items` array of a list envelope.
-    func items() throws -> [[String: Any]] {
+    public func items() throws -> [[String: Any]] {
         try jsonObject()["items"] as? [[String: Any]] ?? []
     }
 
-    func errorFields() throws -> [String] {
+    public func errorFields() throws -> [String] {
         (try jsonObject()["errors"] as? [[String: Any]] ?? []).compactMap { $0["field"] as? String }
     }
 }

@@ -44,7 +44,7 @@ final class ChunkedBodyLimitTests: XCTestCase {
             XCTAssertEqual(console.status, 413)
             XCTAssertEqual(console.header("Content-Type"), "text/html; charset=utf-8")
             XCTAssertTrue(console.text.contains("Too large"), console.text)
-            XCTAssertEqual(console.header("Content-Security-Policy"), ConsoleSecurityTests.policy)
+            XCTAssertEqual(console.header("Content-Security-Policy"), TestApp.consoleContentSecurityPolicy)
         }
     }
 

@@ -14,7 +14,7 @@ final class ConsolePipelineTests: XCTestCase {
         XCTAssertEqual(refused.status, 413)
         XCTAssertEqual(refused.header("Content-Type"), "text/html; charset=utf-8")
         XCTAssertTrue(refused.text.contains("Too large"), refused.text)
-        XCTAssertEqual(refused.header("Content-Security-Policy"), ConsoleSecurityTests.policy)
+        XCTAssertEqual(refused.header("Content-Security-Policy"), TestApp.consoleContentSecurityPolicy)
         XCTAssertEqual(refused.header("Cache-Control"), "no-store")
     }
 }

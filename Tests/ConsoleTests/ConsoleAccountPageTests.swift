@@ -50,7 +50,7 @@ final class ConsoleAccountPageTests: XCTestCase {
         XCTAssertTrue(try app.consoleGet("\(page)?done=reset_sent", cookie: cookie).text.contains("reset mail is on"))
         let mail = try await sink.waitForMessages(1)[0]
         XCTAssertTrue(mail.contains("forgot@example.com"))
-        let token = try XCTUnwrap(AuthTests.token(in: mail), mail)
+        let token = try XCTUnwrap(SMTPSink.token(in: mail), mail)
         let confirmed = try app.client.send(
             "POST", "/v1/auth/password-reset/confirm", json: ["token": token, "password": "a brand new one"])
         XCTAssertEqual(confirmed.status, 200, "the app's own reset flow: \(confirmed.text)")
