@@ -27,6 +27,8 @@ let package = Package(
         .target(name: "Failures"),
         // Day counts to and from proleptic Gregorian dates, shared by the database client and the HTTP layer.
         .target(name: "CivilCalendar"),
+        // QR codes (byte mode, levels L and M, versions 1-20) drawn as SVG: the console's TOTP enrolment.
+        .target(name: "QRCode"),
         // A thin, safe PostgreSQL client over libpq.
         .target(
             name: "PGClient",
@@ -67,7 +69,7 @@ let package = Package(
         .target(
             name: "Console",
             dependencies: [
-                "QuoteVault", "HTTPServer", "Failures", "PGClient", "AuthJWT",
+                "QuoteVault", "HTTPServer", "Failures", "PGClient", "AuthJWT", "QRCode",
             ]),
         // The /v1 REST API (and operations routes) mounted on the QuoteVault services.
         .target(
@@ -107,6 +109,7 @@ let package = Package(
         // real server over loopback HTTP.
         .testTarget(name: "PGClientTests", dependencies: ["PGClient", "TestSupport"]),
         .testTarget(name: "AuthJWTTests", dependencies: ["AuthJWT", "TestSupport"]),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Failures", "TestSupport"]),
         // The business: services, SQL (search, quotas, lock order), plans, migrations, imports.
         .testTarget(

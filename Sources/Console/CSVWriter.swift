@@ -2,8 +2,9 @@
 /// spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, tab or CR) gets a leading `'`, so a
 /// quote or a user agent someone typed cannot run in an owner's spreadsheet.
 enum CSVWriter {
-    static func document(header: [String], rows: [[String]]) -> [UInt8] {
-        var text = line(header)
+    /// The lines of `rows`, after `header`'s when there is one (a streamed export sends its header alone first).
+    static func document(header: [String]?, rows: [[String]]) -> [UInt8] {
+        var text = header.map(line) ?? ""
         for row in rows { text += line(row) }
         return Array(text.utf8)
     }

@@ -11,4 +11,6 @@ enum ConsoleAnswer: Sendable {
     case redirect(String, setCookie: String? = nil)
     /// A static file of the console (the stylesheet), or a download (an export) saved as `download`.
     case file(contentType: String, bytes: [UInt8], download: String? = nil)
+    /// A download written while it is read (`DownloadStream`): `write` runs after the headers are sent.
+    case download(contentType: String, filename: String, write: @Sendable (DownloadStream) async throws -> Void)
 }

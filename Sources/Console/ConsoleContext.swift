@@ -11,6 +11,7 @@ public struct ConsoleContext: Sendable {
     let editor: QuoteEditor
     let imports: QuoteImportDrafts
     let audit: AuditLog
+    let undo: QuoteUndo
     let sessions: OwnerSessions
     let signIn: OwnerSignIn
     let secondFactor: OwnerSecondFactor
@@ -39,6 +40,7 @@ public struct ConsoleContext: Sendable {
         editor = QuoteEditor(pool: pool)
         imports = QuoteImportDrafts(pool: pool)
         audit = AuditLog(pool: pool)
+        undo = QuoteUndo(pool: pool)
         sessions = OwnerSessions(pool: pool)
         signIn = OwnerSignIn(pool: pool, throttle: OwnerSignInThrottle(enabled: rateLimits))
         secondFactor = OwnerSecondFactor(pool: pool)

@@ -53,6 +53,20 @@ enum ConsolePipeline {
             var response = Response(status: 200, headers: ["Content-Type": contentType], body: bytes)
             if let download { response.headers.set("Content-Disposition", "attachment; filename=\"\(download)\"") }
             return response
+        case .download(let contentType, let filename, let write):
+            let download = DownloadStream()
+            var response = Response(status: 200, headers: ["Content-Type": contentType])
+            response.headers.set("Content-Disposition", "attachment; filename=\"\(filename)\"")
+            response.stream = download.stream
+            Task {
+                do {
+                    try await write(download)
+                    download.finish()
+                } catch {
+                    download.abort()
+                }
+            }
+            return response
         }
     }
 

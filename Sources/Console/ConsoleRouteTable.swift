@@ -37,6 +37,7 @@ enum ConsoleRouteTable {
 
         .page("/console/audit", AuditPage.show),
         .page("/console/audit.csv", cost: .expensive, AuditPage.export),
+        .action("/console/audit/{id}/undo", AuditPage.undo),
 
         .page("/console/qotd", QuoteOfTheDayPages.calendar),
         .page("/console/qotd/{date}", QuoteOfTheDayPages.day),

@@ -49,6 +49,8 @@ enum ConsoleStylesheet {
         .muted { color: #5b6574; font-size: .85rem; }
         .secret { font-family: ui-monospace, monospace; overflow-wrap: anywhere; background: #fff; padding: .5rem;
                   border: 1px dashed #aab2bf; }
+        .qr { margin: 0 0 1rem; }
+        .qr svg { width: 14rem; max-width: 100%; height: auto; display: block; }
         .pager { display: flex; gap: 1rem; margin: 1rem 0; }
         .row-bad td { background: #fdecea; }
         progress { width: 100%; height: 1.2rem; }

@@ -1,5 +1,6 @@
 import AuthJWT
 import Foundation
+import QRCode
 import QuoteVault
 
 /// The owner's own security: the TOTP second factor (enrolled, or replaced by a fresh enrolment; the secret shown
@@ -53,10 +54,19 @@ enum SecurityPages {
         autocomplete="one-time-code" maxlength="8" required></label>
         """
 
+    /// The otpauth URI as a QR code an authenticator app scans; drawn here as SVG (no script, no other service).
+    /// A URI too long for one (an email near 600 bytes) leaves the text to type.
+    private static func qrCode(_ uri: String) -> HTML {
+        guard let code = try? QRCode(text: uri, correction: .medium) else { return .empty }
+        return HTML(
+            rendered: "<figure class=\"qr\" role=\"img\" aria-label=\"QR code of the otpauth URI below\">"
+                + code.svg() + "</figure>")
+    }
+
     private static func enrolment(
         _ request: ConsoleRequest, secret: [UInt8], message: String?, status: Int, sessions: HTML
     ) -> ConsoleAnswer {
-        let totp = TOTP(secret: secret)
+        let uri = TOTP(secret: secret).provisioningURI(account: request.owner.email, issuer: "QuoteVault console")
         let error: HTML = message.map { "<p class=\"error\">\($0)</p>" } ?? .empty
         let replacing = request.owner.hasSecondFactor
         let heading: HTML =
@@ -72,9 +82,8 @@ enum SecurityPages {
                 \(heading)
                 <p>Add this secret to an authenticator app (TOTP, SHA-1, 6 digits, 30 seconds), then enter the code it
                 shows. After that, every sign-in asks for a code.</p>
-                <p class="secret">\(Base32.encode(secret))</p>
-                <p class="muted">otpauth URI:</p><p class="secret">\(totp.provisioningURI(
-                account: request.owner.email, issuer: "QuoteVault console"))</p>
+                \(qrCode(uri))<p class="secret">\(Base32.encode(secret))</p>
+                <p class="muted">otpauth URI:</p><p class="secret">\(uri)</p>
                 \(error)
                 <form class="stack" method="post" action="/console/security/totp">\(request.csrfField)
                 <input type="hidden" name="secret" value="\(Base32.encode(secret))">\(

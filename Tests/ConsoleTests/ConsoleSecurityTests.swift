@@ -91,6 +91,10 @@ final class ConsoleSecurityTests: XCTestCase {
         let page = try app.consoleGet("/console/security", cookie: cookie).text
         let secretText = try XCTUnwrap(TestApp.hiddenValue("secret", in: page))
         XCTAssertTrue(page.contains("otpauth://totp/"), page)
+        XCTAssertTrue(
+            page.contains("aria-label=\"QR code of the otpauth URI below\"><svg xmlns=\"http://www.w3.org/2000/svg\"")
+                && !page.contains("<script"),
+            "the QR code is an inline SVG drawn by the server (decoded in QRCodeTests and the browser test)")
         let secret = try XCTUnwrap(Base32.decode(secretText))
         let totp = TOTP(secret: secret)
         let now = TOTP.step(at: Date())

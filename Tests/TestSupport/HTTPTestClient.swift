@@ -187,7 +187,7 @@ public final class HTTPTestConnection: @unchecked Sendable {
         return all
     }
 
-    /// Reads one response (status line, headers, Content-Length or close-delimited body).
+    /// Reads one response (status line, headers, Content-Length, chunked or close-delimited body).
     public func readResponse(method: String = "GET") throws -> HTTPTestResponse {
         let separator: [UInt8] = Array("\r\n\r\n".utf8)
         var headerEnd: Int?
@@ -214,9 +214,14 @@ public final class HTTPTestConnection: @unchecked Sendable {
             return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
         let length = headers.first { $0.name.lowercased() == "content-length" }.flatMap { Int($0.value) }
+        let chunked = headers.contains {
+            $0.name.lowercased() == "transfer-encoding" && $0.value.lowercased().contains("chunked")
+        }
         var body: [UInt8]
         if method == "HEAD" || status == 204 || status == 304 {
             body = []
+        } else if chunked {
+            body = try readChunkedBody()
         } else if let length {
             while buffer.count < length {
                 let chunk = try receive()
@@ -229,6 +234,45 @@ public final class HTTPTestConnection: @unchecked Sendable {
             body = readToEnd()
         }
         return HTTPTestResponse(status: status, headers: headers, body: body)
+    }
+
+    /// A chunked body (a streamed answer), decoded: each chunk's size line and bytes, to the empty last chunk.
+    private func readChunkedBody() throws -> [UInt8] {
+        var body: [UInt8] = []
+        while true {
+            let line = try readLine()
+            guard let size = Int(line.split(separator: ";")[0].trimmingCharacters(in: .whitespaces), radix: 16)
+            else { throw HTTPTestError.malformedResponse("bad chunk size line: \(line)") }
+            try fill(size + 2)
+            if size == 0 {
+                // The last chunk: no trailers are sent, so its CRLF ends the body.
+                buffer.removeFirst(2)
+                return body
+            }
+            body += buffer[..<size]
+            buffer.removeFirst(size + 2)
+        }
+    }
+
+    private func readLine() throws -> String {
+        let end: [UInt8] = [13, 10]
+        while buffer.firstRange(of: end) == nil {
+            let chunk = try receive()
+            if chunk.isEmpty { throw HTTPTestError.malformedResponse("closed inside a chunked body") }
+            buffer += chunk
+        }
+        let range = buffer.firstRange(of: end)!
+        let line = String(decoding: buffer[..<range.lowerBound], as: UTF8.self)
+        buffer.removeFirst(range.upperBound)
+        return line
+    }
+
+    private func fill(_ count: Int) throws {
+        while buffer.count < count {
+            let chunk = try receive()
+            if chunk.isEmpty { throw HTTPTestError.malformedResponse("closed inside a chunked body") }
+            buffer += chunk
+        }
     }
 
     private func receive() throws -> [UInt8] {

@@ -8,14 +8,17 @@ until confirmed); tomorrow's quote pinned and served by /v1/qotd; an app user's 
 the CSRF token refused; the CSP header; every page usable at 390 px and 1280 px wide, with a screenshot of each.
 Issue 45 adds: sorting by a column and by favorites, the favorites count, the CSV and JSON export, two owners
 saving one quote (the second save refused, showing the first's version), banning and re-enabling an app user (their
-tokens and sessions refused, sign-in refused then restored), and a password-reset mail sent from the console (read
-from an SMTP sink this script runs).
+tokens refused on /v1, /rest/v1, /auth/v1, /storage/v1 and the live feed, their sessions and open feed ended,
+sign-in refused then restored), and a password-reset mail sent from the console (read
+from an SMTP sink this script runs), a deletion undone from the audit log, and the TOTP secret's QR code
+decoded (rendered by rsvg-convert, read by zbarimg).
 
 Usage: Tests/console/browser_test.py [--server PATH] [--screenshots DIR]
 Exits 1 (listing every failed check) when any check fails.
 """
 import argparse
 import datetime
+import html
 import http.client
 import json
 import os
@@ -127,6 +130,7 @@ class Server:
 
     def start(self):
         self.run("seed")
+        self.anon_key = self.run("anon-key").strip()
         self.process = subprocess.Popen([self.binary, "serve"], env=self.env, stdout=self.log, stderr=self.log)
         for _ in range(300):
             try:
@@ -254,6 +258,17 @@ def quotes(driver, server):
     submit(driver, f"/console/quotes/{quote_id}/delete", "Delete")
     wait_for(driver, lambda d: "/delete" not in d.current_url, "deleting leaves the confirmation page")
     check(server.json("GET", f"/v1/quotes/{quote_id}")[0] == 404, "the deleted quote is gone from /v1/quotes/{id}")
+
+    # Undone from the audit log's before-values: back under its id; then deleted again, as the rest expects.
+    driver.get(f"{server.base}/console/audit?action=quote.delete")
+    submit(driver, "/undo", "Undo")
+    wait_for(driver, lambda d: "The change was undone" in main_text(d), "undoing the deletion is confirmed")
+    status, quote = server.json("GET", f"/v1/quotes/{quote_id}")
+    check(status == 200 and quote["text"] == "A browser edited this quote",
+          "the undone deletion brings the quote back under its id")
+    driver.get(f"{server.base}/console/quotes/{quote_id}/delete")
+    submit(driver, f"/console/quotes/{quote_id}/delete", "Delete")
+    wait_for(driver, lambda d: "/delete" not in d.current_url, "deleting it again leaves the confirmation page")
 
 
 def search_count(server, word):
@@ -407,17 +422,70 @@ def concurrent_edit(driver, server):
           "the other owner's save is kept")
 
 
+def doors(server, token, user_id):
+    """For each door, whether it refuses `token` as a credential in its own words: /v1 and /rest/v1 401,
+    /auth/v1/user 403, /storage/v1 400 "Invalid JWT" (as Supabase Storage answers), the live feed 401."""
+    bearer = {"apikey": server.anon_key, "Authorization": f"Bearer {token}"}
+    storage_status, _, storage_text = server.request("GET", f"/storage/v1/object/avatars/{user_id}/a.png",
+                                                     headers=bearer)
+    feed, response = open_feed(server, token)
+    feed_status = response.status
+    feed.close()
+    return {
+        "/v1/me": server.request("GET", "/v1/me", headers=bearer)[0] == 401,
+        "/rest/v1": server.request("GET", "/rest/v1/collections?select=id", headers=bearer)[0] == 401,
+        "/auth/v1/user": server.request("GET", "/auth/v1/user", headers=bearer)[0] == 403,
+        "/storage/v1": storage_status == 400 and "Invalid JWT" in storage_text,
+        "/v1/sync/events": feed_status == 401,
+    }
+
+
+def open_feed(server, token):
+    """GET /v1/sync/events with `token`: the connection and its response, whose body (a live stream) is unread."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    connection.request("GET", "/v1/sync/events", headers={"Authorization": f"Bearer {token}",
+                                                          "Accept": "text/event-stream"})
+    return connection, connection.getresponse()
+
+
+def feed_ends(response, seconds=60):
+    """Reads a live stream until the server ends it (True), or `seconds` pass (False)."""
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            if not response.read1(4096):
+                return True
+    except OSError:
+        return False
+    return False
+
+
 def ban_and_enable(driver, server, account_url, email, password):
-    """Bans an app user from their page: their token and sessions are refused, sign-in too; re-enabling restores
-    sign-in."""
+    """Bans an app user from their page: their tokens (of /v1 and of /auth/v1) are refused on every door, their
+    sessions end (refresh refused, an open live feed cut), sign-in too; re-enabling restores sign-in."""
     status, session = server.json("POST", "/v1/auth/login", {"email": email, "password": password})
     check(status == 200, "the app user signs in")
     token = session["access_token"]
+    user_id = session["user"]["id"]
+    status, _, text = server.request("POST", "/auth/v1/token?grant_type=password",
+                                     json.dumps({"email": email, "password": password}),
+                                     {"apikey": server.anon_key, "Content-Type": "application/json"})
+    check(status == 200, "the app user signs in through /auth/v1 too")
+    go_true = json.loads(text)["access_token"] if status == 200 else token
+    for name, credential in [("/v1", token), ("/auth/v1", go_true)]:
+        live = doors(server, credential, user_id)
+        check(not any(live.values()), f"before the ban, the {name} token opens every door ({live})")
+    feed, stream = open_feed(server, token)
+    check(stream.status == 200, "the user's live feed is open before the ban")
     driver.get(account_url)
     submit(driver, "/ban", "Disable")
     wait_for(driver, lambda d: "The account is disabled" in main_text(d), "the ban is confirmed")
     check(re.search(r"Active sessions\s+0", main_text(driver)) is not None, "the banned user's sessions ended")
-    check(server.json("GET", "/v1/me", token=token)[0] == 401, "the banned user's access token is refused (401)")
+    check(feed_ends(stream), "the banned user's open live feed is ended")
+    feed.close()
+    for name, credential in [("/v1", token), ("/auth/v1", go_true)]:
+        refused = doors(server, credential, user_id)
+        check(all(refused.values()), f"the banned user's {name} token is refused on every door ({refused})")
     check(server.json("POST", "/v1/auth/refresh", {"refresh_token": session["refresh_token"]})[0] == 401,
           "the banned user's refresh token is refused (401)")
     status, body = server.json("POST", "/v1/auth/login", {"email": email, "password": password})
@@ -426,6 +494,7 @@ def ban_and_enable(driver, server, account_url, email, password):
     wait_for(driver, lambda d: "enabled again" in main_text(d), "re-enabling is confirmed")
     check(server.json("POST", "/v1/auth/login", {"email": email, "password": password})[0] == 200,
           "re-enabled, the user signs in again")
+    check(all(doors(server, token, user_id).values()), "re-enabled, the ended session's token stays refused")
 
 
 def reset_mail(driver, server, sink, account_url, email):
@@ -440,6 +509,23 @@ def reset_mail(driver, server, sink, account_url, email):
         status, _ = server.json("POST", "/v1/auth/password-reset/confirm",
                                 {"token": match.group(1), "password": "a new browser password"})
         check(status == 200, "the mail's link sets a new password")
+
+
+def totp_qr_code(driver, server):
+    """The security page's QR code, rendered to PNG by rsvg-convert and read by zbarimg, is the otpauth URI the page
+    shows as text (what an authenticator app scans)."""
+    status, _, page = server.request("GET", "/console/security", headers={"Cookie": console_cookie(driver)})
+    svg = re.search(r"<svg .*?</svg>", page, re.S)
+    uri = re.search(r'<p class="secret">(otpauth://[^<]+)</p>', page)
+    if not check(status == 200 and svg is not None and uri is not None, "the security page has a QR code and URI"):
+        return
+    image = os.path.join(server.work, "totp.svg")
+    with open(image, "w", encoding="utf-8") as file:
+        file.write(svg.group(0))
+    png = os.path.join(server.work, "totp.png")
+    subprocess.run(["rsvg-convert", "--zoom", "4", "--output", png, image], check=True, timeout=60)
+    read = subprocess.run(["zbarimg", "--quiet", "--raw", png], capture_output=True, text=True, timeout=60)
+    check(read.stdout.strip() == html.unescape(uri.group(1)), "the QR code reads back as the otpauth URI")
 
 
 def csrf_and_headers(driver, server, day):
@@ -511,6 +597,7 @@ def main():
         ban_and_enable(driver, server, account, email, password)
         reset_mail(driver, server, sink, account, email)
         csrf_and_headers(driver, server, day)
+        totp_qr_code(driver, server)
         account_path = urllib.parse.urlparse(account).path
         quote_id = server.json("GET", "/v1/quotes?page_size=1")[1]["items"][0]["id"]
         layouts(driver, server, [
@@ -519,7 +606,7 @@ def main():
             ("import", "/console/quotes/import"), ("import-preview", urllib.parse.urlparse(preview).path),
             ("qotd", f"/console/qotd?month={day[:7]}"), ("qotd-day", f"/console/qotd/{day}"),
             ("accounts", "/console/accounts"), ("account", account_path),
-            ("account-delete", f"{account_path}/delete"), ("audit", "/console/audit"),
+            ("account-delete", f"{account_path}/delete"), ("audit", "/console/audit?q=quote."),
             ("security", "/console/security"),
         ], arguments.screenshots)
         driver.delete_all_cookies()

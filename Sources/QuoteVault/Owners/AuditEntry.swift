@@ -14,6 +14,14 @@ public struct AuditEntry: Sendable, Equatable {
     /// Where the request came from; nil for the command line and rows older than these columns.
     public let clientAddress: String?
     public let userAgent: String?
+    /// The row this one reverses (an undo), and the undo that reversed this one.
+    public let undoes: Int64?
+    public let undoneBy: Int64?
+
+    /// Whether the console offers to undo it: a quote edit or deletion with the values before, not yet undone.
+    public var isUndoable: Bool {
+        undoneBy == nil && before != nil && QuoteUndo.undoableActions.contains(action)
+    }
 
     init(row: PGRow) throws {
         id = try row.decode("id")
@@ -25,5 +33,7 @@ public struct AuditEntry: Sendable, Equatable {
         after = try row.decode("after")
         clientAddress = try row.decode("client_address")
         userAgent = try row.decode("user_agent")
+        undoes = try row.decode("undoes")
+        undoneBy = try row.decode("undone_by")
     }
 }

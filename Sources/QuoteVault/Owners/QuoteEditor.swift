@@ -48,12 +48,13 @@ public struct QuoteEditor: Sendable {
                 let row = try connection.query(
                     """
                     UPDATE quotes SET text = \(quote.text), author = \(quote.author), category = \(quote.category)
-                    WHERE id = \(id) RETURNING \(unsafeSQL: Quote.columns())
+                    WHERE id = \(id) RETURNING \(unsafeSQL: Quote.columns()), xmin::text AS version
                     """)[0]
                 let saved = try Quote(row: row)
                 try AuditLog.record(
                     actor, action: "quote.edit", target: id.uuidString.lowercased(),
-                    before: Self.fields(old.quote), after: Self.fields(saved), connection)
+                    before: Self.fields(old.quote), after: Self.fields(saved), version: try row.decode("version"),
+                    connection)
                 return saved
             }
         }
@@ -67,10 +68,13 @@ public struct QuoteEditor: Sendable {
             try await pool.withTransaction { connection in
                 guard let old = try EditableQuote.load(id, lock: true, connection) else { throw Failure.notFound }
                 if let reason = old.frozenReason { throw Failure.conflict(reason) }
-                try connection.query("DELETE FROM quotes WHERE id = \(id)")
+                // `created_at` as JSON writes it (to the microsecond), so an undo puts the quote back in its place.
+                let createdAt: String = try connection.query(
+                    "DELETE FROM quotes WHERE id = \(id) RETURNING to_jsonb(created_at) #>> '{}' AS created_at"
+                )[0].decode("created_at")
                 try AuditLog.record(
                     actor, action: "quote.delete", target: id.uuidString.lowercased(),
-                    before: Self.fields(old.quote), connection)
+                    before: Self.fields(old.quote).merging(["created_at": createdAt]) { $1 }, connection)
             }
         } catch let error as PGError where error.sqlState == .foreignKeyViolation {
             // A pin landed between the check and the deletion.

@@ -3,7 +3,7 @@ import PGClient
 
 /// The console's quote list in any order: by a column or by how many users favorited each quote (read from
 /// `quote_favorite_counts`, which triggers keep), filtered by category; a page at a time, or all of it for an
-/// export, up to `exportLimit`. Each order has an index (migrations 0071, 0072), so any page costs about the same.
+/// export, read in keyset pages. Each order has an index (migrations 0071, 0072), so any page costs about the same.
 public struct QuoteListing: Sendable {
     /// What the list can be ordered by; the SQL of each is a constant (no input reaches it).
     public enum Sort: String, Sendable, CaseIterable {
@@ -23,6 +23,16 @@ public struct QuoteListing: Sendable {
             case .author: ["lower(s.author)", "s.id"]
             case .category: ["s.category", "s.created_at", "s.quote_id"]
             case .favorites: ["s.favorites", "s.created_at", "s.quote_id"]
+            }
+        }
+
+        /// The SQL type of each term, for a cursor's values (carried as text) to compare as the terms do.
+        fileprivate var types: [String] {
+            switch self {
+            case .added: ["timestamptz", "uuid"]
+            case .text, .author: ["text", "uuid"]
+            case .category: ["text", "timestamptz", "uuid"]
+            case .favorites: ["integer", "timestamptz", "uuid"]
             }
         }
     }
@@ -48,6 +58,11 @@ public struct QuoteListing: Sendable {
         fileprivate var fromFirst: String {
             "(" + sort.terms.joined(separator: ", ") + (descending ? ") <= " : ") >= ")
         }
+
+        /// The rows strictly after a row with the keys that follow, in this order.
+        fileprivate var after: String {
+            "(" + sort.terms.joined(separator: ", ") + (descending ? ") < " : ") > ")
+        }
     }
 
     /// A quote of the list with its favorites count.
@@ -60,9 +75,6 @@ public struct QuoteListing: Sendable {
             self.favorites = favorites
         }
     }
-
-    /// The most rows an export holds (the first ones in the chosen order).
-    public static let exportLimit = 100_000
 
     private let pool: PGPool
 
@@ -89,10 +101,35 @@ public struct QuoteListing: Sendable {
         return (try rows.map(Self.row).reversed(), total)
     }
 
-    /// The filter's rows in order, at most `exportLimit`.
-    public func export(category: QuoteCategory?, order: Order) async throws -> [Row] {
-        try await pool.query(Self.query(category: category, order: order, offset: 0, limit: Self.exportLimit))
-            .map(Self.row)
+    /// Where an export stopped: the order's keys of the last row it read, as text.
+    public struct Cursor: Sendable, Equatable {
+        fileprivate let keys: [String]
+    }
+
+    /// The next `limit` rows of the filter after `cursor` (from the first with none), for an export that reads the
+    /// whole filter a page at a time: each page is sought by the order's index, however deep. Rows written while
+    /// an export runs may be in it or not (it is no snapshot), but a row that stays put is in it exactly once.
+    /// - Returns: the rows and the cursor after them; nil when the filter has no more.
+    public func export(category: QuoteCategory?, order: Order, after cursor: Cursor?, limit: Int) async throws
+        -> (rows: [Row], next: Cursor?)
+    {
+        let table = order.sort.table
+        var query: PGQuery = "SELECT * FROM \(unsafeSQL: table.name) s WHERE true"
+        if let category { query.append(" AND s.category = \(category.rawValue)") }
+        if let cursor {
+            query.append(" AND \(unsafeSQL: order.after)(")
+            for (index, (key, type)) in zip(cursor.keys, order.sort.types).enumerated() {
+                query.append("\(unsafeSQL: index == 0 ? "" : ", ")\(key)::\(unsafeSQL: type)")
+            }
+            query.append(")")
+        }
+        query.append(" ORDER BY \(unsafeSQL: order.orderBy) LIMIT \(limit)")
+        let keys = order.sort.terms.enumerated().map { "(\($1))::text AS key\($0)" }.joined(separator: ", ")
+        let rows = try await pool.query(Self.joined(query, order: order, extra: ", " + keys))
+        let next = try rows.last.map { last in
+            Cursor(keys: try order.sort.terms.indices.map { try last.decode("key\($0)", as: String.self) })
+        }
+        return (try rows.map(Self.row), rows.count < limit ? nil : next)
     }
 
     /// A deep page does not read the rows before it: its first row is found by an index-only scan of the order's
@@ -101,10 +138,7 @@ public struct QuoteListing: Sendable {
         let table = order.sort.table
         var filter: PGQuery = ""
         if let category { filter.append(" AND s.category = \(category.rawValue)") }
-        var query: PGQuery = """
-            SELECT \(unsafeSQL: Quote.columns("q")), coalesce(c.favorites, 0)::int8 AS favorites
-            FROM (SELECT * FROM \(unsafeSQL: table.name) s WHERE true
-            """
+        var query: PGQuery = "SELECT * FROM \(unsafeSQL: table.name) s WHERE true"
         query.append(filter)
         if offset > 0 {
             query.append(
@@ -113,10 +147,21 @@ public struct QuoteListing: Sendable {
             query.append(filter)
             query.append(" ORDER BY \(unsafeSQL: order.orderBy) OFFSET \(offset) LIMIT 1)")
         }
+        query.append(" ORDER BY \(unsafeSQL: order.orderBy) LIMIT \(limit)")
+        return joined(query, order: order)
+    }
+
+    /// The quotes and favorites counts of the rows `inner` selects from the order's table, in the order.
+    private static func joined(_ inner: PGQuery, order: Order, extra: String = "") -> PGQuery {
+        var query: PGQuery = """
+            SELECT \(unsafeSQL: Quote.columns("q")), coalesce(c.favorites, 0)::int8 AS favorites\(unsafeSQL: extra)
+            FROM (
+            """
+        query.append(inner)
         query.append(
             """
-             ORDER BY \(unsafeSQL: order.orderBy) LIMIT \(limit)) s
-            JOIN quotes q ON q.id = s.\(unsafeSQL: table.id)
+            ) s
+            JOIN quotes q ON q.id = s.\(unsafeSQL: order.sort.table.id)
             LEFT JOIN quote_favorite_counts c ON c.quote_id = q.id
             ORDER BY \(unsafeSQL: order.orderBy)
             """)
