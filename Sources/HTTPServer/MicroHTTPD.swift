@@ -356,3 +356,7 @@ private func streamFreeTrampoline(context: UnsafeMutableRawPointer?) {
     reader.takeUnretainedValue().stream.connectionClosed()
     reader.release()
 }
+
+/// `send` flags for a socket whose peer may be gone: an error, not SIGPIPE. Defined here, where the C headers that
+/// declare it are imported (Glibc alone does not export it to every file in a whole-module build).
+let sendWithoutSignal = Int32(MSG_NOSIGNAL)
