@@ -128,30 +128,31 @@ def writes(args):
     status, session = call(args.url, "POST", "/v1/auth/signup", {"email": email, "password": password})
     expect("the writer's sign-up", status, {201}, session)
     token = session["access_token"]
-    per_worker = 1000  # the quota of quotes per collection
-    quotes = quote_ids(args.url, per_worker)
-    collections = []
+    quotes = quote_ids(args.url, 1000)  # the quota of quotes per collection
+    # Each worker fills its own collections, one after another: (collection, quote) pairs, each added once.
+    plans = []
     for worker in range(args.workers):
-        status, document = call(args.url, "POST", "/v1/collections", {"name": f"faults {worker}"}, token=token)
-        expect(f"collection {worker}", status, {201}, document)
-        collections.append(document["id"])
-    acknowledged = [[] for _ in collections]
-    failures = [0] * len(collections)
-    began = time.monotonic()
-    deadline = began + args.duration
-    killed_at = []
+        plan = []
+        for number in range(args.collections):
+            status, document = call(args.url, "POST", "/v1/collections", {"name": f"faults {worker}.{number}"},
+                                    token=token)
+            expect(f"collection {worker}.{number}", status, {201}, document)
+            plan += [(document["id"], quote) for quote in quotes]
+        plans.append(plan)
+    acknowledged = [[] for _ in plans]
+    failures = [0] * len(plans)
+    deadline = time.monotonic() + args.duration
 
     def work(worker):
-        for quote in quotes:
+        for collection, quote in plans[worker]:
             while time.monotonic() < deadline:
-                status, _ = call(args.url, "PUT", f"/v1/collections/{collections[worker]}/quotes/{quote}",
-                                 token=token)
+                status, _ = call(args.url, "PUT", f"/v1/collections/{collection}/quotes/{quote}", token=token)
                 if status in (200, 201):
-                    acknowledged[worker].append((quote, time.monotonic()))
+                    acknowledged[worker].append((collection, quote, time.monotonic()))
                     break
                 failures[worker] += 1
                 time.sleep(0.2)
-            if time.monotonic() >= deadline:
+            else:
                 return
 
     threads = [threading.Thread(target=work, args=(worker,)) for worker in range(args.workers)]
@@ -159,17 +160,24 @@ def writes(args):
         thread.start()
     time.sleep(args.fault_after)
     print(f"   {sum(map(len, acknowledged))} writes acknowledged; the fault: {' '.join(args.kill)}")
-    killed_at.append(time.monotonic())
     subprocess.run(args.kill, check=True, timeout=60, stdout=subprocess.DEVNULL)
+    killed_at = time.monotonic()
     for thread in threads:
         thread.join(args.duration + 30)
-    after = [moment for acks in acknowledged for _, moment in acks if moment > killed_at[0]]
-    pause = min(after) - killed_at[0] if after else None
-    present = [collection_quotes(args.url, token, collection) for collection in collections]
+    moments = sorted(moment for acks in acknowledged for _, _, moment in acks)
+    after = [moment for moment in moments if moment > killed_at]
+    around = [moment for moment in moments if moment > killed_at - 5]
+    pause = max((b - a for a, b in zip(around, around[1:])), default=None)
+    stored = {}
+    for acks in acknowledged:
+        for collection, _, _ in acks:
+            if collection not in stored:
+                stored[collection] = collection_quotes(args.url, token, collection)
     acked = sum(map(len, acknowledged))
-    lost = sum(1 for worker, acks in enumerate(acknowledged) for quote, _ in acks if quote not in present[worker])
+    lost = sum(1 for acks in acknowledged for collection, quote, _ in acks if quote not in stored[collection])
     print(f"   acknowledged {acked}, present {acked - lost}, lost {lost}; failed attempts {sum(failures)}; "
-          f"acknowledged after the fault {len(after)}, first after {pause and round(pause, 1)} s")
+          f"acknowledged after the fault {len(after)}; longest pause between acknowledgements "
+          f"{pause and round(pause, 1)} s")
     if lost or not after:
         sys.exit("compose_checks: acknowledged writes were lost, or writes did not resume after the fault")
 
@@ -189,6 +197,7 @@ def main():
     command = commands.add_parser("writes")
     command.add_argument("url")
     command.add_argument("--workers", type=int, default=4)
+    command.add_argument("--collections", type=int, default=3, help="per worker, each up to its 1,000 quotes")
     command.add_argument("--fault-after", type=float, default=10)
     command.add_argument("--duration", type=float, default=60)
     command.add_argument("kill", nargs="+")
