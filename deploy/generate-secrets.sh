@@ -12,7 +12,7 @@ umask 077
 generate jwt-secret
 generate db-password
 generate replication-password
-# The server runs as uid 10001 (Dockerfile); the postgres image's postgres user is uid 999.
+# The server runs as uid 10001 (Dockerfile); PostgreSQL as postgres, uid and gid 999 (deploy/ha.Dockerfile).
 chown 10001 jwt-secret
 chown 10001:999 db-password
 chmod 0400 jwt-secret replication-password

@@ -1,11 +1,18 @@
-# The compose "cluster" profile's PostgreSQL nodes (Patroni) and etcd members: Debian 12's packages, the same
-# versions scripts/cluster runs (patroni 3.0, etcd 3.4, PostgreSQL 15).
+# PostgreSQL and its companions for docker-compose, all from Debian 12's packages: the default profile's `db`, and
+# the "cluster" profile's etcd members, Patroni nodes and HAProxy (the versions scripts/cluster runs: PostgreSQL 15,
+# Patroni 3.0, etcd 3.4, HAProxy 2.6, pgBackRest 2.45). Each package is pinned to its release series; Debian's
+# point and security updates within it still apply.
 FROM debian:bookworm-slim
-# Patroni creates the cluster itself: no default "main" cluster from postgresql-common.
-RUN mkdir -p /etc/postgresql-common/createcluster.d \
+# The postgres user has the official image's uid/gid 999 (the secrets are readable by that group, and a volume the
+# official image made keeps its owner). Patroni creates its clusters itself: no default "main" cluster.
+RUN groupadd --system --gid 999 postgres \
+    && useradd --system --uid 999 --gid postgres --home-dir /var/lib/postgresql --shell /bin/bash postgres \
+    && mkdir -p /etc/postgresql-common/createcluster.d \
     && echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.d/no-main.conf \
     && apt-get update && apt-get install -y --no-install-recommends \
-      postgresql-15 patroni etcd-server curl ca-certificates util-linux \
-    && rm -rf /var/lib/apt/lists/*
+      postgresql-15 'patroni=3.0.*' 'etcd-server=3.4.*' 'haproxy=2.6.*' 'pgbackrest=2.45*' \
+      curl ca-certificates util-linux locales \
+    && rm -rf /var/lib/apt/lists/* \
+    && localedef -i en_US -c -f UTF-8 en_US.UTF-8
 COPY patroni.yml.in /etc/patroni/patroni.yml.in
-COPY patroni-start.sh /usr/local/bin/patroni-start.sh
+COPY patroni-start.sh postgres-start.sh /usr/local/bin/
