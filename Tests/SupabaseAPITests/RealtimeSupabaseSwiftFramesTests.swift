@@ -2,9 +2,10 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// The frames supabase-swift 2.55.1's `RealtimeClientV2` sends (read from its source: `RealtimeChannelV2.
-/// performJoin`, `RealtimeClientV2.sendHeartbeat` and `setAuth`, `RealtimeSerializer.encodeText`), replayed as
-/// it sends them with its default `vsn=2.0.0`, and the answers it decodes checked the way it decodes them.
+/// The frames supabase-swift 2.55.1's `RealtimeClientV2` sends, as captured from the real client running the app's
+/// flows against this server (its `JSONEncoder` escapes `/` and orders keys as it likes; `version` carries the
+/// platform), replayed as it sends them with its default `vsn=2.0.0`, and the answers it decodes checked the way it
+/// decodes them.
 final class RealtimeSupabaseSwiftFramesTests: XCTestCase {
     /// A server message of the 2.0.0 serializer: `[join_ref, ref, topic, event, payload]`.
     private struct Message {
@@ -29,6 +30,15 @@ final class RealtimeSupabaseSwiftFramesTests: XCTestCase {
         return nil
     }
 
+    /// `version` as supabase-swift 2.55.1 sent it on Linux (on iOS the platform part names iOS).
+    private let version =
+        #"supabase-swift\/2.55.1; platform=Linux; platform-version=Linux version 6.18.44; runtime=swift; runtime-version=6.3"#
+
+    /// The join of a channel on the user's favorites, keys in the order the real client sent them.
+    private func joinFrame(_ topic: String, joinRef: String = "1", filter: String, token: String) -> String {
+        #"["\#(joinRef)","\#(joinRef)","\#(topic)","phx_join",{"config":{"broadcast":{"ack":false,"replication_ready":false,"self":false},"presence":{"key":"","enabled":false},"private":false,"postgres_changes":[{"filter":"\#(filter)","schema":"public","event":"*","table":"user_favorites"}]},"access_token":"\#(token)","version":"\#(version)"}]"#
+    }
+
     func testAChannelOnTheUsersFavoritesAsSupabaseSwiftSubscribesRefreshesAndLeaves() async throws {
         let app = try await startTestApp()
         let user = try await app.makeUser()
@@ -38,10 +48,7 @@ final class RealtimeSupabaseSwiftFramesTests: XCTestCase {
         XCTAssertEqual(socket.status, 101)
         let topic = "realtime:public:user_favorites"
         let filter = "user_id=eq.\(lower(user.id))"
-        socket.send(
-            text:
-                #"["1","1","\#(topic)","phx_join",{"access_token":"\#(user.accessToken)","config":{"broadcast":{"ack":false,"replication_ready":false,"self":false},"postgres_changes":[{"event":"*","filter":"\#(filter)","schema":"public","table":"user_favorites"}],"presence":{"enabled":false,"key":""},"private":false},"version":"supabase-swift/2.55.1"}]"#
-        )
+        socket.send(text: joinFrame(topic, filter: filter, token: user.accessToken))
         let reply = try XCTUnwrap(next(socket))
         XCTAssertEqual([reply.joinRef, reply.ref, reply.topic, reply.event], ["1", "1", topic, "phx_reply"])
         XCTAssertEqual(reply.payload["status"] as? String, "ok")
@@ -92,5 +99,49 @@ final class RealtimeSupabaseSwiftFramesTests: XCTestCase {
         XCTAssertEqual(next(socket)?.event, "phx_reply")
         let close = try XCTUnwrap(next(socket))
         XCTAssertEqual([close.event, close.joinRef], ["phx_close", "1"])
+    }
+
+    /// `signOut` emits `signedOut`, on which `SupabaseClient` calls `realtimeV2.setAuth(supabaseKey)`: each subscribed
+    /// channel gets `access_token` with the anon key (`sb_publishable_…`, not a JWT). The channels stay, as anon: the
+    /// user's rows stop while public tables still arrive.
+    func testTheSignOutSwapToTheAnonKeyKeepsTheChannelsButStopsTheUsersRows() async throws {
+        let app = try await startTestApp()
+        let user = try await app.makeUser()
+        let quotes = try await app.insertQuotes(["One"])
+        let socket = try app.realtime(vsn: "2.0.0")
+        XCTAssertEqual(socket.status, 101)
+        let favorites = "realtime:alice-favorites"
+        socket.send(text: joinFrame(favorites, filter: "user_id=eq.\(lower(user.id))", token: user.accessToken))
+        XCTAssertEqual(next(socket)?.payload["status"] as? String, "ok")
+        XCTAssertEqual(next(socket)?.event, "system")
+        let newQuotes = "realtime:new-quotes"
+        socket.send(
+            text:
+                #"["2","2","\#(newQuotes)","phx_join",{"config":{"private":false,"postgres_changes":[{"schema":"public","event":"INSERT","table":"quotes"}],"presence":{"enabled":false,"key":""},"broadcast":{"self":false,"replication_ready":false,"ack":false}},"version":"\#(version)","access_token":"\#(user.accessToken)"}]"#
+        )
+        XCTAssertEqual(next(socket)?.payload["status"] as? String, "ok")
+        XCTAssertEqual(next(socket)?.event, "system")
+
+        socket.send(text: #"["1","3","\#(favorites)","access_token",{"access_token":"\#(app.anonKey)"}]"#)
+        socket.send(text: #"["2","4","\#(newQuotes)","access_token",{"access_token":"\#(app.anonKey)"}]"#)
+        for ref in ["3", "4"] {
+            let reply = try XCTUnwrap(next(socket))
+            XCTAssertEqual([reply.event, reply.ref], ["phx_reply", ref])
+            XCTAssertEqual(reply.payload["status"] as? String, "ok")
+        }
+
+        // The user's favorite is committed before the quote: had it been sent, it would come first.
+        XCTAssertEqual(
+            try app.client.send("PUT", "/v1/favorites/\(lower(quotes[0]))", headers: user.authorization).status, 201)
+        _ = try await app.insertQuotes(["Two"])
+        let change = try XCTUnwrap(next(socket))
+        XCTAssertEqual([change.topic, change.event], [newQuotes, "postgres_changes"])
+        XCTAssertEqual(
+            ((change.payload["data"] as? [String: Any])?["record"] as? [String: Any])?["text"] as? String, "Two")
+
+        XCTAssertEqual(try app.client.send("POST", "/v1/auth/logout", headers: user.authorization).status, 204)
+        socket.send(text: #"[null,"5","phoenix","heartbeat",{}]"#)
+        let beat = try XCTUnwrap(next(socket) { $0.topic != "phoenix" })
+        XCTAssertEqual([beat.event, beat.ref], ["phx_reply", "5"])
     }
 }
