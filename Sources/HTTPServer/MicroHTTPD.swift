@@ -4,6 +4,10 @@ import Foundation
 // The only file that touches libmicrohttpd. Everything here is internal: C types never reach the
 // module's public API.
 
+/// `send`'s flag that keeps a peer's close from raising SIGPIPE. Declared here for the WebSocket files: in a
+/// release build (whole-module) the constant resolves only where CMicroHTTPD is imported.
+let sendWithoutSignal = Int32(MSG_NOSIGNAL)
+
 /// A connection as libmicrohttpd hands it to us. Valid from the access handler's first call until the
 /// request-completed callback; while suspended, MHD keeps it alive until we resume it.
 struct ConnectionHandle: @unchecked Sendable {

@@ -127,7 +127,7 @@ public final class WebSocketConnection: Sendable {
         guard state.phase != .released, state.phase != .cut else { return }
         while !state.pending.isEmpty {
             let sent = state.pending.withUnsafeBytes {
-                Glibc.send(state.socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                Glibc.send(state.socket, $0.baseAddress, $0.count, sendWithoutSignal)
             }
             if sent > 0 {
                 state.pending.removeFirst(sent)
