@@ -355,6 +355,7 @@ async def main():
               f"{100 * connected[path][0] / alone[path][0]:.0f} % (goal >= 90 %)")
     beating.cancel()
     for subscriber in sockets:
+        subscriber.closed = True
         subscriber.transport.close()
     await asyncio.sleep(1)
 
