@@ -27,6 +27,8 @@ import subprocess
 import sys
 import time
 
+from server_process import cpu_seconds, rss_kib
+
 port, pid, anon, service, tokens_file, quote = sys.argv[1:7]
 port, pid = int(port), int(pid)
 tokens = [line.strip() for line in open(tokens_file) if line.strip()]
@@ -41,20 +43,6 @@ connections = int(os.environ.get("CONNECTIONS", "32"))
 routes = os.environ.get("ROUTES", "/v1/quotes?page=1 /v1/quotes/search?q=courage").split()
 HEARTBEAT_SECONDS = 25
 run = f"{time.time():.0f}"
-
-
-def rss_kib():
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def cpu_seconds():
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values, share):
@@ -314,7 +302,7 @@ async def main():
     print(f"cores: {os.cpu_count()}, load: {open('/proc/loadavg').read().split()[:3]}", flush=True)
     alone = await throughput("without subscribers")
     await asyncio.sleep(2)
-    before = rss_kib()
+    before = rss_kib(pid)
     sockets, started, failures = [], time.monotonic(), []
     wanted = list(plan(uids))
     batch = 200
@@ -333,18 +321,18 @@ async def main():
     for reason in sorted({str(failure) or type(failure).__name__ for failure in failures})[:5]:
         print(f"  refused: {reason}")
     await asyncio.sleep(3)
-    after = rss_kib()
+    after = rss_kib(pid)
     print(f"server VmRSS: {before / 1024:.1f} MiB before, {after / 1024:.1f} MiB with {len(sockets)} subscribers: "
           f"{(after - before) / max(1, len(sockets)):.1f} KiB per subscriber", flush=True)
     own = await own_changes(sockets[:users])
     each, last = await fan_out(sockets[users:users + fanout], sockets[users + fanout:])
     connected = await throughput(f"with {len(sockets)} subscribers")
-    idle_cpu = cpu_seconds()
+    idle_cpu = cpu_seconds(pid)
     await asyncio.sleep(5)
-    idle_cpu = cpu_seconds() - idle_cpu
+    idle_cpu = cpu_seconds(pid) - idle_cpu
     lost = sum(1 for s in sockets if s.closed)
     print(f"server CPU with the subscribers idle (heartbeats only): {idle_cpu:.2f} s over 5 s; sockets lost during "
-          f"the run: {lost}; VmRSS at the end: {rss_kib() / 1024:.1f} MiB")
+          f"the run: {lost}; VmRSS at the end: {rss_kib(pid) / 1024:.1f} MiB")
     print("summary:")
     print(f"  idle subscribers: {len(sockets)}, {(after - before) / max(1, len(sockets)):.1f} KiB each "
           f"(goal <= 10 KiB)")
