@@ -17,19 +17,13 @@ import statistics
 import sys
 import time
 
+from server_process import cpu_seconds, rss_kib
+
 port, pid, tokens_file, quote = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 tokens = [line.strip() for line in open(tokens_file) if line.strip()]
 streams_wanted = int(os.environ.get("STREAMS", "1000"))
 addresses = int(os.environ.get("ADDRESSES", "10"))
 writes = int(os.environ.get("WRITES", "300"))
-
-
-def rss_kib():
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def open_stream(token, source):
@@ -49,15 +43,9 @@ def open_stream(token, source):
     return sock
 
 
-def cpu_seconds():
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def settle():
     time.sleep(2)
-    return rss_kib()
+    return rss_kib(pid)
 
 
 before = settle()
@@ -71,9 +59,9 @@ for index in range(streams_wanted):
     by_user.setdefault(user, sock)
 opened = time.monotonic() - started
 after = settle()
-idle_cpu = cpu_seconds()
+idle_cpu = cpu_seconds(pid)
 time.sleep(5)
-idle_cpu = cpu_seconds() - idle_cpu
+idle_cpu = cpu_seconds(pid) - idle_cpu
 print(f"streams open: {len(streams)} from {addresses} addresses, {len(tokens)} users, opened in {opened:.1f} s")
 print(f"RSS: {before / 1024:.1f} MiB before, {after / 1024:.1f} MiB with the streams: "
       f"{(after - before) / len(streams):.1f} KiB per stream")
@@ -132,6 +120,6 @@ print(f"writes: {writes}, events missed: {missed}")
 for name, values in (("from the write's request", from_request), ("from the write's answer", from_answer)):
     print(f"event delay {name}: p50 {percentile(values, 0.5):.2f} ms, p99 {percentile(values, 0.99):.2f} ms, "
           f"mean {statistics.fmean(values) if values else float('nan'):.2f} ms")
-print(f"RSS at the end: {rss_kib() / 1024:.1f} MiB")
+print(f"RSS at the end: {rss_kib(pid) / 1024:.1f} MiB")
 for sock in streams:
     sock.close()

@@ -12,13 +12,7 @@ import random
 import threading
 import time
 
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+from server_process import rss_kib
 
 
 class Client:

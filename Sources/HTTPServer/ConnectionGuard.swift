@@ -220,11 +220,18 @@ final class ConnectionGuard: Sendable {
     /// away already) and any body bytes it held.
     func closed(_ connection: TrackedConnection) {
         state.withLock { state in
-            if state.tracked.removeValue(forKey: ObjectIdentifier(connection)) != nil {
+            if state.tracked.removeValue(forKey: ObjectIdentifier(connection)) != nil,
+                !connection.upgraded.load(ordering: .relaxed)
+            {
                 state.connections.remove(1, for: connection.address)
             }
         }
         releaseBody(of: connection)
+    }
+
+    /// A connection upgraded to a WebSocket (taken from MHD at the upgrade) is closed: gives its slot back.
+    func releaseUpgraded(_ connection: TrackedConnection) {
+        state.withLock { $0.connections.remove(1, for: connection.address) }
     }
 
     /// Shuts down `connection`'s socket if it is still open (MHD then closes it): a stream's consumer fell behind.

@@ -4,6 +4,10 @@ import Foundation
 // The only file that touches libmicrohttpd. Everything here is internal: C types never reach the
 // module's public API.
 
+/// `send`'s flag that keeps a peer's close from raising SIGPIPE. Declared here for the WebSocket files: in a
+/// release build (whole-module) the constant resolves only where CMicroHTTPD is imported.
+let sendWithoutSignal = Int32(MSG_NOSIGNAL)
+
 /// A connection as libmicrohttpd hands it to us. Valid from the access handler's first call until the
 /// request-completed callback; while suspended, MHD keeps it alive until we resume it.
 struct ConnectionHandle: @unchecked Sendable {
@@ -160,7 +164,7 @@ final class MicroHTTPDDaemon: @unchecked Sendable {
         }
         let flags =
             MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-            | MHD_ALLOW_UPGRADE.rawValue
+            | MHD_ALLOW_UPGRADE.rawValue | MHD_USE_TURBO.rawValue
         let context = Unmanaged.passUnretained(server).toOpaque()
         let started = withUnsafePointer(to: &address) { addressPointer in
             cmhd_start_daemon(
@@ -292,12 +296,17 @@ private func requestCompletedTrampoline(
     state.release()
 }
 
-/// An upgraded connection's handle, which gives its socket back to MHD (to close) once.
-struct UpgradeHandle: @unchecked Sendable {
-    // @unchecked: MHD's handle; MHD_upgrade_action may be called from any thread.
-    let pointer: OpaquePointer
+/// An upgraded socket, taken from MHD at the upgrade (a `dup` of its socket; MHD's connection is closed at once):
+/// MHD keeps every upgraded connection in its list of suspended ones, which it walks on every resume (each async
+/// request), and keeps its memory pool; closing it gives the connection's slot back.
+struct UpgradeHandle: Sendable {
+    let socket: Int32
+    let released: @Sendable () -> Void
 
-    func close() { cmhd_upgrade_close(pointer) }
+    func close() {
+        _ = Foundation.close(socket)
+        released()
+    }
 }
 
 /// MHD sent a `101` and hands over the socket (with any bytes the client sent after its request).
@@ -306,16 +315,27 @@ private func upgradeTrampoline(
     extraIn: UnsafePointer<CChar>?, extraInSize: Int, socket: Int32, handle: OpaquePointer?
 ) {
     guard let handle else { return }
-    let upgrade = UpgradeHandle(pointer: handle)
     guard let context, let connection, let requestContext, requestContext != cmhd_nul_in_path() else {
-        return upgrade.close()
+        return cmhd_upgrade_close(handle)
     }
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
     let state = Unmanaged<RequestContext>.fromOpaque(requestContext).takeUnretainedValue()
     let initial = extraIn.map { Array(UnsafeRawBufferPointer(start: $0, count: extraInSize)) } ?? []
-    server.upgraded(
-        state, socket: socket, handle: upgrade, initial: initial,
-        tracked: ConnectionHandle(pointer: connection).tracked)
+    let tracked = ConnectionHandle(pointer: connection).tracked
+    let own = dup(socket)
+    // The slot stays taken until the WebSocket closes (MHD's close of its connection no longer frees it).
+    tracked?.upgraded.store(true, ordering: .relaxed)
+    cmhd_upgrade_close(handle)
+    guard own >= 0 else {  // out of file descriptors: as if the client had left before the upgrade
+        if let tracked { server.connectionGuard.releaseUpgraded(tracked) }
+        if let (upgrade, _) = state.upgrade { upgrade.abandoned?() }
+        state.upgrade = nil
+        return
+    }
+    let upgrade = UpgradeHandle(socket: own) { [server] in
+        if let tracked { server.connectionGuard.releaseUpgraded(tracked) }
+    }
+    server.upgraded(state, socket: own, handle: upgrade, initial: initial, tracked: tracked)
 }
 
 /// A streamed response's reader: the stream and the connection it is written to (the reader callback is not told
