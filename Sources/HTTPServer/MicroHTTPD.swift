@@ -95,7 +95,7 @@ struct ConnectionHandle: @unchecked Sendable {
         head += "Connection: close\r\nContent-Length: \(response.body.count)\r\n\r\n"
         let bytes = Array(head.utf8) + response.body
         let socket = cmhd_connection_socket(pointer)
-        _ = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        _ = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, sendWithoutSignal) }
     }
 
     /// The guard's record of this connection (set when MHD announced it).
@@ -376,7 +376,3 @@ private func streamFreeTrampoline(context: UnsafeMutableRawPointer?) {
     reader.takeUnretainedValue().stream.connectionClosed()
     reader.release()
 }
-
-/// `send` flags for a socket whose peer may be gone: an error, not SIGPIPE. Defined here, where the C headers that
-/// declare it are imported (Glibc alone does not export it to every file in a whole-module build).
-let sendWithoutSignal = Int32(MSG_NOSIGNAL)
