@@ -42,7 +42,7 @@ let package = Package(
         .target(
             name: "HTTPServer",
             dependencies: [
-                "CMicroHTTPD", "COpenSSL", "CZlib", "CivilCalendar", "Failures",
+                "AuthJWT", "CMicroHTTPD", "CZlib", "CivilCalendar", "Failures",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // A throwaway or persistent local PostgreSQL cluster driven by initdb/pg_ctl.

@@ -5,19 +5,27 @@ internal import COpenSSL
 public enum Digest {
     /// The SHA-256 digest of `bytes` (32 bytes).
     public static func sha256(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
+        digest(bytes, EVP_sha256(), "SHA-256")
+    }
+
+    /// The SHA-1 digest of `bytes` (20 bytes): only where a protocol fixes it (a WebSocket handshake's accept value).
+    public static func sha1(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        digest(bytes, EVP_sha1(), "SHA-1")
+    }
+
+    private static func digest(_ bytes: some Collection<UInt8>, _ algorithm: OpaquePointer?, _ name: String) -> [UInt8]
+    {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let status = withCBytes(bytes) { input, count in
-            EVP_Digest(input, count, &digest, &length, EVP_sha256(), nil)
+            EVP_Digest(input, count, &digest, &length, algorithm, nil)
         }
         // Hashing memory only fails if OpenSSL cannot allocate or load its default
         // provider — the process cannot do any cryptography then, and Swift treats
         // allocation failure as fatal too. So trap rather than make every caller
         // (ETags, token hashes) handle an error they could not act on.
-        precondition(
-            status == 1 && length == SHA256_DIGEST_LENGTH,
-            "EVP_Digest(SHA-256) failed: \(OpenSSLError.drain("EVP_Digest"))")
-        return digest
+        precondition(status == 1, "EVP_Digest(\(name)) failed: \(OpenSSLError.drain("EVP_Digest"))")
+        return Array(digest.prefix(Int(length)))
     }
 
     /// The SHA-256 digest of `bytes` as 64 lowercase hex characters.

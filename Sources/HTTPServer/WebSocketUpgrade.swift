@@ -1,4 +1,4 @@
-internal import COpenSSL
+import AuthJWT
 import Foundation
 
 /// A `101 Switching Protocols` answer: once libmicrohttpd has sent it, the socket becomes a `WebSocketConnection`
@@ -48,8 +48,6 @@ public struct WebSocketUpgrade: Sendable {
     /// base64(SHA-1(key + the protocol's GUID)).
     static func acceptValue(for key: String) -> String {
         let input = Array((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8)
-        var digest = [UInt8](repeating: 0, count: Int(SHA_DIGEST_LENGTH))
-        _ = SHA1(input, input.count, &digest)
-        return Data(digest).base64EncodedString()
+        return Data(Digest.sha1(input)).base64EncodedString()
     }
 }
