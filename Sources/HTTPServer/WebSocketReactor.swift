@@ -230,8 +230,10 @@ final class WebSocketReactor: Sendable {
         }
         guard let (socket, upgrade) = released else { return }
         _ = cmhd_epoll_remove(epoll, socket)
+        // The handler hears of it before the socket stops counting as open: no count of open sockets is ever lower
+        // than the closes its handlers have seen.
+        reader.handler.closed(reader.connection)
         entries.withLock { _ = $0.removeValue(forKey: socket) }
         upgrade.close()
-        reader.handler.closed(reader.connection)
     }
 }
