@@ -7,7 +7,9 @@ import XCTest
 /// members of an instance killed leave within the lease; the limit counts both instances' sockets.
 final class RealtimePresenceInstancesTests: XCTestCase {
     private func track(_ socket: WebSocketTestClient, _ topic: String, _ payload: [String: Any]) -> String? {
-        status(socket.reply(to: socket.push(topic, "presence", ["type": "presence", "event": "track", "payload": payload])))
+        status(
+            socket.reply(
+                to: socket.push(topic, "presence", ["type": "presence", "event": "track", "payload": payload])))
     }
 
     /// The metas listed under `key` in a presence_diff's `joins` or `leaves`.
@@ -43,7 +45,8 @@ final class RealtimePresenceInstancesTests: XCTestCase {
         XCTAssertEqual(metas(replaced, "leaves", "ada")?.first?["status"] as? String, "online")
 
         XCTAssertEqual(
-            status(ada.reply(to: ada.push("realtime:room", "presence", ["type": "presence", "event": "untrack"]))), "ok")
+            status(ada.reply(to: ada.push("realtime:room", "presence", ["type": "presence", "event": "untrack"]))), "ok"
+        )
         let left = watcher.next("presence_diff")?["payload"] as? [String: Any]
         XCTAssertEqual(metas(left, "leaves", "ada")?.first?["status"] as? String, "away")
 
