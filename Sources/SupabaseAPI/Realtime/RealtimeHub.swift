@@ -108,6 +108,9 @@ public final class RealtimeHub: Sendable {
     /// Whether both listening connections' threads still run (for shutdown).
     public var isListening: Bool { listeners.withLock { $0.contains(where: \.isRunning) } }
 
+    /// Whether both listening connections are listening now (a change committed before that reaches no one).
+    public var isConnected: Bool { listeners.withLock { !$0.isEmpty && $0.allSatisfy { $0.backendPID != 0 } } }
+
     /// Sockets open now.
     public var openSockets: Int { state.withLock { $0.sockets.count } }
 
@@ -213,7 +216,12 @@ public final class RealtimeHub: Sendable {
         guard !sessions.isEmpty else { return }
         do {
             let live = try await authenticator.liveSessions(Array(sessions))
-            for socket in sockets { socket.revokeChannels(reason: "Session ended") { !live.contains($0.session) } }
+            for socket in sockets {
+                // Only sessions asked about: a channel may have swapped to another since.
+                socket.revokeChannels(reason: "Session ended") {
+                    sessions.contains($0.session) && !live.contains($0.session)
+                }
+            }
         } catch {
             // The database cannot say now; the next notification or token expiry decides.
             logger.warning("realtime: could not check sessions", metadata: ["error": "\(error)"])

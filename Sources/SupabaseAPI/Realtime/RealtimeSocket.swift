@@ -243,11 +243,13 @@ final class RealtimeSocket: WebSocketHandler {
         }
     }
 
-    /// Takes `topic`'s channel off the socket (and its token off the hub's count), if it is there.
-    private func removeChannel(_ topic: String) -> Channel? {
+    /// Takes `topic`'s channel off the socket (and its token off the hub's count), if it is there and `condition`
+    /// holds for it.
+    private func removeChannel(_ topic: String, if condition: (Channel) -> Bool = { _ in true }) -> Channel? {
         state.withLock { state in
             var channels = state.channels
-            guard let channel = channels.removeValue(forKey: topic) else { return nil }
+            guard let channel = channels[topic], condition(channel) else { return nil }
+            channels[topic] = nil
             _ = indexed(channels)  // fewer users: never refused
             state.channels = channels
             return channel
@@ -372,20 +374,17 @@ final class RealtimeSocket: WebSocketHandler {
     /// Closes the channels whose user's token `ends` (its session, its expiry): each is told (`system` with an
     /// error, then `phx_close`); the socket and its other channels continue.
     func revokeChannels(reason: String, where ends: (_ token: (session: UUID, expires: Int)) -> Bool) {
-        let topics = state.withLock { state in
-            state.channels.compactMap { topic, channel -> String? in
-                guard case .user(_, let session, let expires) = channel.caller, ends((session, expires)) else {
-                    return nil
-                }
-                return topic
-            }
+        func ending(_ channel: Channel) -> Bool {
+            if case .user(_, let session, let expires) = channel.caller { ends((session, expires)) } else { false }
         }
-        for topic in topics { revoke(topic, reason: reason) }
+        let topics = state.withLock { state in state.channels.filter { ending($0.value) }.map(\.key) }
+        // Checked again as each is taken: its token may have been swapped meanwhile.
+        for topic in topics { revoke(topic, reason: reason, if: ending) }
     }
 
     /// Closes one channel: `system` with the error, then `phx_close`.
-    private func revoke(_ topic: String, reason: String) {
-        guard let channel = removeChannel(topic) else { return }
+    private func revoke(_ topic: String, reason: String, if condition: (Channel) -> Bool = { _ in true }) {
+        guard let channel = removeChannel(topic, if: condition) else { return }
         hub.left(topic, socket: self)
         let system: JSONValue = .object([
             "status": .string("error"), "message": .string(reason), "extension": .string("system"),
