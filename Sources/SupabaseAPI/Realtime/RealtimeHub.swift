@@ -13,7 +13,8 @@ import Synchronization
 /// A change goes only to sockets that may read the row, decided in memory from the row's owner: the sockets of
 /// that user (and of the service role) for a private table, every socket for a public one. A broadcast reaches
 /// this instance's sockets at once and the others' through the same channel (`pg_notify`, marked with this
-/// instance's id so that it does not come back); presence stays within this instance.
+/// instance's id so that it does not come back). Presences and each user's socket count cross instances the same
+/// way, with a heartbeat lease for an instance that dies (RealtimePeers says why).
 public final class RealtimeHub: Sendable {
     private struct State {
         var sockets: [ObjectIdentifier: RealtimeSocket] = [:]
@@ -308,12 +309,17 @@ public final class RealtimeHub: Sendable {
         var stamped: [String: JSONValue] = if case .object(let fields) = meta { fields } else { [:] }
         stamped["phx_ref"] = .string(String(UInt64.random(in: 0...UInt64.max), radix: 36))
         let member = PresenceMember(key: key, meta: .object(stamped))
-        let previous = state.withLock { state in
+        var isOpen = false
+        let previous = state.withLock { state -> PresenceMember? in
+            // A track that raced its socket's close would stay forever.
+            guard state.sockets[socket.id] != nil else { return nil }
+            isOpen = true
             let previous = state.presence[topic]?[socket.id]
             state.presence[topic, default: [:]][socket.id] = member
             announce(.track(topic: topic, member: member, replaces: previous?.ref))
             return previous
         }
+        guard isOpen else { return }
         sendDiff(topic, joins: [member], leaves: previous.map { [$0] } ?? [])
     }
 
