@@ -77,6 +77,43 @@ final class RealtimePresenceInstancesTests: XCTestCase {
         XCTAssertTrue(watcher.staysQuiet(for: 0.5) { $0["event"] as? String != "presence_diff" })
     }
 
+    /// The second instance's listener is killed and an untrack is made meanwhile (missed, or heard if the listener
+    /// was back in time): either way the member leaves there, and the member still tracked stays.
+    func testAReconnectedListenerDropsWhatItMissedAndKeepsTheRest() async throws {
+        let first = try await startTestApp()
+        let second = try await startTestApp(databaseURL: first.databaseURL)
+        let watcher = try second.realtime()
+        XCTAssertEqual(status(watcher.join("realtime:room", presence: ["key": "bob", "enabled": true])), "ok")
+        var members: [WebSocketTestClient] = []
+        for key in ["ada", "eve"] {
+            let socket = try first.realtime()
+            XCTAssertEqual(status(socket.join("realtime:room", presence: ["key": key, "enabled": true])), "ok")
+            XCTAssertEqual(track(socket, "realtime:room", ["name": key]), "ok")
+            XCTAssertNotNil(metas(watcher.next("presence_diff")?["payload"] as? [String: Any], "joins", key))
+            members.append(socket)
+        }
+        let listener = try XCTUnwrap(second.application.supabase.realtime.changesListener)
+        let pid = listener.backendPID
+        XCTAssertNotEqual(pid, 0)
+        try await first.withConnection { connection in try connection.query("SELECT pg_terminate_backend(\(pid))") }
+        XCTAssertEqual(
+            status(
+                members[0].reply(
+                    to: members[0].push("realtime:room", "presence", ["type": "presence", "event": "untrack"]))), "ok")
+        let left = watcher.nextMessage(within: 20) {
+            !($0["event"] as? String == "presence_diff"
+                && metas($0["payload"] as? [String: Any], "leaves", "ada") != nil)
+        }
+        XCTAssertNotNil(left, "ada left on the second instance")
+        for _ in 0..<500 where listener.listeningSessions < 2 { try await Task.sleep(for: .milliseconds(20)) }
+        XCTAssertGreaterThanOrEqual(listener.listeningSessions, 2)
+        XCTAssertTrue(
+            watcher.staysQuiet(for: 1) { $0["event"] as? String != "presence_diff" }, "eve, re-announced, stays")
+        let late = try second.realtime()
+        XCTAssertEqual(status(late.join("realtime:room", presence: ["key": "cy", "enabled": true])), "ok")
+        XCTAssertEqual((late.next("presence_state")?["payload"] as? [String: Any])?.keys.sorted(), ["eve"])
+    }
+
     func testTheMembersOfAKilledInstanceLeaveWithinTheLease() async throws {
         let first = try await startTestApp()
         let server = try ServerProcess(

@@ -109,6 +109,9 @@ public final class RealtimeHub: Sendable {
     /// Whether both listening connections' threads still run (for shutdown).
     public var isListening: Bool { listeners.withLock { $0.contains(where: \.isRunning) } }
 
+    /// The connection listening for changes, broadcasts and the other instances (for operators and tests).
+    public var changesListener: PGListener? { listeners.withLock { $0.first } }
+
     /// Whether both listening connections are listening now (a change committed before that reaches no one).
     public var isConnected: Bool { listeners.withLock { !$0.isEmpty && $0.allSatisfy { $0.backendPID != 0 } } }
 
