@@ -205,6 +205,50 @@ final class RealtimeChangesTests: XCTestCase {
         XCTAssertEqual(socket.next("phx_close")?["topic"] as? String, "realtime:mine")
     }
 
+    /// The entries of a deleted collection go by cascade, after the collection: their DELETEs still reach the
+    /// owner (migration 0084), and no one else.
+    func testEntriesDeletedWithTheirCollectionReachTheOwner() async throws {
+        let app = try await startTestApp()
+        let user = try await app.makeUser()
+        let other = try await app.makeUser()
+        let quotes = try await app.insertQuotes(["One", "Two"])
+        let entries: [[String: Any]] = [["event": "*", "schema": "public", "table": "collection_quotes"]]
+        let socket = try app.realtime()
+        XCTAssertEqual(status(socket.join("realtime:entries", changes: entries, token: user.accessToken)), "ok")
+        let stranger = try app.realtime()
+        XCTAssertEqual(status(stranger.join("realtime:entries", changes: entries, token: other.accessToken)), "ok")
+        let collection = try await app.withConnection { connection in
+            try connection.transaction { connection in
+                let rows = try connection.query(
+                    "INSERT INTO collections (user_id, name) VALUES (\(user.id), 'Doomed') RETURNING id")
+                let id = try rows[rows.startIndex].decode("id", as: UUID.self)
+                for quote in quotes {
+                    try connection.query(
+                        "INSERT INTO collection_quotes (collection_id, quote_id) VALUES (\(id), \(quote))")
+                }
+                return id
+            }
+        }
+        for _ in quotes { XCTAssertEqual(socket.nextChange()?["type"] as? String, "INSERT") }
+
+        let deleted = try app.supabase("DELETE", "/rest/v1/collections?id=eq.\(lower(collection))", as: user)
+        XCTAssertEqual(deleted.status, 204, deleted.text)
+        var gone: Set<String> = []
+        for _ in quotes {
+            let change = try XCTUnwrap(socket.nextChange())
+            XCTAssertEqual(change["type"] as? String, "DELETE")
+            XCTAssertEqual(change["table"] as? String, "collection_quotes")
+            XCTAssertTrue(change["errors"] is NSNull)
+            let old = try XCTUnwrap(change["old_record"] as? [String: Any])
+            XCTAssertEqual(old["collection_id"] as? String, lower(collection))
+            XCTAssertNotNil(old["added_at"] as? String, "the whole row, not only its key")
+            gone.insert(try XCTUnwrap(old["quote_id"] as? String))
+        }
+        XCTAssertEqual(gone, Set(quotes.map(lower)))
+        XCTAssertTrue(socket.staysQuiet(for: 0.5) { $0["event"] as? String != "postgres_changes" }, "each once")
+        XCTAssertTrue(stranger.staysQuiet(for: 0.2) { $0["event"] as? String != "postgres_changes" })
+    }
+
     func testAnExpiredTokenClosesTheChannelAndAnInvalidSwapToo() async throws {
         let app = try await startTestApp()
         let user = try await app.makeUser()

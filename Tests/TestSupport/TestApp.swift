@@ -53,6 +53,14 @@ public final class TestApp: Sendable {
         let application = try Application.build(configuration: configuration, logger: logger)
         try await application.migrate()
         try application.start()
+        // A change committed before the notification listeners listen reaches no socket or stream: tests wait.
+        for _ in 0..<500
+        where
+            !(application.supabase.realtime.isConnected
+            && application.context.live.notificationListener?.backendPID ?? 0 != 0)
+        {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         return TestApp(application: application, databaseURL: url)
     }
 

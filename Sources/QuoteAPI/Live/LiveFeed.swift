@@ -22,9 +22,6 @@ public final class LiveFeed: Sendable {
     private struct State {
         var byUser: [UUID: [ObjectIdentifier: Subscriber]] = [:]
         var byAddress: [String: Int] = [:]
-        /// Users being looked at now, and those notified again meanwhile.
-        var looking: Set<UUID> = []
-        var again: Set<UUID> = []
     }
 
     public let limits: LiveFeedLimits
@@ -32,6 +29,8 @@ public final class LiveFeed: Sendable {
     private let authenticator: Authenticator
     private let logger: Logger
     private let state = Mutex(State())
+    /// One look per user at a time, and one more for the notifications that arrive meanwhile.
+    private let looks = CoalescingRunner<UUID>()
     private let warnings: Mutex<ContinuousClock.Instant?> = Mutex(nil)
     private let keepAlive = Mutex<Task<Void, Never>?>(nil)
     private let listener = Mutex<PGListener?>(nil)
@@ -128,25 +127,8 @@ public final class LiveFeed: Sendable {
 
     /// `userID`'s feed changed or one of its sessions ended (a notification, on any instance).
     public func changed(_ userID: UUID) {
-        let start = state.withLock { state -> Bool in
-            guard state.byUser[userID] != nil else { return false }
-            guard !state.looking.contains(userID) else {
-                state.again.insert(userID)
-                return false
-            }
-            state.looking.insert(userID)
-            return true
-        }
-        guard start else { return }
-        Task {
-            repeat {
-                await self.look(at: userID)
-            } while self.state.withLock { state in
-                if state.again.remove(userID) != nil { return true }
-                state.looking.remove(userID)
-                return false
-            }
-        }
+        guard state.withLock({ $0.byUser[userID] != nil }) else { return }
+        looks.request(userID) { [weak self] in await self?.look(at: userID) }
     }
 
     /// Notifications may have been missed (the listener reconnected): every stream gets the current position.

@@ -13,19 +13,23 @@ import Synchronization
 /// A change goes only to sockets that may read the row, decided in memory from the row's owner: the sockets of
 /// that user (and of the service role) for a private table, every socket for a public one. A broadcast reaches
 /// this instance's sockets at once and the others' through the same channel (`pg_notify`, marked with this
-/// instance's id so that it does not come back); presence stays within this instance.
+/// instance's id so that it does not come back). Presences and each user's socket count cross instances the same
+/// way, with a heartbeat lease for an instance that dies (RealtimePeers says why).
 public final class RealtimeHub: Sendable {
     private struct State {
         var sockets: [ObjectIdentifier: RealtimeSocket] = [:]
         var byAddress: [String: Int] = [:]
+        /// The sockets with a channel of each user, and of the service role (as each socket last told `index`).
         var byUser: [UUID: Set<ObjectIdentifier>] = [:]
         var serviceRole: Set<ObjectIdentifier> = []
+        /// Per socket, the users whose channels it has.
+        var usersOf: [ObjectIdentifier: Set<UUID>] = [:]
         var topics: [String: Set<ObjectIdentifier>] = [:]
-        /// Per topic, per socket: its presence key and meta.
-        var presence: [String: [ObjectIdentifier: (key: String, meta: JSONValue)]] = [:]
-        /// Users whose sockets' sessions are being checked now, and those notified again meanwhile.
-        var checking: Set<UUID> = []
-        var checkAgain: Set<UUID> = []
+        /// Per topic, per socket: its presence.
+        var presence: [String: [ObjectIdentifier: PresenceMember]] = [:]
+        /// The other instances' presences and sockets.
+        var peers = RealtimePeers()
+        var lastAlive: ContinuousClock.Instant?
     }
 
     public let limits: RealtimeLimits
@@ -37,8 +41,12 @@ public final class RealtimeHub: Sendable {
     private let instance = UUID().uuidString
     private let logger: Logger
     private let state = Mutex(State())
+    /// One check of a user's sessions at a time, and one more for the notifications that arrive meanwhile.
+    private let sessionChecks = CoalescingRunner<UUID>()
     private let listeners = Mutex<[PGListener]>([])
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
+    /// This instance's messages to the others, in order (from `start`).
+    private let announcer = Mutex<RealtimeAnnouncer?>(nil)
 
     public static let changesChannel = "realtime_changes"
     public static let sessionsChannel = "library_changes"
@@ -60,9 +68,9 @@ public final class RealtimeHub: Sendable {
                 if let change = RealtimeChange(notification: payload) {
                     self.deliver(change)
                 } else {
-                    self.relay(payload)
+                    self.received(payload)
                 }
-            }, onReconnect: {})
+            }, onReconnect: { [weak self] in self?.askEveryPeer() })
         let sessions = PGListener(
             connectionString: databaseURL, channel: Self.sessionsChannel, logger: logger,
             onNotification: { [weak self] payload in
@@ -70,6 +78,11 @@ public final class RealtimeHub: Sendable {
                 self.checkSessions(of: userID)
             },
             onReconnect: { [weak self] in self?.checkEverySession() })
+        announcer.withLock {
+            $0 = RealtimeAnnouncer(
+                pool: pool, channel: Self.changesChannel, logger: logger,
+                onRecovered: { [weak self] in self?.announceAgain() })
+        }
         changes.start()
         sessions.start()
         listeners.withLock { $0 = [changes, sessions] }
@@ -77,6 +90,7 @@ public final class RealtimeHub: Sendable {
         sweeper.withLock {
             $0 = Task { [weak self] in
                 while !Task.isCancelled {
+                    self?.keepPeersInformed()
                     try? await Task.sleep(for: interval)
                     self?.revokeExpired()
                 }
@@ -84,7 +98,10 @@ public final class RealtimeHub: Sendable {
         }
     }
 
+    /// Stops listening; the other instances are told that this one's presences and sockets are gone.
     public func stop() {
+        state.withLock { _ in announce(.bye) }
+        announcer.withLock { $0?.finish() }
         for listener in listeners.withLock({ $0 }) { listener.stop() }
         sweeper.withLock { $0?.cancel() }
     }
@@ -92,8 +109,22 @@ public final class RealtimeHub: Sendable {
     /// Whether both listening connections' threads still run (for shutdown).
     public var isListening: Bool { listeners.withLock { $0.contains(where: \.isRunning) } }
 
+    /// The connection listening for changes, broadcasts and the other instances (for operators and tests).
+    public var changesListener: PGListener? { listeners.withLock { $0.first } }
+
+    /// Whether both listening connections are listening now (a change committed before that reaches no one).
+    public var isConnected: Bool { listeners.withLock { !$0.isEmpty && $0.allSatisfy { $0.backendPID != 0 } } }
+
     /// Sockets open now.
     public var openSockets: Int { state.withLock { $0.sockets.count } }
+
+    /// The sockets with a channel of `user` on every instance, as this one knows (for operators and tests).
+    public func sockets(ofUser user: UUID) -> Int {
+        state.withLock { $0.byUser[user, default: []].count + $0.peers.sockets(of: user) }
+    }
+
+    /// The other instances heard from within the lease.
+    public var peerInstances: Int { state.withLock { $0.peers.count } }
 
     // MARK: sockets
 
@@ -106,9 +137,7 @@ public final class RealtimeHub: Sendable {
             state.sockets[socket.id] = socket
             return true
         }
-        guard admitted else { return nil }
-        _ = change(socket, to: caller)
-        return socket
+        return admitted ? socket : nil
     }
 
     func remove(_ socket: RealtimeSocket) {
@@ -116,38 +145,40 @@ public final class RealtimeHub: Sendable {
             guard state.sockets.removeValue(forKey: socket.id) != nil else { return }
             let left = state.byAddress[socket.address, default: 1] - 1
             state.byAddress[socket.address] = left > 0 ? left : nil
-            unindex(socket.id, caller: socket.caller, in: &state)
+            reindex(socket.id, users: [], serviceRole: false, in: &state)
         }
     }
 
-    /// Makes `caller` the socket's; false (nothing changed) when that would take a user past its limit.
-    func change(_ socket: RealtimeSocket, to caller: RealtimeCaller) -> Bool {
+    /// Records whose channels `socket` has now (each channel has its own token); false, with nothing changed, when
+    /// a user it did not have would go past the per-user limit, which counts the other instances' sockets too.
+    /// The socket calls it holding its own lock (the hub never takes a socket's lock while holding its own).
+    func index(_ socket: RealtimeSocket, users: Set<UUID>, serviceRole: Bool) -> Bool {
         state.withLock { state in
-            guard state.sockets[socket.id] != nil else { return false }
-            if let user = caller.userID, user != socket.caller.userID,
-                state.byUser[user, default: []].count >= limits.connectionsPerUser
-            {
+            guard state.sockets[socket.id] != nil else { return users.isEmpty && !serviceRole }
+            let added = users.subtracting(state.usersOf[socket.id] ?? [])
+            for user in added
+            where state.byUser[user, default: []].count + state.peers.sockets(of: user) >= limits.connectionsPerUser {
                 return false
             }
-            let previous = socket.exchangeCaller(caller)
-            unindex(socket.id, caller: previous, in: &state)
-            switch caller {
-            case .user(let id, _, _): state.byUser[id, default: []].insert(socket.id)
-            case .serviceRole: state.serviceRole.insert(socket.id)
-            case .anonymous: break
-            }
+            reindex(socket.id, users: users, serviceRole: serviceRole, in: &state)
             return true
         }
     }
 
-    private func unindex(_ id: ObjectIdentifier, caller: RealtimeCaller, in state: inout State) {
-        switch caller {
-        case .user(let user, _, _):
+    private func reindex(_ id: ObjectIdentifier, users: Set<UUID>, serviceRole: Bool, in state: inout State) {
+        let before = state.usersOf[id] ?? []
+        for user in before.subtracting(users) {
             state.byUser[user]?.remove(id)
-            if state.byUser[user]?.isEmpty == true { state.byUser[user] = nil }
-        case .serviceRole: state.serviceRole.remove(id)
-        case .anonymous: break
+            let count = state.byUser[user]?.count ?? 0
+            if count == 0 { state.byUser[user] = nil }
+            announce(.sockets(user: user, count: count))
         }
+        for user in users.subtracting(before) {
+            state.byUser[user, default: []].insert(id)
+            announce(.sockets(user: user, count: state.byUser[user]?.count ?? 0))
+        }
+        state.usersOf[id] = users.isEmpty ? nil : users
+        if serviceRole { state.serviceRole.insert(id) } else { state.serviceRole.remove(id) }
     }
 
     // MARK: changes
@@ -168,27 +199,13 @@ public final class RealtimeHub: Sendable {
     /// Notifications for a user that arrive while its sockets are being checked are answered by one more check,
     /// not one each (every write to the user's library notifies too).
     private func checkSessions(of userID: UUID) {
-        let start = state.withLock { state -> Bool in
-            guard state.byUser[userID] != nil else { return false }
-            guard !state.checking.contains(userID) else {
-                state.checkAgain.insert(userID)
-                return false
-            }
-            state.checking.insert(userID)
-            return true
-        }
-        guard start else { return }
-        Task {
-            repeat {
-                let sockets = state.withLock { state in
+        guard state.withLock({ $0.byUser[userID] != nil }) else { return }
+        sessionChecks.request(userID) { [weak self] in
+            guard let self else { return }
+            await self.check(
+                self.state.withLock { state in
                     (state.byUser[userID] ?? []).compactMap { state.sockets[$0] }
-                }
-                await check(sockets)
-            } while state.withLock { state in
-                if state.checkAgain.remove(userID) != nil { return true }
-                state.checking.remove(userID)
-                return false
-            }
+                })
         }
     }
 
@@ -199,15 +216,14 @@ public final class RealtimeHub: Sendable {
     }
 
     private func check(_ sockets: [RealtimeSocket]) async {
-        let sessions = sockets.compactMap { socket -> UUID? in
-            if case .user(_, let session, _) = socket.caller { session } else { nil }
-        }
+        let sessions = Set(sockets.flatMap(\.sessions))
         guard !sessions.isEmpty else { return }
         do {
-            let live = try await authenticator.liveSessions(Array(Set(sessions)))
+            let live = try await authenticator.liveSessions(Array(sessions))
             for socket in sockets {
-                if case .user(_, let session, _) = socket.caller, !live.contains(session) {
-                    socket.revoke("Session ended")
+                // Only sessions asked about: a channel may have swapped to another since.
+                socket.revokeChannels(reason: "Session ended") {
+                    sessions.contains($0.session) && !live.contains($0.session)
                 }
             }
         } catch {
@@ -218,12 +234,10 @@ public final class RealtimeHub: Sendable {
 
     private func revokeExpired() {
         let now = Int(Date().timeIntervalSince1970)
-        let expired = state.withLock { state in
-            state.byUser.values.flatMap { $0 }.compactMap { state.sockets[$0] }.filter {
-                if case .user(_, _, let expires) = $0.caller { expires <= now } else { false }
-            }
+        let sockets = state.withLock { state in
+            Set(state.byUser.values.flatMap { $0 }).compactMap { state.sockets[$0] }
         }
-        for socket in expired { socket.revoke("Token has expired") }
+        for socket in sockets { socket.revokeChannels(reason: "Token has expired") { $0.expires <= now } }
     }
 
     // MARK: topics: broadcast and presence
@@ -269,51 +283,124 @@ public final class RealtimeHub: Sendable {
         }
     }
 
-    /// Another instance's broadcast, for this instance's sockets joined to its topic.
-    private func relay(_ notification: String) {
+    /// A notification that is not a row change: another instance's broadcast or peer message.
+    private func received(_ notification: String) {
         guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(notification.utf8)),
-            let origin = value["origin"]?.stringValue, origin != instance, let topic = value["topic"]?.stringValue,
-            let payload = value["broadcast"]?.stringValue
+            let origin = value["origin"]?.stringValue, origin != instance
         else { return }
+        if let (origin, message) = RealtimePeerMessage.decode(value) {
+            return heard(message, from: origin)
+        }
+        guard let topic = value["topic"]?.stringValue, let payload = value["broadcast"]?.stringValue else { return }
         for socket in members(of: topic) { socket.send(topic: topic, event: "broadcast", payload: payload) }
     }
 
-    /// Everyone present in `topic`: `{key: {metas: [meta, …]}}`.
+    // MARK: presence
+
+    /// The largest presence meta that can go to other instances, as for a broadcast.
+    static let presenceLimit = 7_000
+    /// The largest topic and presence key together (JSON-escaped), so that a track fits in one notification.
+    static let presenceNameLimit = 512
+
+    /// Everyone present in `topic` on every instance: `{key: {metas: [meta, …]}}`.
     func presenceState(_ topic: String) -> String {
-        let entries = state.withLock { Array(($0.presence[topic] ?? [:]).values) }
-        var byKey: [String: [JSONValue]] = [:]
-        for (key, meta) in entries { byKey[key, default: []].append(meta) }
-        return PhoenixMessage.json(.object(byKey.mapValues { .object(["metas": .array($0)]) }))
+        let members = state.withLock { Array(($0.presence[topic] ?? [:]).values) + $0.peers.members(of: topic) }
+        return PhoenixMessage.json(PresenceMember.grouped(members))
     }
 
     func track(_ topic: String, key: String, meta: JSONValue, socket: RealtimeSocket) {
         var stamped: [String: JSONValue] = if case .object(let fields) = meta { fields } else { [:] }
         stamped["phx_ref"] = .string(String(UInt64.random(in: 0...UInt64.max), radix: 36))
-        let previous = state.withLock { state in
-            defer { state.presence[topic, default: [:]][socket.id] = (key, .object(stamped)) }
-            return state.presence[topic]?[socket.id]
+        let member = PresenceMember(key: key, meta: .object(stamped))
+        var isOpen = false
+        let previous = state.withLock { state -> PresenceMember? in
+            // A track that raced its socket's close would stay forever.
+            guard state.sockets[socket.id] != nil else { return nil }
+            isOpen = true
+            let previous = state.presence[topic]?[socket.id]
+            state.presence[topic, default: [:]][socket.id] = member
+            announce(.track(topic: topic, member: member, replaces: previous?.ref))
+            return previous
         }
-        sendDiff(topic, joins: [(key, .object(stamped))], leaves: previous.map { [$0] } ?? [])
+        guard isOpen else { return }
+        sendDiff(topic, joins: [member], leaves: previous.map { [$0] } ?? [])
     }
 
     func untrack(_ topic: String, socket: RealtimeSocket) {
-        let previous = state.withLock { state in
+        let previous = state.withLock { state -> PresenceMember? in
             defer { if state.presence[topic]?.isEmpty == true { state.presence[topic] = nil } }
-            return state.presence[topic]?.removeValue(forKey: socket.id)
+            guard let previous = state.presence[topic]?.removeValue(forKey: socket.id) else { return nil }
+            announce(.untrack(topic: topic, ref: previous.ref))
+            return previous
         }
         guard let previous else { return }
         sendDiff(topic, joins: [], leaves: [previous])
     }
 
-    private func sendDiff(
-        _ topic: String, joins: [(key: String, meta: JSONValue)], leaves: [(key: String, meta: JSONValue)]
-    ) {
-        func grouped(_ entries: [(key: String, meta: JSONValue)]) -> JSONValue {
-            var byKey: [String: [JSONValue]] = [:]
-            for (key, meta) in entries { byKey[key, default: []].append(meta) }
-            return .object(byKey.mapValues { .object(["metas": .array($0)]) })
-        }
-        let payload = PhoenixMessage.json(.object(["joins": grouped(joins), "leaves": grouped(leaves)]))
+    private func sendDiff(_ topic: String, joins: [PresenceMember], leaves: [PresenceMember]) {
+        let payload = PhoenixMessage.json(
+            .object(["joins": PresenceMember.grouped(joins), "leaves": PresenceMember.grouped(leaves)]))
         for socket in members(of: topic) { socket.send(topic: topic, event: "presence_diff", payload: payload) }
+    }
+
+    // MARK: the other instances
+
+    /// Queues `message` for the other instances; called holding the state's lock, so that messages leave in the
+    /// order of the changes they tell.
+    private func announce(_ message: RealtimePeerMessage) {
+        announcer.withLock { $0 }?.send(message.encoded(origin: instance))
+    }
+
+    private func heard(_ message: RealtimePeerMessage, from origin: String) {
+        let diffs = state.withLock { state -> [RealtimePeers.Diff] in
+            let (diffs, isNew) = state.peers.receive(message, from: origin, at: .now)
+            if case .hello(let to, let nonce) = message, to == nil || to == instance {
+                announceEverything(nonce: nonce, in: state)
+            }
+            // An instance heard of for the first time (new, or back after its lease) is asked what it holds.
+            if isNew { announce(.hello(to: origin, nonce: nil)) }
+            return diffs
+        }
+        for diff in diffs { sendDiff(diff.topic, joins: diff.joins, leaves: diff.leaves) }
+    }
+
+    /// Every presence and socket count of this instance, then `synced` when a hello with a nonce asked.
+    private func announceEverything(nonce: String?, in state: State) {
+        for (topic, members) in state.presence {
+            for member in members.values { announce(.track(topic: topic, member: member, replaces: nil)) }
+        }
+        for (user, sockets) in state.byUser { announce(.sockets(user: user, count: sockets.count)) }
+        if let nonce { announce(.synced(nonce: nonce)) }
+    }
+
+    /// The listener reconnected and may have missed messages: everyone re-announces, and what is not
+    /// re-announced is dropped.
+    private func askEveryPeer() {
+        state.withLock { state in
+            let nonce = UUID().uuidString
+            state.peers.refresh(nonce: nonce)
+            announce(.hello(to: nil, nonce: nonce))
+        }
+    }
+
+    /// Some of this instance's messages were lost: the others forget it and hear everything again.
+    private func announceAgain() {
+        state.withLock { state in
+            announce(.bye)
+            announceEverything(nonce: nil, in: state)
+        }
+    }
+
+    /// Says `alive` when due and drops the instances not heard from within the lease.
+    private func keepPeersInformed() {
+        let now = ContinuousClock.now
+        let diffs = state.withLock { state -> [RealtimePeers.Diff] in
+            if state.lastAlive.map({ now - $0 >= limits.peerHeartbeat }) ?? true {
+                state.lastAlive = now
+                announce(.alive)
+            }
+            return state.peers.expire(at: now, lease: limits.peerLease)
+        }
+        for diff in diffs { sendDiff(diff.topic, joins: diff.joins, leaves: diff.leaves) }
     }
 }

@@ -14,6 +14,10 @@ public struct RealtimeLimits: Sendable {
     public var socket = WebSocketSettings()
     /// How often expired tokens are looked for (each socket's `exp`, in memory).
     public var expiryCheck: Duration = .seconds(1)
+    /// How often this instance tells the others it is alive, and how long one not heard from keeps its presences
+    /// and sockets (an instance killed: its members leave within the lease).
+    public var peerHeartbeat: Duration = .seconds(2)
+    public var peerLease: Duration = .seconds(10)
 
     public init() {}
 }

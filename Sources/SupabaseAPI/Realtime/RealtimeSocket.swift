@@ -5,8 +5,14 @@ import Synchronization
 
 /// One client's `/realtime/v1/websocket`: the Phoenix channel protocol over its messages (joins, heartbeats,
 /// leaves, token swaps, broadcast and presence), and the delivery of the changes its channels asked for.
+///
+/// Each channel has its own token, as in Supabase Realtime: the join's `access_token` (else the socket's API key),
+/// replaced by an `access_token` message on that channel only. Expiry and session ends close only the channels
+/// whose token it concerns.
 final class RealtimeSocket: WebSocketHandler {
     struct Channel {
+        /// Whose rows this channel may see, from its latest token.
+        var caller: RealtimeCaller
         var joinRef: String?
         var subscriptions: [RealtimeSubscription]
         var broadcastSelf: Bool
@@ -17,7 +23,6 @@ final class RealtimeSocket: WebSocketHandler {
     }
 
     private struct State {
-        var caller: RealtimeCaller
         var channels: [String: Channel] = [:]
         var nextSubscriptionID = 1
         /// Messages the client may still send now (refilled at `messagesPerSecond`, up to twice that).
@@ -40,18 +45,24 @@ final class RealtimeSocket: WebSocketHandler {
         self.address = address
         self.keyCaller = caller
         self.hub = hub
-        self.state = Mutex(State(caller: caller, allowance: Double(hub.limits.messagesPerSecond * 2)))
+        self.state = Mutex(State(allowance: Double(hub.limits.messagesPerSecond * 2)))
     }
 
     var id: ObjectIdentifier { ObjectIdentifier(self) }
-    var caller: RealtimeCaller { state.withLock { $0.caller } }
 
-    /// Sets the caller, for the hub (which counts sockets by user); the previous one.
-    func exchangeCaller(_ caller: RealtimeCaller) -> RealtimeCaller {
+    /// The sessions of the users' tokens its channels hold.
+    var sessions: [UUID] {
         state.withLock { state in
-            defer { state.caller = caller }
-            return state.caller
+            state.channels.values.compactMap { if case .user(_, let session, _) = $0.caller { session } else { nil } }
         }
+    }
+
+    /// Tells the hub whose channels `channels` are (called holding the state's lock, before they become the
+    /// socket's); false when that would take a user past its socket limit.
+    private func indexed(_ channels: [String: Channel]) -> Bool {
+        let users = Set(channels.values.compactMap(\.caller.userID))
+        let serviceRole = channels.values.contains { $0.caller == .serviceRole }
+        return hub.index(self, users: users, serviceRole: serviceRole)
     }
 
     func attach(_ connection: WebSocketConnection) { self.connection.withLock { $0 = connection } }
@@ -167,17 +178,19 @@ final class RealtimeSocket: WebSocketHandler {
         }
         let presenceKey = config["presence"]?["key"]?.stringValue ?? ""
         let channel = Channel(
-            joinRef: message.joinRef ?? message.ref, subscriptions: subscriptions,
+            caller: keyCaller, joinRef: message.joinRef ?? message.ref, subscriptions: subscriptions,
             broadcastSelf: config["broadcast"]?["self"]?.boolValue ?? false,
             broadcastAck: config["broadcast"]?["ack"]?.boolValue ?? false,
             presenceKey: presenceKey.isEmpty ? ownPresenceKey : presenceKey)
         let presenceWanted =
             config["presence"]?["enabled"]?.boolValue ?? false || !presenceKey.isEmpty
         guard let token = message.payload["access_token"]?.stringValue else {
-            return admit(message, channel: channel, caller: nil, presence: presenceWanted)
+            return admit(message, channel: channel, presence: presenceWanted)
         }
         authenticate(token, for: message) { caller in
-            self.admit(message, channel: channel, caller: caller, presence: presenceWanted)
+            var channel = channel
+            channel.caller = caller
+            self.admit(message, channel: channel, presence: presenceWanted)
         }
     }
 
@@ -200,17 +213,18 @@ final class RealtimeSocket: WebSocketHandler {
         }
     }
 
-    private func admit(_ message: PhoenixMessage, channel: Channel, caller: RealtimeCaller?, presence: Bool) {
-        if let caller {
-            guard hub.change(self, to: caller) else {
-                return replyError(message, "too many connections for this user (\(hub.limits.connectionsPerUser))")
-            }
+    private func admit(_ message: PhoenixMessage, channel: Channel, presence: Bool) {
+        let admitted = state.withLock { state -> (Bool, replaced: Channel?) in
+            var channels = state.channels
+            let replaced = channels.updateValue(channel, forKey: message.topic)
+            guard indexed(channels) else { return (false, nil) }
+            state.channels = channels
+            return (true, replaced)
         }
-        let replaced = state.withLock { state -> Channel? in
-            defer { state.channels[message.topic] = channel }
-            return state.channels[message.topic]
+        guard admitted.0 else {
+            return replyError(message, "too many connections for this user (\(hub.limits.connectionsPerUser))")
         }
-        if replaced != nil { hub.left(message.topic, socket: self) }
+        if admitted.replaced != nil { hub.left(message.topic, socket: self) }
         hub.joined(message.topic, socket: self)
         let list = PhoenixMessage.json(.array(channel.subscriptions.map(\.reply)))
         reply(message, status: "ok", response: #"{"postgres_changes":\#(list)}"#)
@@ -229,42 +243,66 @@ final class RealtimeSocket: WebSocketHandler {
         }
     }
 
+    /// Takes `topic`'s channel off the socket (and its token off the hub's count), if it is there and `condition`
+    /// holds for it.
+    private func removeChannel(_ topic: String, if condition: (Channel) -> Bool = { _ in true }) -> Channel? {
+        state.withLock { state in
+            var channels = state.channels
+            guard let channel = channels[topic], condition(channel) else { return nil }
+            channels[topic] = nil
+            _ = indexed(channels)  // fewer users: never refused
+            state.channels = channels
+            return channel
+        }
+    }
+
     private func leave(_ message: PhoenixMessage) {
-        let channel = state.withLock { $0.channels.removeValue(forKey: message.topic) }
-        guard let channel else { return replyError(message, "unmatched topic") }
+        guard let channel = removeChannel(message.topic) else { return replyError(message, "unmatched topic") }
         hub.left(message.topic, socket: self)
         reply(message, status: "ok", response: "{}")
         send(topic: message.topic, event: "phx_close", payload: "{}", joinRef: channel.joinRef)
     }
 
-    /// A refreshed token: delivery continues under it (answered `ok`, which supabase-swift waits for on a channel
-    /// with `ack`). A null token (signed out) falls back to the socket's API key. One that is invalid or expired
-    /// closes every channel, as Realtime closes a channel whose token it refuses.
+    /// A refreshed token for this channel only: delivery continues under it (answered `ok`, which supabase-swift
+    /// waits for on a channel with `ack`). A null token (signed out) falls back to the socket's API key. One that is
+    /// invalid or expired closes the channel, as Realtime closes a channel whose token it refuses.
     private func swapToken(_ message: PhoenixMessage) {
         guard joined(message.topic) else { return replyError(message, "unmatched topic") }
-        guard let token = message.payload["access_token"]?.stringValue else {
-            _ = hub.change(self, to: keyCaller)
-            return reply(message, status: "ok", response: "{}")
-        }
+        guard let token = message.payload["access_token"]?.stringValue else { return swap(message, to: keyCaller) }
         switch PresentedToken(token, keys: hub.keys) {
         case .key(let caller):
-            _ = hub.change(self, to: caller)
-            reply(message, status: "ok", response: "{}")
+            swap(message, to: caller)
         case .invalid(let reason):
             replyError(message, reason)
-            revoke(reason)
+            revoke(message.topic, reason: reason)
         case .accessToken(let claims):
             let hub = self.hub
             Task {
                 guard let user = try? await hub.authenticator.live(claims) else {
                     self.replyError(message, "Invalid token")
-                    return self.revoke("Invalid token")
+                    return self.revoke(message.topic, reason: "Invalid token")
                 }
-                guard hub.change(self, to: .user(id: user.userID, session: user.sessionID, expires: claims.exp)) else {
-                    return self.revoke("too many connections for this user (\(hub.limits.connectionsPerUser))")
-                }
-                self.reply(message, status: "ok", response: "{}")
+                self.swap(message, to: .user(id: user.userID, session: user.sessionID, expires: claims.exp))
             }
+        }
+    }
+
+    private func swap(_ message: PhoenixMessage, to caller: RealtimeCaller) {
+        let swapped = state.withLock { state -> Bool? in
+            guard state.channels[message.topic] != nil else { return nil }
+            var channels = state.channels
+            channels[message.topic]?.caller = caller
+            guard indexed(channels) else { return false }
+            state.channels = channels
+            return true
+        }
+        switch swapped {
+        case nil: break  // left meanwhile
+        case true?: reply(message, status: "ok", response: "{}")
+        case false?:
+            let reason = "too many connections for this user (\(hub.limits.connectionsPerUser))"
+            replyError(message, reason)
+            revoke(message.topic, reason: reason)
         }
     }
 
@@ -291,6 +329,16 @@ final class RealtimeSocket: WebSocketHandler {
         switch message.payload["event"]?.stringValue {
         case "track":
             let meta = message.payload["payload"] ?? .object([:])
+            guard PhoenixMessage.json(meta).utf8.count <= RealtimeHub.presenceLimit else {
+                return replyError(message, "a presence payload takes at most \(RealtimeHub.presenceLimit) bytes")
+            }
+            let names =
+                PhoenixMessage.jsonString(message.topic).utf8.count
+                + PhoenixMessage.jsonString(channel.presenceKey).utf8.count
+            guard names <= RealtimeHub.presenceNameLimit else {
+                return replyError(
+                    message, "a topic and presence key take at most \(RealtimeHub.presenceNameLimit) bytes together")
+            }
             state.withLock { $0.channels[message.topic]?.tracked = true }
             reply(message, status: "ok", response: "{}")
             hub.track(message.topic, key: channel.presenceKey, meta: meta, socket: self)
@@ -308,8 +356,8 @@ final class RealtimeSocket: WebSocketHandler {
     /// Sends `change` on each channel with subscriptions that match it, if the caller may read the row.
     func deliver(_ change: RealtimeChange) {
         let frames = state.withLock { state -> [String] in
-            guard state.caller.mayRead(table: change.table, owner: change.owner) else { return [] }
-            return state.channels.compactMap { topic, channel in
+            state.channels.compactMap { topic, channel in
+                guard channel.caller.mayRead(table: change.table, owner: change.owner) else { return nil }
                 let ids = channel.subscriptions.filter {
                     $0.matches(table: change.table, type: change.type, row: change.row)
                 }.map(\.id)
@@ -323,23 +371,27 @@ final class RealtimeSocket: WebSocketHandler {
         for frame in frames { connection.send(text: frame) }
     }
 
-    /// The token expired or its session ended: every channel is told (`system` with an error, then
-    /// `phx_close`) and closed; the socket stays open for a join with a new token.
-    func revoke(_ reason: String) {
-        let channels = state.withLock { state -> [String: Channel] in
-            defer { state.channels = [:] }
-            return state.channels
+    /// Closes the channels whose user's token `ends` (its session, its expiry): each is told (`system` with an
+    /// error, then `phx_close`); the socket and its other channels continue.
+    func revokeChannels(reason: String, where ends: (_ token: (session: UUID, expires: Int)) -> Bool) {
+        func ending(_ channel: Channel) -> Bool {
+            if case .user(_, let session, let expires) = channel.caller { ends((session, expires)) } else { false }
         }
-        _ = hub.change(self, to: .anonymous)
-        for (topic, channel) in channels {
-            hub.left(topic, socket: self)
-            let system: JSONValue = .object([
-                "status": .string("error"), "message": .string(reason), "extension": .string("system"),
-                "channel": .string(String(topic.dropFirst("realtime:".count))),
-            ])
-            send(topic: topic, event: "system", payload: PhoenixMessage.json(system), joinRef: channel.joinRef)
-            send(topic: topic, event: "phx_close", payload: "{}", joinRef: channel.joinRef)
-        }
+        let topics = state.withLock { state in state.channels.filter { ending($0.value) }.map(\.key) }
+        // Checked again as each is taken: its token may have been swapped meanwhile.
+        for topic in topics { revoke(topic, reason: reason, if: ending) }
+    }
+
+    /// Closes one channel: `system` with the error, then `phx_close`.
+    private func revoke(_ topic: String, reason: String, if condition: (Channel) -> Bool = { _ in true }) {
+        guard let channel = removeChannel(topic, if: condition) else { return }
+        hub.left(topic, socket: self)
+        let system: JSONValue = .object([
+            "status": .string("error"), "message": .string(reason), "extension": .string("system"),
+            "channel": .string(String(topic.dropFirst("realtime:".count))),
+        ])
+        send(topic: topic, event: "system", payload: PhoenixMessage.json(system), joinRef: channel.joinRef)
+        send(topic: topic, event: "phx_close", payload: "{}", joinRef: channel.joinRef)
     }
 
     func send(topic: String, event: String, payload: String, ref: String? = nil, joinRef: String? = nil) {
