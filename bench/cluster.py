@@ -37,9 +37,10 @@ PASSWORD = "cluster proof password 1"
 NEW_PASSWORD = "cluster proof password 2"
 
 
-def call(port, method, path, body=None, token=None, timeout=10, answer_headers=None):
-    """(status, body); status 0 when the connection failed. `answer_headers`, a dict, gets the answer's headers."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+def call(port, method, path, body=None, token=None, timeout=10, answer_headers=None, source="127.0.0.1"):
+    """(status, body); status 0 when the connection failed. `answer_headers`, a dict, gets the answer's headers.
+    `source`: the loopback address to connect from (HAProxy forwards it; the instances count clients by it)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout, source_address=(source, 0))
     headers = {"Content-Type": "application/json"} if body is not None else {}
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -112,7 +113,9 @@ MALFORMED = "(503 not service_unavailable with Retry-After)"
 
 class Load:
     """Steady mixed traffic through HAProxy: reads (pages, a quote, search, quote of the day), logins and favorite
-    writes, each worker paced; records every answer and every acknowledged write."""
+    writes, each worker paced; records every answer and every acknowledged write. Each worker is a client of its
+    own, on its own loopback address (127.0.0.10 on): the instances share database time out per client address, and
+    one address carrying the whole load would be throttled (429) as one heavy client whenever the pool is short."""
 
     def __init__(self, args, quote_ids, writers, readers=6, logins=1, pace=0.02, writer_pace=None):
         self.args, self.quote_ids, self.pace = args, quote_ids, pace
@@ -124,8 +127,8 @@ class Load:
         self.write_spans = []  # (sent, answered, status), seconds since start
         self.writers = writers
         self.threads = [threading.Thread(target=self.reader, args=(i,)) for i in range(readers)]
-        self.threads += [threading.Thread(target=self.writer, args=(w,)) for w in writers]
-        self.threads += [threading.Thread(target=self.login) for _ in range(logins if writers else 0)]
+        self.threads += [threading.Thread(target=self.writer, args=(w, n)) for n, w in enumerate(writers)]
+        self.threads += [threading.Thread(target=self.login, args=(n,)) for n in range(logins if writers else 0)]
         self.started = time.monotonic()
 
     def start(self):
@@ -157,11 +160,11 @@ class Load:
             else:
                 kind, path = "read/qotd", f"/v1/qotd?date=2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
             headers = {}
-            status, body = call(self.args.port, "GET", path, answer_headers=headers)
+            status, body = call(self.args.port, "GET", path, answer_headers=headers, source=f"127.0.0.{10 + index}")
             self.record(kind + by_haproxy(status, body, headers), status)
             time.sleep(self.pace)
 
-    def writer(self, user):
+    def writer(self, user, index):
         deadline = self.started + self.args.max_seconds
         for quote in user["quotes"]:
             if self.stop_flag.is_set() or time.monotonic() > deadline:
@@ -169,7 +172,7 @@ class Load:
             sent = time.monotonic() - self.started
             headers = {}
             status, body = call(self.args.port, "PUT", f"/v1/favorites/{quote}", token=user["token"], timeout=35,
-                                answer_headers=headers)
+                                answer_headers=headers, source=f"127.0.0.{100 + index}")
             self.record("write" + by_haproxy(status, body, headers), status)
             with self.lock:
                 self.write_spans.append((sent, time.monotonic() - self.started, status))
@@ -178,14 +181,15 @@ class Load:
                     self.acknowledged.setdefault(user["id"], set()).add(quote)
             time.sleep(self.writer_pace)
 
-    def login(self):
+    def login(self, index):
         deadline = self.started + self.args.max_seconds
         user = self.writers[0]
         while not self.stop_flag.is_set() and time.monotonic() < deadline:
             # A login writes a session: like a write, it may wait for a synchronous standby.
             headers = {}
             status, body = call(self.args.port, "POST", "/v1/auth/login",
-                                {"email": user["email"], "password": PASSWORD}, timeout=35, answer_headers=headers)
+                                {"email": user["email"], "password": PASSWORD}, timeout=35, answer_headers=headers,
+                                source=f"127.0.0.{200 + index}")
             self.record("login" + by_haproxy(status, body, headers), status)
             time.sleep(0.2)
 
