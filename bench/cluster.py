@@ -14,7 +14,8 @@ Every loop is bounded in count and time. Scenarios (each prints its figures and 
                  the primary (Patroni and PostgreSQL); once it has rejoined on its own (<= 60 s) SIGKILL the new one;
                  stop the synchronous standby for 15 s; stop replay on the asynchronous replica (it must leave the
                  read port); switchover; rolling restart of the instances. Per phase: 503s, 500s (none allowed),
-                 other failures (none allowed), and when the last failure came after the fault
+                 other failures (none allowed), and when the last failure came after the fault; favorite writes
+                 acknowledged, present and lost (none allowed), the longest pause between acknowledgements
   strict         synchronous_mode_strict: both standbys stopped, writes must not be acknowledged while reads go on;
                  writes resume when one standby is back
   load           the load alone for --seconds, a line every 5 s (`scripts/cluster load`)
@@ -125,6 +126,7 @@ class Load:
         self.log = []  # (seconds since start, kind, status)
         self.acknowledged = {}  # user id -> set of quote ids
         self.write_spans = []  # (sent, answered, status), seconds since start
+        self.acks = []  # (answered, user id, quote id) of every acknowledged write, seconds since start
         self.writers = writers
         self.threads = [threading.Thread(target=self.reader, args=(i,)) for i in range(readers)]
         self.threads += [threading.Thread(target=self.writer, args=(w, n)) for n, w in enumerate(writers)]
@@ -179,6 +181,7 @@ class Load:
             if 200 <= status < 300:
                 with self.lock:
                     self.acknowledged.setdefault(user["id"], set()).add(quote)
+                    self.acks.append((time.monotonic() - self.started, user["id"], quote))
             time.sleep(self.writer_pace)
 
     def login(self, index):
@@ -421,7 +424,8 @@ class Phases:
         failed = [(t, kind, status) for t, kind, status in window if not 200 <= status < 300]
         count = lambda code: sum(1 for _, _, status in failed if status == code)
         last = max((t for t, _, _ in failed), default=fault_at)
-        row = {"phase": name, "requests": len(window), "503": count(503), "500": count(500),
+        row = {"phase": name, "from": fault_at, "to": end_at, "requests": len(window), "503": count(503),
+               "500": count(500),
                "other": len(failed) - count(503) - count(500), "recovered": last - fault_at, "detail": detail}
         kinds = {}
         for _, kind, status in failed:
@@ -432,6 +436,23 @@ class Phases:
               f"{row['other']} {kinds or ''}; last failure {row['recovered']:.1f} s after the fault; {detail}"
               f"  {'PASS' if ok else 'FAIL'}", flush=True)
         self.rows.append(row)
+
+
+    def acknowledgements(self):
+        """Per phase, once the load has stopped: favorite writes acknowledged, found in the database, lost, and the
+        longest pause between acknowledgements (any writer's) across the phase."""
+        load = self.load
+        stored = {user: set(psql(load.args.write_url, f"SELECT quote_id FROM user_favorites WHERE user_id = '{user}'")
+                            .split()) for user in load.acknowledged}
+        moments = sorted(t for t, _, _ in load.acks)
+        for row in self.rows:
+            inside = [(user, quote) for t, user, quote in load.acks if row["from"] <= t <= row["to"]]
+            lost = sum(1 for user, quote in inside if quote not in stored[user])
+            pause = max((b - a for a, b in zip(moments, moments[1:]) if b > row["from"] and a < row["to"]),
+                        default=0.0)
+            print(f"  {row['phase']}: writes acknowledged {len(inside)}, present {len(inside) - lost}, lost {lost}; "
+                  f"longest pause between acknowledgements {pause:.1f} s", flush=True)
+            self.ok = self.ok and lost == 0
 
 
 def kill_primary(args):
@@ -523,6 +544,7 @@ def ha(args, quote_ids):
     phases.run("switchover", switchover(args))
     phases.run("rolling restart of the instances", rolling_restart(args))
     load.stop()
+    phases.acknowledgements()
     return summary("ha (all phases)", load, "; " + ", ".join(f"{r['phase']}: 503 {r['503']} / 500 {r['500']}"
                                                               for r in phases.rows), phases.ok)
 
