@@ -5,11 +5,14 @@ every loop a bound in count and time.
   api URL STATE ANON_KEY    a page of quotes, a search, a sign-up (saved in STATE), a favorite, /rest/v1 with
                             the anon key
   again URL STATE           after down/up: the saved user logs in and still has the favorite
-  writes URL -- KILL        collection adds from several workers; KILL (a command) runs after --fault-after
-                            seconds; every acknowledged add must be in its collection afterwards
+  writes URL --ready R --stop S --marks M
+                            collection adds from several workers until S exists, while the shell injects the
+                            faults it lists in M; writes must resume after each, and every acknowledged add must
+                            be in its collection afterwards
 """
 import argparse
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -123,7 +126,19 @@ def collection_quotes(base, token, collection):
     return present
 
 
+def read_marks(path):
+    """The faults the shell recorded: [(wall-clock time, what)], in order."""
+    try:
+        lines = open(path).read().splitlines()
+    except FileNotFoundError:
+        return []
+    return sorted((float(line.split(" ", 1)[0]), line.split(" ", 1)[1]) for line in lines if " " in line)
+
+
 def writes(args):
+    """Writers run until STOP exists (or --duration); the shell injects faults meanwhile and records each in MARKS
+    ("TIME WHAT" lines, TIME from `date +%s.%N`). Per fault: acknowledgements until the next one, the longest
+    pause between acknowledgements in that span; at the end every acknowledged add is read back."""
     email, password = f"faults-{uuid.uuid4().hex[:12]}@example.com", uuid.uuid4().hex
     status, session = call(args.url, "POST", "/v1/auth/signup", {"email": email, "password": password})
     expect("the writer's sign-up", status, {201}, session)
@@ -136,19 +151,22 @@ def writes(args):
         for number in range(args.collections):
             status, document = call(args.url, "POST", "/v1/collections", {"name": f"faults {worker}.{number}"},
                                     token=token)
-            expect(f"collection {worker}.{number}", status, {201}, document)
+            if status != 201:
+                sys.exit(f"compose_checks: collection {worker}.{number}: HTTP {status}: {document}")
             plan += [(document["id"], quote) for quote in quotes]
         plans.append(plan)
+    print(f"   {args.workers * args.collections} collections: 201")
     acknowledged = [[] for _ in plans]
     failures = [0] * len(plans)
     deadline = time.monotonic() + args.duration
+    stop = threading.Event()
 
     def work(worker):
         for collection, quote in plans[worker]:
-            while time.monotonic() < deadline:
+            while not stop.is_set() and time.monotonic() < deadline:
                 status, _ = call(args.url, "PUT", f"/v1/collections/{collection}/quotes/{quote}", token=token)
                 if status in (200, 201):
-                    acknowledged[worker].append((collection, quote, time.monotonic()))
+                    acknowledged[worker].append((collection, quote, time.time()))
                     break
                 failures[worker] += 1
                 time.sleep(0.2)
@@ -158,16 +176,24 @@ def writes(args):
     threads = [threading.Thread(target=work, args=(worker,)) for worker in range(args.workers)]
     for thread in threads:
         thread.start()
-    time.sleep(args.fault_after)
-    print(f"   {sum(map(len, acknowledged))} writes acknowledged; the fault: {' '.join(args.kill)}")
-    subprocess.run(args.kill, check=True, timeout=60, stdout=subprocess.DEVNULL)
-    killed_at = time.monotonic()
+    open(args.ready, "w").close()
+    while time.monotonic() < deadline and not os.path.exists(args.stop):
+        time.sleep(0.2)
+    stop.set()
+    ended = time.time()
     for thread in threads:
-        thread.join(args.duration + 30)
+        thread.join(30)
     moments = sorted(moment for acks in acknowledged for _, _, moment in acks)
-    after = [moment for moment in moments if moment > killed_at]
-    around = [moment for moment in moments if moment > killed_at - 5]
-    pause = max((b - a for a, b in zip(around, around[1:])), default=None)
+    marks = read_marks(args.marks)
+    resumed_every_time = bool(marks)
+    for index, (fault_at, what) in enumerate(marks):
+        until = marks[index + 1][0] if index + 1 < len(marks) else ended
+        after = [moment for moment in moments if fault_at <= moment < until]
+        # Gaps between consecutive acknowledgements that overlap this fault's span (the one across the fault too).
+        pause = max((b - a for a, b in zip(moments, moments[1:]) if b > fault_at and a < until), default=None)
+        print(f"   {what}: acknowledged in the {until - fault_at:.0f} s after it {len(after)}; longest pause "
+              f"between acknowledgements {pause and round(pause, 1)} s")
+        resumed_every_time = resumed_every_time and bool(after)
     stored = {}
     for acks in acknowledged:
         for collection, _, _ in acks:
@@ -176,10 +202,9 @@ def writes(args):
     acked = sum(map(len, acknowledged))
     lost = sum(1 for acks in acknowledged for collection, quote, _ in acks if quote not in stored[collection])
     print(f"   acknowledged {acked}, present {acked - lost}, lost {lost}; failed attempts {sum(failures)}; "
-          f"acknowledged after the fault {len(after)}; longest pause between acknowledgements "
-          f"{pause and round(pause, 1)} s")
-    if lost or not after:
-        sys.exit("compose_checks: acknowledged writes were lost, or writes did not resume after the fault")
+          f"faults {len(marks)}")
+    if lost or not resumed_every_time:
+        sys.exit("compose_checks: acknowledged writes were lost, or writes did not resume after a fault")
 
 
 def main():
@@ -197,10 +222,11 @@ def main():
     command = commands.add_parser("writes")
     command.add_argument("url")
     command.add_argument("--workers", type=int, default=4)
-    command.add_argument("--collections", type=int, default=3, help="per worker, each up to its 1,000 quotes")
-    command.add_argument("--fault-after", type=float, default=10)
-    command.add_argument("--duration", type=float, default=60)
-    command.add_argument("kill", nargs="+")
+    command.add_argument("--collections", type=int, default=10, help="per worker, each up to its 1,000 quotes")
+    command.add_argument("--duration", type=float, default=300, help="at most, in seconds")
+    command.add_argument("--ready", required=True, help="created once the writers run")
+    command.add_argument("--stop", required=True, help="the writers stop once this exists")
+    command.add_argument("--marks", required=True, help="the faults, a line each: TIME WHAT")
     command.set_defaults(run=writes)
     args = parser.parse_args()
     args.run(args)

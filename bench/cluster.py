@@ -14,7 +14,8 @@ Every loop is bounded in count and time. Scenarios (each prints its figures and 
                  the primary (Patroni and PostgreSQL); once it has rejoined on its own (<= 60 s) SIGKILL the new one;
                  stop the synchronous standby for 15 s; stop replay on the asynchronous replica (it must leave the
                  read port); switchover; rolling restart of the instances. Per phase: 503s, 500s (none allowed),
-                 other failures (none allowed), and when the last failure came after the fault
+                 other failures (none allowed), and when the last failure came after the fault; favorite writes
+                 acknowledged, present and lost (none allowed), the longest pause between acknowledgements
   strict         synchronous_mode_strict: both standbys stopped, writes must not be acknowledged while reads go on;
                  writes resume when one standby is back
   load           the load alone for --seconds, a line every 5 s (`scripts/cluster load`)
@@ -37,9 +38,10 @@ PASSWORD = "cluster proof password 1"
 NEW_PASSWORD = "cluster proof password 2"
 
 
-def call(port, method, path, body=None, token=None, timeout=10, answer_headers=None):
-    """(status, body); status 0 when the connection failed. `answer_headers`, a dict, gets the answer's headers."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+def call(port, method, path, body=None, token=None, timeout=10, answer_headers=None, source="127.0.0.1"):
+    """(status, body); status 0 when the connection failed. `answer_headers`, a dict, gets the answer's headers.
+    `source`: the loopback address to connect from (HAProxy forwards it; the instances count clients by it)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout, source_address=(source, 0))
     headers = {"Content-Type": "application/json"} if body is not None else {}
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -112,7 +114,9 @@ MALFORMED = "(503 not service_unavailable with Retry-After)"
 
 class Load:
     """Steady mixed traffic through HAProxy: reads (pages, a quote, search, quote of the day), logins and favorite
-    writes, each worker paced; records every answer and every acknowledged write."""
+    writes, each worker paced; records every answer and every acknowledged write. Each worker is a client of its
+    own, on its own loopback address (127.0.0.10 on): the instances share database time out per client address, and
+    one address carrying the whole load would be throttled (429) as one heavy client whenever the pool is short."""
 
     def __init__(self, args, quote_ids, writers, readers=6, logins=1, pace=0.02, writer_pace=None):
         self.args, self.quote_ids, self.pace = args, quote_ids, pace
@@ -122,10 +126,11 @@ class Load:
         self.log = []  # (seconds since start, kind, status)
         self.acknowledged = {}  # user id -> set of quote ids
         self.write_spans = []  # (sent, answered, status), seconds since start
+        self.acks = []  # (answered, user id, quote id) of every acknowledged write, seconds since start
         self.writers = writers
         self.threads = [threading.Thread(target=self.reader, args=(i,)) for i in range(readers)]
-        self.threads += [threading.Thread(target=self.writer, args=(w,)) for w in writers]
-        self.threads += [threading.Thread(target=self.login) for _ in range(logins if writers else 0)]
+        self.threads += [threading.Thread(target=self.writer, args=(w, n)) for n, w in enumerate(writers)]
+        self.threads += [threading.Thread(target=self.login, args=(n,)) for n in range(logins if writers else 0)]
         self.started = time.monotonic()
 
     def start(self):
@@ -157,11 +162,11 @@ class Load:
             else:
                 kind, path = "read/qotd", f"/v1/qotd?date=2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
             headers = {}
-            status, body = call(self.args.port, "GET", path, answer_headers=headers)
+            status, body = call(self.args.port, "GET", path, answer_headers=headers, source=f"127.0.0.{10 + index}")
             self.record(kind + by_haproxy(status, body, headers), status)
             time.sleep(self.pace)
 
-    def writer(self, user):
+    def writer(self, user, index):
         deadline = self.started + self.args.max_seconds
         for quote in user["quotes"]:
             if self.stop_flag.is_set() or time.monotonic() > deadline:
@@ -169,23 +174,25 @@ class Load:
             sent = time.monotonic() - self.started
             headers = {}
             status, body = call(self.args.port, "PUT", f"/v1/favorites/{quote}", token=user["token"], timeout=35,
-                                answer_headers=headers)
+                                answer_headers=headers, source=f"127.0.0.{100 + index}")
             self.record("write" + by_haproxy(status, body, headers), status)
             with self.lock:
                 self.write_spans.append((sent, time.monotonic() - self.started, status))
             if 200 <= status < 300:
                 with self.lock:
                     self.acknowledged.setdefault(user["id"], set()).add(quote)
+                    self.acks.append((time.monotonic() - self.started, user["id"], quote))
             time.sleep(self.writer_pace)
 
-    def login(self):
+    def login(self, index):
         deadline = self.started + self.args.max_seconds
         user = self.writers[0]
         while not self.stop_flag.is_set() and time.monotonic() < deadline:
             # A login writes a session: like a write, it may wait for a synchronous standby.
             headers = {}
             status, body = call(self.args.port, "POST", "/v1/auth/login",
-                                {"email": user["email"], "password": PASSWORD}, timeout=35, answer_headers=headers)
+                                {"email": user["email"], "password": PASSWORD}, timeout=35, answer_headers=headers,
+                                source=f"127.0.0.{200 + index}")
             self.record("login" + by_haproxy(status, body, headers), status)
             time.sleep(0.2)
 
@@ -417,7 +424,8 @@ class Phases:
         failed = [(t, kind, status) for t, kind, status in window if not 200 <= status < 300]
         count = lambda code: sum(1 for _, _, status in failed if status == code)
         last = max((t for t, _, _ in failed), default=fault_at)
-        row = {"phase": name, "requests": len(window), "503": count(503), "500": count(500),
+        row = {"phase": name, "from": fault_at, "to": end_at, "requests": len(window), "503": count(503),
+               "500": count(500),
                "other": len(failed) - count(503) - count(500), "recovered": last - fault_at, "detail": detail}
         kinds = {}
         for _, kind, status in failed:
@@ -428,6 +436,23 @@ class Phases:
               f"{row['other']} {kinds or ''}; last failure {row['recovered']:.1f} s after the fault; {detail}"
               f"  {'PASS' if ok else 'FAIL'}", flush=True)
         self.rows.append(row)
+
+
+    def acknowledgements(self):
+        """Per phase, once the load has stopped: favorite writes acknowledged, found in the database, lost, and the
+        longest pause between acknowledgements (any writer's) across the phase."""
+        load = self.load
+        stored = {user: set(psql(load.args.write_url, f"SELECT quote_id FROM user_favorites WHERE user_id = '{user}'")
+                            .split()) for user in load.acknowledged}
+        moments = sorted(t for t, _, _ in load.acks)
+        for row in self.rows:
+            inside = [(user, quote) for t, user, quote in load.acks if row["from"] <= t <= row["to"]]
+            lost = sum(1 for user, quote in inside if quote not in stored[user])
+            pause = max((b - a for a, b in zip(moments, moments[1:]) if b > row["from"] and a < row["to"]),
+                        default=0.0)
+            print(f"  {row['phase']}: writes acknowledged {len(inside)}, present {len(inside) - lost}, lost {lost}; "
+                  f"longest pause between acknowledgements {pause:.1f} s", flush=True)
+            self.ok = self.ok and lost == 0
 
 
 def kill_primary(args):
@@ -519,6 +544,7 @@ def ha(args, quote_ids):
     phases.run("switchover", switchover(args))
     phases.run("rolling restart of the instances", rolling_restart(args))
     load.stop()
+    phases.acknowledgements()
     return summary("ha (all phases)", load, "; " + ", ".join(f"{r['phase']}: 503 {r['503']} / 500 {r['500']}"
                                                               for r in phases.rows), phases.ok)
 

@@ -16,3 +16,7 @@ RUN groupadd --system --gid 999 postgres \
     && localedef -i en_US -c -f UTF-8 en_US.UTF-8
 COPY patroni.yml.in /etc/patroni/patroni.yml.in
 COPY patroni-start.sh postgres-start.sh /usr/local/bin/
+# Patroni 3.0.2's etcd3 leader-key renewal made conditional, as in 3.0.3 (a primary back from a hang must not take
+# the key back from the node promoted meanwhile): deploy/patroni-leader-key-fix.py.
+COPY patroni-leader-key-fix.py /usr/local/lib/quotevault/
+RUN python3 /usr/local/lib/quotevault/patroni-leader-key-fix.py /usr/lib/python3/dist-packages/patroni
