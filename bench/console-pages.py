@@ -61,6 +61,7 @@ def main():
         ("quotes, last page", f"/console/quotes?page={last}", False),
         ("quotes by favorites", "/console/quotes?sort=favorites&dir=desc", False),
         ("quotes by text, page 2000", "/console/quotes?sort=text&page=2000", False),
+        ("quotes by author, page 2000", "/console/quotes?sort=author&page=2000", False),
         ("quotes, a category", "/console/quotes?category=wisdom", False),
         ("quotes, a search", "/console/quotes?q=love", False),
         ("quote edit", f"/console/quotes/{quote}/edit", False),

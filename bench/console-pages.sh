@@ -29,7 +29,7 @@ ON CONFLICT DO NOTHING;
 INSERT INTO console_audit (owner_email, action, target, at)
 SELECT 'bench@bench.local', 'bench.row', 'row ' || n, now() - n * interval '1 second'
 FROM generate_series(1, 100000 - (SELECT count(*) FROM console_audit WHERE action = 'bench.row')) AS n;
-ANALYZE;
+VACUUM ANALYZE;  -- as autovacuum would have by then: index-only scans want the visibility map
 SQL
 echo "accounts: $(psql -XAtq "$DATABASE_URL_BENCH" -c 'SELECT count(*) FROM users'), favorites: $(psql -XAtq "$DATABASE_URL_BENCH" -c 'SELECT count(*) FROM user_favorites'), audit rows: $(psql -XAtq "$DATABASE_URL_BENCH" -c 'SELECT count(*) FROM console_audit')"
 echo "cores: $(nproc), load: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -22,7 +22,7 @@ enum AuditPage {
                 <button type="submit">Search</button>
                 <a class="button secondary" href="\(Pager.url("/console/audit.csv", filters))">Export CSV</a></form>
                 <table class="cards audit"><thead><tr><th>When</th><th>Owner</th><th>Action</th><th>Target</th><th>Before</th>
-                <th>After</th><th>Client</th><th>Row</th></tr></thead><tbody>\(found.entries.map { row($0, request) })</tbody></table>
+                <th>After</th><th>Client</th><th>Row</th></tr></thead><tbody>\(found.entries.map(row))</tbody></table>
                 \(Pager.links("/console/audit", filters: filters, page: page, hasMore: found.hasMore))
                 """)
     }
@@ -57,13 +57,6 @@ enum AuditPage {
         (request.query("owner") ?? "", request.query("action") ?? "", request.query("q") ?? "")
     }
 
-    /// Reverses one row (`QuoteUndo`); a refusal is a page saying why, and nothing changes.
-    static func undo(_ request: ConsoleRequest) async throws -> ConsoleAnswer {
-        guard let id = Int64(request.http.pathParameter("id")) else { throw Failure.notFound }
-        let quote = try await request.context.undo.undo(id, by: request.actor)
-        return .redirect("/console/audit?done=undone&quote=\(quote.uuidString.lowercased())")
-    }
-
     /// The confirmation after an undo: fixed text, and a link to the quote only when the query names a UUID.
     private static func notice(_ request: ConsoleRequest) -> HTML {
         guard request.query("done") == "undone" else { return .empty }
@@ -74,22 +67,22 @@ enum AuditPage {
         return "<p class=\"notice\" role=\"status\">The change was undone.\(link)</p>"
     }
 
-    /// Its number (what an undo names), and an Undo button on a quote edit or deletion not yet undone.
-    private static func undoCell(_ entry: AuditEntry, _ request: ConsoleRequest) -> HTML {
+    /// Its number (what an undo names), and an Undo button (to its confirmation page, `AuditUndoPages`) on a quote
+    /// edit or deletion not yet undone.
+    private static func undoCell(_ entry: AuditEntry) -> HTML {
         var cell: HTML = "#\(Int(entry.id))"
         if let undoes = entry.undoes { cell = "\(cell)<br><span class=\"muted\">undoes #\(Int(undoes))</span>" }
         if let undoneBy = entry.undoneBy {
             cell = "\(cell)<br><span class=\"muted\">undone by #\(Int(undoneBy))</span>"
         } else if entry.isUndoable {
             cell = """
-                \(cell)<form class="inline" method="post" action="/console/audit/\(Int(entry.id))/undo">\(request.csrfField)\
-                <button class="secondary" type="submit">Undo</button></form>
+                \(cell)<br><a class="button secondary" href="/console/audit/\(Int(entry.id))/undo">Undo</a>
                 """
         }
         return cell
     }
 
-    private static func row(_ entry: AuditEntry, _ request: ConsoleRequest) -> HTML {
+    private static func row(_ entry: AuditEntry) -> HTML {
         let client: HTML =
             entry.clientAddress.map { address in
                 "\(address)<br><span class=\"muted\">\(entry.userAgent ?? "")</span>"
@@ -99,7 +92,7 @@ enum AuditPage {
             <td data-label="Action">\(entry.action)</td><td data-label="Target">\(entry.target)</td>
             <td data-label="Before"><code>\(entry.before ?? "")</code></td>
             <td data-label="After"><code>\(entry.after ?? "")</code></td><td data-label="Client">\(client)</td>
-            <td data-label="Row">\(undoCell(entry, request))</td></tr>
+            <td data-label="Row">\(undoCell(entry))</td></tr>
             """
     }
 }

@@ -23,6 +23,9 @@ public struct ConsoleContext: Sendable {
     let listing: QuoteListing
     /// The app's password reset, whose mail an owner can send for an account (its per-recipient cap holds).
     let passwordResets: AccountService
+    /// The caps on exports running at once and their clients' stall limit.
+    let exportLimits: ConsoleExportLimits
+    let exports: ExportSlots
     /// What the overview reads from the running server; set by the server that mounts the console.
     public var serverStatus = ConsoleServerStatus.none
 
@@ -30,9 +33,10 @@ public struct ConsoleContext: Sendable {
     ///   - cursorSecret: the key of the quote list's cursors (the server's JWT key, as `/v1` uses).
     ///   - rateLimits: whether sign-in attempts are throttled (`RATE_LIMITS`).
     ///   - passwordResets: the app's accounts service (`Services.accounts`).
+    ///   - exportLimits: the caps on concurrent exports, and how long one waits for a stalled client.
     public init(
         pool: PGPool, cursorSecret: [UInt8], trustedProxies: TrustedProxies, rateLimits: Bool,
-        passwordResets: AccountService
+        passwordResets: AccountService, exportLimits: ConsoleExportLimits = ConsoleExportLimits()
     ) {
         self.pool = pool
         quotes = QuoteService(pool: pool, cursorSecret: cursorSecret)
@@ -51,5 +55,7 @@ public struct ConsoleContext: Sendable {
         favoriteCounts = FavoriteCounts(pool: pool)
         listing = QuoteListing(pool: pool)
         self.passwordResets = passwordResets
+        self.exportLimits = exportLimits
+        exports = ExportSlots(exportLimits)
     }
 }

@@ -54,11 +54,17 @@ enum ConsolePipeline {
             if let download { response.headers.set("Content-Disposition", "attachment; filename=\"\(download)\"") }
             return response
         case .download(let contentType, let filename, let write):
-            let download = DownloadStream()
+            let slot: ExportSlots.Slot
+            switch request.context.exports.take(owner: request.owner.ownerID) {
+            case .success(let taken): slot = taken
+            case .failure(let refusal): return tooManyExports(refusal, request)
+            }
+            let download = DownloadStream(stallLimit: request.context.exportLimits.stall)
             var response = Response(status: 200, headers: ["Content-Type": contentType])
             response.headers.set("Content-Disposition", "attachment; filename=\"\(filename)\"")
             response.stream = download.stream
             Task {
+                defer { slot.giveBack() }
                 do {
                     try await write(download)
                     download.finish()
@@ -68,6 +74,25 @@ enum ConsolePipeline {
             }
             return response
         }
+    }
+
+    /// A download past an export cap (`ConsoleExportLimits`): `429` with `Retry-After`, saying which cap.
+    private static func tooManyExports(_ refusal: ExportSlots.Refusal, _ request: ConsoleRequest) -> Response {
+        let reason =
+            switch refusal {
+            case .owner(let limit): "You have \(limit) exports running, the most one owner may run at once."
+            case .all(let limit): "\(limit) exports are running, the most the server runs at once."
+            }
+        let seconds = ConsoleExportLimits.retryAfterSeconds
+        var response = html(
+            ConsoleLayout.page(
+                title: "Too many exports",
+                body: """
+                    <p class="error">\(reason) Try again when one has finished (in \(seconds) seconds or so); nothing \
+                    was exported.</p><p><a href="/console">Back to the console</a></p>
+                    """, request: request), 429)
+        response.headers.set("Retry-After", String(seconds))
+        return response
     }
 
     static func html(_ page: HTML, _ status: Int) -> Response {

@@ -37,7 +37,8 @@ enum ConsoleRouteTable {
 
         .page("/console/audit", AuditPage.show),
         .page("/console/audit.csv", cost: .expensive, AuditPage.export),
-        .action("/console/audit/{id}/undo", AuditPage.undo),
+        .page("/console/audit/{id}/undo", AuditUndoPages.confirm),
+        .action("/console/audit/{id}/undo", AuditUndoPages.undo),
 
         .page("/console/qotd", QuoteOfTheDayPages.calendar),
         .page("/console/qotd/{date}", QuoteOfTheDayPages.day),

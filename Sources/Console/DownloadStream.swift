@@ -6,10 +6,13 @@ import HTTPServer
 final class DownloadStream: Sendable {
     /// What may wait for the client at once; a page of rows is sent in pieces no larger.
     static let bufferLimit = 256 * 1024
-    /// A client that takes nothing for this long is cut off (its download fails, visibly truncated).
-    static let stallLimit: Duration = .seconds(60)
+    /// A client that takes nothing for this long is cut off (its download fails, visibly truncated):
+    /// `ConsoleExportLimits.stall`.
+    let stallLimit: Duration
 
     let stream = EventStream(bufferLimit: DownloadStream.bufferLimit)
+
+    init(stallLimit: Duration) { self.stallLimit = stallLimit }
 
     /// Sends `bytes` once the buffer has room for each piece; false when the client has gone or stalled (the
     /// writer then stops reading the database).
@@ -24,11 +27,16 @@ final class DownloadStream: Sendable {
         return true
     }
 
-    /// Waits, polling, until `count` more bytes fit; false when the connection closed or the client stalled.
+    /// Waits, polling, until `count` more bytes fit; false when the connection closed or the client stalled (its
+    /// connection is then cut: ending the stream would send the last chunk, and the download would look whole).
     private func room(for count: Int) async -> Bool {
-        let deadline = ContinuousClock.now + Self.stallLimit
+        let deadline = ContinuousClock.now + stallLimit
         while stream.bufferedBytes + count > Self.bufferLimit {
-            guard stream.isOpen, ContinuousClock.now < deadline else { return false }
+            guard stream.isOpen else { return false }
+            guard ContinuousClock.now < deadline else {
+                abort()
+                return false
+            }
             try? await Task.sleep(for: .milliseconds(5))
         }
         return stream.isOpen

@@ -105,6 +105,12 @@ public struct AppConfiguration: Sendable {
     public var httpRefusalDelay = 1000
     /// `CONSOLE`: whether the owners' console is served at `/console` (`off` leaves it out).
     public var consoleEnabled = true
+    /// The console's exports streaming at once, in all (`CONSOLE_EXPORTS`) and per owner
+    /// (`CONSOLE_EXPORTS_PER_OWNER`); past either, `429` with `Retry-After`.
+    public var consoleExports = 4
+    public var consoleExportsPerOwner = 2
+    /// `CONSOLE_EXPORT_STALL_SECONDS`: an export whose client takes nothing for this long is cut off.
+    public var consoleExportStallSeconds = 60
     /// `METRICS_TOKEN`: when set, `/metrics` wants `Authorization: Bearer <token>`; when unset, it answers only
     /// clients on the loopback interface.
     public var metricsToken: String?

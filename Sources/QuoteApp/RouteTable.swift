@@ -20,10 +20,16 @@ enum RouteTable {
     /// The owners' console, unless `CONSOLE=off`.
     private static func consoleRoutes(_ context: AppContext, surface: [Stage]) -> [Route] {
         guard context.configuration.consoleEnabled else { return [] }
+        let configuration = context.configuration
+        var exports = ConsoleExportLimits()
+        exports.inAll = configuration.consoleExports
+        exports.perOwner = configuration.consoleExportsPerOwner
+        exports.stall = .seconds(configuration.consoleExportStallSeconds)
         var console = ConsoleContext(
-            pool: context.pool, cursorSecret: context.configuration.jwtSecret,
-            trustedProxies: TrustedProxies(context.configuration.trustedProxies),
-            rateLimits: context.configuration.rateLimitsEnabled, passwordResets: context.services.accounts)
+            pool: context.pool, cursorSecret: configuration.jwtSecret,
+            trustedProxies: TrustedProxies(configuration.trustedProxies),
+            rateLimits: configuration.rateLimitsEnabled, passwordResets: context.services.accounts,
+            exportLimits: exports)
         console.serverStatus = ConsoleStatusSource.status(of: context.metrics)
         return ConsoleMount.routes(console).map { $0.grouped(under: surface) }
     }

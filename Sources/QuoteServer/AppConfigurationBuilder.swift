@@ -45,6 +45,9 @@ enum AppConfigurationBuilder {
             (\.realtimeConnectionsPerAddress, nil, "REALTIME_CONNECTIONS_PER_ADDRESS", 0...100_000),
             (\.realtimeChannelsPerConnection, nil, "REALTIME_CHANNELS_PER_CONNECTION", 1...1000),
             (\.realtimeMessagesPerSecond, nil, "REALTIME_MESSAGES_PER_SECOND", 1...10_000),
+            (\.consoleExports, nil, "CONSOLE_EXPORTS", 1...1000),
+            (\.consoleExportsPerOwner, nil, "CONSOLE_EXPORTS_PER_OWNER", 1...1000),
+            (\.consoleExportStallSeconds, nil, "CONSOLE_EXPORT_STALL_SECONDS", 1...3600),
         ]
     }
 

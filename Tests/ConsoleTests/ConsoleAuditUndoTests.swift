@@ -15,7 +15,7 @@ final class ConsoleAuditUndoTests: XCTestCase {
         let edit = try await auditRow(app, action: "quote.edit", target: id)
 
         let page = try app.consoleGet("/console/audit", cookie: cookie).text
-        XCTAssertTrue(page.contains("action=\"/console/audit/\(edit)/undo\""), "the edit row offers Undo")
+        XCTAssertTrue(page.contains("href=\"/console/audit/\(edit)/undo\""), "the edit row offers Undo")
         let add = try await auditRow(app, action: "quote.add", target: id)
         XCTAssertFalse(page.contains("/console/audit/\(add)/undo"), "an add has no values before to go back to")
 
@@ -151,9 +151,69 @@ final class ConsoleAuditUndoTests: XCTestCase {
         XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").jsonObject()["text"] as? String, "Before the tool.")
     }
 
-    /// Posts the Undo form of audit row `row`, as the audit page's button does.
+    /// The Undo button leads to a page showing what will change; only its form's post acts, and a refusal on
+    /// that page gives the reason the post would.
+    func testTheUndoButtonLeadsToAConfirmationShowingTheChange() async throws {
+        let app = try await TestApp.start()
+        defer { Task { await app.stop() } }
+        let cookie = try await app.consoleOwner()
+        let id = try addQuote(app, cookie, text: "Words before.", author: "Same Author")
+        try editQuote(app, cookie, id, text: "Words after.", author: "Same Author")
+        let edit = try await auditRow(app, action: "quote.edit", target: id)
+
+        let confirm = try app.consoleGet("/console/audit/\(edit)/undo", cookie: cookie)
+        XCTAssertEqual(confirm.status, 200, confirm.text)
+        let text = confirm.text
+        XCTAssertTrue(text.contains("Undo audit row #\(edit)?"), text)
+        XCTAssertTrue(
+            text.contains(
+                "<td data-label=\"Now\">Words after.</td><td data-label=\"After the undo\">Words before.</td>"),
+            "the text now and after: \(text)")
+        XCTAssertTrue(text.contains("<td data-label=\"Now\">Same Author</td>"), text)
+        XCTAssertTrue(text.contains("<form class=\"inline\" method=\"post\" action=\"/console/audit/\(edit)/undo\">"))
+        XCTAssertNotNil(TestApp.csrfToken(in: text), "the form carries the session's token")
+        XCTAssertEqual(
+            try app.client.get("/v1/quotes/\(id)").jsonObject()["text"] as? String, "Words after.",
+            "the confirmation page changes nothing")
+
+        let undone = try undo(app, cookie, edit)
+        XCTAssertEqual(undone.status, 303, undone.text)
+        XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").jsonObject()["text"] as? String, "Words before.")
+        let again = try app.consoleGet("/console/audit/\(edit)/undo", cookie: cookie)
+        XCTAssertEqual(again.status, 409, "an undone row offers no second undo")
+        XCTAssertTrue(again.text.contains("has been undone already"), again.text)
+        XCTAssertFalse(again.text.contains("action=\"/console/audit/\(edit)/undo\""), "no form on a refusal")
+
+        // A deletion: the page says the quote comes back, and shows it.
+        let deleted = try app.consoleSubmit(
+            "/console/quotes/\(id)/delete", cookie: cookie, fields: [:], from: "/console/quotes/\(id)/delete")
+        XCTAssertEqual(deleted.status, 303)
+        let deletion = try await auditRow(app, action: "quote.delete", target: id)
+        let comesBack = try app.consoleGet("/console/audit/\(deletion)/undo", cookie: cookie)
+        XCTAssertEqual(comesBack.status, 200, comesBack.text)
+        XCTAssertTrue(comesBack.text.contains("The deleted quote comes back"), comesBack.text)
+        XCTAssertTrue(comesBack.text.contains("<p>Words before.</p>"), comesBack.text)
+        XCTAssertEqual(try app.client.get("/v1/quotes/\(id)").status, 404, "still deleted until the post")
+
+        // The quote changed since an edit: the confirmation page refuses with the post's reason.
+        let other = try addQuote(app, cookie, text: "One.", author: "Someone")
+        try editQuote(app, cookie, other, text: "Two.", author: "Someone")
+        let stale = try await auditRow(app, action: "quote.edit", target: other)
+        try editQuote(app, cookie, other, text: "Three.", author: "Someone")
+        let refused = try app.consoleGet("/console/audit/\(stale)/undo", cookie: cookie)
+        XCTAssertEqual(refused.status, 409)
+        XCTAssertTrue(refused.text.contains("The quote changed after audit row #\(stale)"), refused.text)
+        XCTAssertEqual(try app.consoleGet("/console/audit/999999/undo", cookie: cookie).status, 404)
+        XCTAssertEqual(try app.consoleGet("/console/audit/x/undo", cookie: cookie).status, 404)
+    }
+
+    /// Posts the Undo form of audit row `row`: from its confirmation page when it has one, else (a refusal) with
+    /// the audit page's token, as a direct post would be.
     private func undo(_ app: TestApp, _ cookie: String, _ row: Int64) throws -> HTTPTestResponse {
-        try app.consoleSubmit("/console/audit/\(row)/undo", cookie: cookie, fields: [:], from: "/console/audit")
+        let confirmation = "/console/audit/\(row)/undo"
+        let shown = try app.consoleGet(confirmation, cookie: cookie).status == 200
+        return try app.consoleSubmit(
+            confirmation, cookie: cookie, fields: [:], from: shown ? confirmation : "/console/audit")
     }
 
     private func addQuote(_ app: TestApp, _ cookie: String, text: String, author: String) throws -> String {

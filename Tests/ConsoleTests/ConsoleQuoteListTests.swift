@@ -77,6 +77,42 @@ final class ConsoleQuoteListTests: XCTestCase {
         XCTAssertEqual(Set(byFavorites).count, 61, "no quote on two pages, none left out")
     }
 
+    /// The text and author orders read `quote_list_keys` (0083), which triggers keep as quotes are added, edited and
+    /// deleted; a deep page's first row is found there by an index-only scan (no quote read per row skipped).
+    func testTheTextAndAuthorOrdersFollowEveryChangeAndSeekIndexOnly() async throws {
+        let app = try await startTestApp()
+        let cookie = try await app.consoleOwner()
+        let ids = try await app.insertQuotes(["banana", "Apple", "cherry"])
+        func sorted(_ sort: String) throws -> [String] {
+            texts(try app.consoleGet("/console/quotes?sort=\(sort)", cookie: cookie).text)
+        }
+        XCTAssertEqual(try sorted("text"), ["Apple", "banana", "cherry"], "regardless of case")
+        try await app.withConnection { connection in
+            try connection.query("UPDATE quotes SET text = 'Zucchini', author = 'AAA first' WHERE id = \(ids[1])")
+            try connection.query("DELETE FROM quotes WHERE id = \(ids[2])")
+        }
+        XCTAssertEqual(try sorted("text"), ["banana", "Zucchini"], "an edit moves the quote, a deletion removes it")
+        XCTAssertEqual(try sorted("author").first, "Zucchini", "the author's key follows too")
+        let keys = try await app.withConnection { connection in
+            try connection.query("SELECT count(*)::int8 AS n FROM quote_list_keys")[0].decode("n", as: Int.self)
+        }
+        XCTAssertEqual(keys, 2, "one row of keys per quote")
+
+        let plan = try await app.withConnection { connection in
+            // Sequential scans off: two rows would rather be sorted whole than read through any index.
+            try connection.execute(unsafeSQL: "VACUUM ANALYZE quote_list_keys")
+            try connection.execute(unsafeSQL: "SET enable_seqscan = off")
+            defer { _ = try? connection.execute(unsafeSQL: "RESET enable_seqscan") }
+            return try connection.query(
+                """
+                EXPLAIN SELECT s.text_key, s.quote_id FROM quote_list_keys s WHERE s.category = 'wisdom'
+                ORDER BY s.text_key, s.quote_id OFFSET 1 LIMIT 1
+                """
+            ).map { try $0.decode(at: 0, as: String.self) }.joined(separator: "\n")
+        }
+        XCTAssertTrue(plan.contains("Index Only Scan using quote_list_keys_text_idx"), plan)
+    }
+
     func testTheFilterExportsAsCSVAndJSONWithFormulasDefused() async throws {
         let app = try await startTestApp()
         let cookie = try await app.consoleOwner()

@@ -28,6 +28,8 @@ public final class EventStreamTestClient: @unchecked Sendable {
     private var raw: [UInt8] = []
     private var text: [UInt8] = []
     private var ended = false
+    /// Whether the last (empty) chunk arrived: the answer ended whole, not cut off.
+    public private(set) var completed = false
     public private(set) var status = 0
     public private(set) var headers: [(name: String, value: String)] = []
 
@@ -124,6 +126,7 @@ public final class EventStreamTestClient: @unchecked Sendable {
             guard let size = Int(String(decoding: raw[..<line.lowerBound], as: UTF8.self), radix: 16) else { return }
             if size == 0 {
                 ended = true
+                completed = true
                 return
             }
             guard raw.count >= line.upperBound + size + 2 else { return }

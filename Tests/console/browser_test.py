@@ -231,7 +231,8 @@ def sign_in(driver, server, token):
 
 
 def quotes(driver, server):
-    """Adds, edits and deletes a quote, seeing each through /v1/quotes/{id}; returns nothing."""
+    """Adds, edits and deletes a quote, seeing each through /v1/quotes/{id}, and undoes the deletion after its
+    confirmation page. Returns that deletion's undo confirmation URL (deleted again: it can be undone)."""
     driver.get(f"{server.base}/console/quotes/new")
     driver.find_element(By.NAME, "text").send_keys("A browser wrote this quote")
     driver.find_element(By.NAME, "author").send_keys("Selenium Test")
@@ -261,6 +262,11 @@ def quotes(driver, server):
 
     # Undone from the audit log's before-values: back under its id; then deleted again, as the rest expects.
     driver.get(f"{server.base}/console/audit?action=quote.delete")
+    driver.find_element(By.LINK_TEXT, "Undo").click()
+    wait_for(driver, lambda d: "The deleted quote comes back" in main_text(d)
+             and "A browser edited this quote" in main_text(d),
+             "the Undo button leads to a page showing the deleted quote coming back")
+    check(server.json("GET", f"/v1/quotes/{quote_id}")[0] == 404, "the undo's confirmation page changes nothing")
     submit(driver, "/undo", "Undo")
     wait_for(driver, lambda d: "The change was undone" in main_text(d), "undoing the deletion is confirmed")
     status, quote = server.json("GET", f"/v1/quotes/{quote_id}")
@@ -269,6 +275,8 @@ def quotes(driver, server):
     driver.get(f"{server.base}/console/quotes/{quote_id}/delete")
     submit(driver, f"/console/quotes/{quote_id}/delete", "Delete")
     wait_for(driver, lambda d: "/delete" not in d.current_url, "deleting it again leaves the confirmation page")
+    driver.get(f"{server.base}/console/audit?action=quote.delete")
+    return urllib.parse.urlparse(driver.find_element(By.LINK_TEXT, "Undo").get_attribute("href")).path
 
 
 def search_count(server, word):
@@ -587,7 +595,7 @@ def main():
         driver = browser()
         set_width(driver, 1280)
         sign_in(driver, server, token)
-        quotes(driver, server)
+        undo_path = quotes(driver, server)
         preview = csv_import(driver, server, server.work)
         day = pin_tomorrow(driver, server)
         account, email, password = revoke(driver, server)
@@ -607,6 +615,7 @@ def main():
             ("qotd", f"/console/qotd?month={day[:7]}"), ("qotd-day", f"/console/qotd/{day}"),
             ("accounts", "/console/accounts"), ("account", account_path),
             ("account-delete", f"{account_path}/delete"), ("audit", "/console/audit?q=quote."),
+            ("audit-undo", undo_path),
             ("security", "/console/security"),
         ], arguments.screenshots)
         driver.delete_all_cookies()

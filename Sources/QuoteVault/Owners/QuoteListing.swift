@@ -2,25 +2,32 @@ import Foundation
 import PGClient
 
 /// The console's quote list in any order: by a column or by how many users favorited each quote (read from
-/// `quote_favorite_counts`, which triggers keep), filtered by category; a page at a time, or all of it for an
-/// export, read in keyset pages. Each order has an index (migrations 0071, 0072), so any page costs about the same.
+/// `quote_favorite_counts`, which triggers keep, as they keep the text and author orders' `quote_list_keys`),
+/// filtered by category; a page at a time, or all of it for an export, read in keyset pages. Each order has an
+/// index (migrations 0071, 0072, 0083), so any page costs about the same.
 public struct QuoteListing: Sendable {
     /// What the list can be ordered by; the SQL of each is a constant (no input reaches it).
     public enum Sort: String, Sendable, CaseIterable {
         case added, text, author, category, favorites
 
-        /// The table the order is read from (an index of it covers the terms and the category) and its quote id.
+        /// The table the order is read from (an index of it covers the terms and the category, so a deep page's
+        /// first row is found index-only) and its quote id.
         fileprivate var table: (name: String, id: String) {
-            [.favorites, .category].contains(self) ? ("quote_favorite_counts", "quote_id") : ("quotes", "id")
+            switch self {
+            case .added: ("quotes", "id")
+            case .text, .author: ("quote_list_keys", "quote_id")
+            case .category, .favorites: ("quote_favorite_counts", "quote_id")
+            }
         }
 
         /// The ORDER BY terms of that table (aliased `s`), all in one direction, so one index serves both.
         fileprivate var terms: [String] {
             switch self {
             case .added: ["s.created_at", "s.id"]
-            // In lower case: an index keyed on the column would be taken for the app's filters on it (0072).
-            case .text: ["lower(s.text)", "s.id"]
-            case .author: ["lower(s.author)", "s.id"]
+            // In lower case, kept apart from quotes: an index of quotes covering the column would be taken for the
+            // app's filters on it (0072, 0083).
+            case .text: ["s.text_key", "s.quote_id"]
+            case .author: ["s.author_key", "s.quote_id"]
             case .category: ["s.category", "s.created_at", "s.quote_id"]
             case .favorites: ["s.favorites", "s.created_at", "s.quote_id"]
             }

@@ -14,6 +14,23 @@ public struct QuoteUndo: Sendable {
 
     public init(pool: PGPool) { self.pool = pool }
 
+    /// What undoing audit row `entryID` would do now, read and checked as the undo checks it; nothing changes.
+    /// - Throws: as `undo` does when the undo would be refused (with the same reason), but a clash of text and
+    ///   author with another quote, which only the undo itself finds.
+    public func preview(_ entryID: Int64) async throws -> QuoteUndoPreview {
+        try await pool.withConnection { connection in
+            let entry = try Self.entry(entryID, lock: false, connection)
+            let current = try Self.checked(entry, lock: false, connection)
+            let restored = try QuoteEditor.validated(entry.before.record)
+            return QuoteUndoPreview(
+                entryID: entry.id, action: entry.action, quoteID: entry.quoteID,
+                restored: .init(text: restored.text, author: restored.author, category: restored.category),
+                current: current.map {
+                    .init(text: $0.quote.text, author: $0.quote.author, category: $0.quote.category)
+                })
+        }
+    }
+
     /// Reverses audit row `entryID`.
     /// - Returns: the id of the quote restored.
     /// - Throws: `Failure.notFound` for no such row; `Failure.conflict` saying why when the row cannot be undone
@@ -22,14 +39,13 @@ public struct QuoteUndo: Sendable {
     public func undo(_ entryID: Int64, by actor: AuditActor) async throws -> UUID {
         do {
             return try await pool.withTransaction { connection in
-                let entry = try Self.lockedEntry(entryID, connection)
+                let entry = try Self.entry(entryID, lock: true, connection)
                 // The quote locked first: no writer slips in between the checks and the undo.
                 try connection.query("SELECT 1 FROM quotes WHERE id = \(entry.quoteID) FOR UPDATE")
-                try Self.refuseLaterChanges(after: entry, connection)
-                if entry.after == nil {
-                    try Self.reinsert(entry, by: actor, connection)
+                if let current = try Self.checked(entry, lock: true, connection) {
+                    try Self.revert(entry, from: current, by: actor, connection)
                 } else {
-                    try Self.revert(entry, by: actor, connection)
+                    try Self.reinsert(entry, by: actor, connection)
                 }
                 return entry.quoteID
             }
@@ -39,14 +55,14 @@ public struct QuoteUndo: Sendable {
         }
     }
 
-    /// The row to undo, locked so two owners' undos of it queue (the second finds it undone).
-    private static func lockedEntry(_ id: Int64, _ connection: PGConnection) throws -> UndoableEntry {
+    /// The row to undo; locked for an undo, so two owners' undos of it queue (the second finds it undone).
+    private static func entry(_ id: Int64, lock: Bool, _ connection: PGConnection) throws -> UndoableEntry {
         guard
             let row = try connection.query(
                 """
                 SELECT id, action, target, before::text AS before, after::text AS after, version,
                        EXISTS (SELECT 1 FROM console_audit undo WHERE undo.undoes = console_audit.id) AS undone
-                FROM console_audit WHERE id = \(id) FOR UPDATE
+                FROM console_audit WHERE id = \(id) \(unsafeSQL: lock ? "FOR UPDATE" : "")
                 """
             ).first
         else { throw Failure.notFound }
@@ -64,6 +80,32 @@ public struct QuoteUndo: Sendable {
             id: id, action: action, quoteID: quoteID, before: try AuditedQuoteFields(json: before),
             after: try (row.decode("after", as: String?.self)).map(AuditedQuoteFields.init(json:)),
             version: try row.decode("version"))
+    }
+
+    /// Every refusal of an undo of `entry` as things stand (but a clash with another quote's text and author).
+    /// - Returns: the quote as the edit left it; nil for a deletion, whose quote is gone and its id free.
+    private static func checked(_ entry: UndoableEntry, lock: Bool, _ connection: PGConnection) throws
+        -> EditableQuote?
+    {
+        try refuseLaterChanges(after: entry, connection)
+        guard let after = entry.after else {
+            guard try connection.query("SELECT 1 FROM quotes WHERE id = \(entry.quoteID)").isEmpty else {
+                throw Failure.conflict(
+                    "A quote with the id of audit row #\(entry.id) exists again; nothing was undone.")
+            }
+            return nil
+        }
+        guard let current = try EditableQuote.load(entry.quoteID, lock: lock, connection) else {
+            throw Failure.conflict("The quote of audit row #\(entry.id) no longer exists; nothing was undone.")
+        }
+        if let reason = current.frozenReason { throw Failure.conflict(reason) }
+        let now = AuditedQuoteFields(current.quote)
+        guard now == after, entry.version == nil || entry.version == current.version else {
+            throw Failure.conflict(
+                "The quote changed after audit row #\(entry.id) (now “\(now.text)” — \(now.author), \(now.category)); "
+                    + "nothing was undone.")
+        }
+        return current
     }
 
     /// Refuses when a later audit row is about the same quote: undo that one first.
@@ -84,18 +126,10 @@ public struct QuoteUndo: Sendable {
         }
     }
 
-    /// An edit: the quote's values before, if it is still as the edit left it.
-    private static func revert(_ entry: UndoableEntry, by actor: AuditActor, _ connection: PGConnection) throws {
-        guard let current = try EditableQuote.load(entry.quoteID, lock: true, connection) else {
-            throw Failure.conflict("The quote of audit row #\(entry.id) no longer exists; nothing was undone.")
-        }
-        if let reason = current.frozenReason { throw Failure.conflict(reason) }
-        let now = AuditedQuoteFields(current.quote)
-        guard now == entry.after, entry.version == nil || entry.version == current.version else {
-            throw Failure.conflict(
-                "The quote changed after audit row #\(entry.id) (now “\(now.text)” — \(now.author), \(now.category)); "
-                    + "nothing was undone.")
-        }
+    /// An edit: the quote's values before (`checked` found it as the edit left it).
+    private static func revert(
+        _ entry: UndoableEntry, from current: EditableQuote, by actor: AuditActor, _ connection: PGConnection
+    ) throws {
         let restored = try QuoteEditor.validated(entry.before.record)
         let row = try connection.query(
             """
