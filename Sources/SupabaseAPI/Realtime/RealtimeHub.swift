@@ -26,6 +26,10 @@ public final class RealtimeHub: Sendable {
         /// Users whose sockets' sessions are being checked now, and those notified again meanwhile.
         var checking: Set<UUID> = []
         var checkAgain: Set<UUID> = []
+        /// Sockets by the expiry (`exp`, Unix seconds) of the user token they were given: the check each second
+        /// takes out what has expired instead of looking at every socket. A socket that has changed token or
+        /// closed since is skipped when its entry comes out.
+        var expiries = DeadlineQueue<Int, ObjectIdentifier>()
     }
 
     public let limits: RealtimeLimits
@@ -132,7 +136,9 @@ public final class RealtimeHub: Sendable {
             let previous = socket.exchangeCaller(caller)
             unindex(socket.id, caller: previous, in: &state)
             switch caller {
-            case .user(let id, _, _): state.byUser[id, default: []].insert(socket.id)
+            case .user(let id, _, let expires):
+                state.byUser[id, default: []].insert(socket.id)
+                state.expiries.add(socket.id, at: expires)
             case .serviceRole: state.serviceRole.insert(socket.id)
             case .anonymous: break
             }
@@ -219,7 +225,7 @@ public final class RealtimeHub: Sendable {
     private func revokeExpired() {
         let now = Int(Date().timeIntervalSince1970)
         let expired = state.withLock { state in
-            state.byUser.values.flatMap { $0 }.compactMap { state.sockets[$0] }.filter {
+            state.expiries.removeDue(through: now).compactMap { state.sockets[$0] }.filter {
                 if case .user(_, _, let expires) = $0.caller { expires <= now } else { false }
             }
         }
