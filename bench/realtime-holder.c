@@ -98,7 +98,7 @@ static void on_message(struct subscriber *s, const unsigned char *text, size_t l
     return;
   }
   if (reply) replies++;
-  else if (memmem(text, length, "postgres_changes", 16) != NULL) changes++;
+  else if (memmem(text, length, "\"event\":\"postgres_changes\"", 26) != NULL) changes++;
 }
 
 /* Frames in the input; returns 0 once the subscriber is gone. */

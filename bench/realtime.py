@@ -302,6 +302,10 @@ async def interleaved(uids):
     for index in range(rounds):
         without.append(await throughput(f"round {index + 1} without subscribers"))
         await asyncio.sleep(1)
+        if memory is None:
+            quiet = cpu_seconds(pid)
+            await asyncio.sleep(5)
+            quiet = cpu_seconds(pid) - quiet
         descriptors, before = open_descriptors(pid), rss_kib(pid)
         started = time.monotonic()
         holder, joined = await start_holder(joins_file)
@@ -311,10 +315,11 @@ async def interleaved(uids):
             memory = (before, rss_kib(pid), joined)
             server_idle, holder_idle = cpu_seconds(pid), cpu_seconds(holder.pid)
             await asyncio.sleep(5)
-            idle = (cpu_seconds(pid) - server_idle, cpu_seconds(holder.pid) - holder_idle)
+            idle = (cpu_seconds(pid) - server_idle, cpu_seconds(holder.pid) - holder_idle, quiet)
             print(f"server VmRSS {before / 1024:.1f} MiB before, {memory[1] / 1024:.1f} MiB with {joined} "
                   f"subscribers (joined in {opened:.1f} s): {(memory[1] - before) / max(1, joined):.1f} KiB each; "
-                  f"CPU with them idle (heartbeats only) over 5 s: server {idle[0]:.2f} s, holder {idle[1]:.2f} s",
+                  f"CPU with them idle (heartbeats only) over 5 s: server {idle[0]:.2f} s (without them "
+                  f"{idle[2]:.2f} s), holder {idle[1]:.2f} s",
                   flush=True)
         with_.append(await throughput(f"round {index + 1} with {joined} subscribers", holder,
                                       perf_output if index == 0 else None))
@@ -443,7 +448,8 @@ async def main():
         await asyncio.sleep(1)
     print("summary:")
     print(f"  idle subscribers: {joined}, {(after - before) / max(1, joined):.1f} KiB each (goal <= 10 KiB); "
-          f"server CPU with them idle: {100 * idle[0] / 5:.1f} % of a core (holder {100 * idle[1] / 5:.1f} %)")
+          f"server CPU with them idle: {100 * idle[0] / 5:.1f} % of a core, without them {100 * idle[2] / 5:.1f} % "
+          f"(holder {100 * idle[1] / 5:.1f} %)")
     if latency:
         print(f"  own change p99 {percentile(own, 0.99):.2f} ms (goal <= 50); fan-out to {fanout}: each p99 "
               f"{percentile(each, 0.99):.2f} ms, last p99 {percentile(last, 0.99):.2f} ms (goal <= 250)")
