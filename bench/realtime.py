@@ -18,7 +18,7 @@ Usage: python3 bench/realtime.py PORT SERVER_PID ANON_KEY SERVICE_KEY TOKENS_FIL
 Environment: SUBSCRIBERS (10000), USERS (1000, one socket each: as many lines in TOKENS_FILE), FANOUT (1000),
 ADDRESSES (200), WRITES (300), INSERTS (20), DURATION (wrk seconds, 5), CONNECTIONS (wrk, 32), ROUTES, ROUNDS (5),
 HOLDER (the built bench/realtime-holder.c), LATENCY (1: also run steps 2-4), PERF (a file: `perf record -g` of the
-server during the first route's wrk in the first round with subscribers).
+server during the first route's wrk in round PERF_ROUND (1) with subscribers).
 """
 
 import asyncio
@@ -49,6 +49,7 @@ rounds = int(os.environ.get("ROUNDS", "5"))
 holder_binary = os.environ.get("HOLDER", os.path.join(os.path.dirname(__file__), "out", "realtime-holder"))
 latency = os.environ.get("LATENCY", "1") == "1"
 perf_output = os.environ.get("PERF")
+perf_round = int(os.environ.get("PERF_ROUND", "1"))
 HEARTBEAT_SECONDS = 25
 run = f"{time.time():.0f}"
 
@@ -322,7 +323,7 @@ async def interleaved(uids):
                   f"{idle[2]:.2f} s), holder {idle[1]:.2f} s",
                   flush=True)
         with_.append(await throughput(f"round {index + 1} with {joined} subscribers", holder,
-                                      perf_output if index == 0 else None))
+                                      perf_output if index + 1 == perf_round else None))
         await stop_holder(holder, descriptors)
     return without, with_, memory, idle
 

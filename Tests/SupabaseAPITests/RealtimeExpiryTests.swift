@@ -17,41 +17,31 @@ final class RealtimeExpiryTests: XCTestCase {
         return (system?["payload"] as? [String: Any])?["message"] as? String
     }
 
+    /// A socket joined to `topic` on `user`'s favorites with a token that expires in `seconds`.
+    private func joined(_ app: TestApp, _ topic: String, as user: TestUser, expiresIn seconds: Int) throws
+        -> WebSocketTestClient
+    {
+        let socket = try app.realtime()
+        let token = try app.token(for: user, expiresIn: seconds)
+        XCTAssertEqual(status(socket.join(topic, changes: favorites(of: user), token: token)), "ok")
+        return socket
+    }
+
+    /// Swaps the socket's token on `topic` for `token`; the swap is answered `ok`.
+    private func swapToken(_ socket: WebSocketTestClient, _ topic: String, _ token: String) {
+        XCTAssertEqual(status(socket.reply(to: socket.push(topic, "access_token", ["access_token": token]))), "ok")
+    }
+
     func testEachSocketClosesAtItsOwnTokensExpiry() async throws {
         let app = try await startTestApp()
         let user = try await app.makeUser()
         let quotes = try await app.insertQuotes(["One"])
-        let bystanders = try (0..<10).map { index in
-            let socket = try app.realtime()
-            let token = try app.token(for: user, expiresIn: 7200)
-            XCTAssertEqual(status(socket.join("realtime:b\(index)", changes: favorites(of: user), token: token)), "ok")
-            return socket
-        }
-        let brief = try app.realtime()
-        XCTAssertEqual(
-            status(
-                brief.join(
-                    "realtime:brief", changes: favorites(of: user), token: try app.token(for: user, expiresIn: 2))),
-            "ok")
-        let extended = try app.realtime()
-        XCTAssertEqual(
-            status(
-                extended.join(
-                    "realtime:extended", changes: favorites(of: user), token: try app.token(for: user, expiresIn: 2))),
-            "ok")
-        let longer = extended.push(
-            "realtime:extended", "access_token", ["access_token": try app.token(for: user, expiresIn: 7200)])
-        XCTAssertEqual(status(extended.reply(to: longer)), "ok")
-        let shortened = try app.realtime()
-        XCTAssertEqual(
-            status(
-                shortened.join(
-                    "realtime:shortened", changes: favorites(of: user),
-                    token: try app.token(for: user, expiresIn: 7200))),
-            "ok")
-        let shorter = shortened.push(
-            "realtime:shortened", "access_token", ["access_token": try app.token(for: user, expiresIn: 4)])
-        XCTAssertEqual(status(shortened.reply(to: shorter)), "ok")
+        let bystanders = try (0..<10).map { try joined(app, "realtime:b\($0)", as: user, expiresIn: 7200) }
+        let brief = try joined(app, "realtime:brief", as: user, expiresIn: 2)
+        let extended = try joined(app, "realtime:extended", as: user, expiresIn: 2)
+        swapToken(extended, "realtime:extended", try app.token(for: user, expiresIn: 7200))
+        let shortened = try joined(app, "realtime:shortened", as: user, expiresIn: 7200)
+        swapToken(shortened, "realtime:shortened", try app.token(for: user, expiresIn: 4))
 
         XCTAssertEqual(expiry(brief, within: 15), "Token has expired")
         XCTAssertEqual(brief.next("phx_close")?["topic"] as? String, "realtime:brief")
