@@ -18,7 +18,7 @@ Usage: python3 bench/realtime.py PORT SERVER_PID ANON_KEY SERVICE_KEY TOKENS_FIL
 Environment: SUBSCRIBERS (10000), USERS (1000, one socket each: as many lines in TOKENS_FILE), FANOUT (1000),
 ADDRESSES (200), WRITES (300), INSERTS (20), DURATION (wrk seconds, 5), CONNECTIONS (wrk, 32), ROUTES, ROUNDS (5),
 HOLDER (the built bench/realtime-holder.c), LATENCY (1: also run steps 2-4), PERF (a file: `perf record -g` of the
-server during the first route's wrk in round PERF_ROUND (1) with subscribers).
+server during the first route's wrk in round PERF_ROUND (1) with subscribers), PERF_WITHOUT (the same, without).
 """
 
 import asyncio
@@ -50,6 +50,7 @@ holder_binary = os.environ.get("HOLDER", os.path.join(os.path.dirname(__file__),
 latency = os.environ.get("LATENCY", "1") == "1"
 perf_output = os.environ.get("PERF")
 perf_round = int(os.environ.get("PERF_ROUND", "1"))
+perf_without = os.environ.get("PERF_WITHOUT")
 HEARTBEAT_SECONDS = 25
 run = f"{time.time():.0f}"
 
@@ -301,7 +302,8 @@ async def interleaved(uids):
     without, with_ = [], []
     memory = idle = None
     for index in range(rounds):
-        without.append(await throughput(f"round {index + 1} without subscribers"))
+        without.append(await throughput(f"round {index + 1} without subscribers", None,
+                                        perf_without if index + 1 == perf_round else None))
         await asyncio.sleep(1)
         if memory is None:
             quiet = cpu_seconds(pid)
