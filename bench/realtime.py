@@ -2,19 +2,23 @@
 and what they cost the other routes.
 
 One run, in order:
-1. wrk on the routes in ROUTES (same settings as every run) with no subscriber connected;
-2. SUBSCRIBERS WebSockets (vsn 1.0.0) from ADDRESSES loopback addresses (127.0.0.2, .3, ...), each joined to one
-   channel: USERS sockets signed in as distinct users on `user_favorites` filtered by their own `user_id`, FANOUT
-   sockets with the anon key on `quotes` INSERT, the rest with the anon key on `quote_of_day` (nothing writes it
-   during the run); the server's VmRSS before and after, divided by the sockets;
+1. ROUNDS interleaved rounds of wrk on the routes in ROUTES: without subscribers, then with SUBSCRIBERS WebSockets
+   (vsn 1.0.0) from ADDRESSES loopback addresses (127.0.0.2, .3, ...), each joined to one channel: USERS sockets
+   signed in as distinct users on `user_favorites` filtered by their own `user_id`, FANOUT sockets with the anon key
+   on `quotes` INSERT, the rest with the anon key on `quote_of_day`. These subscribers are held by
+   bench/realtime-holder.c (HOLDER), a single-threaded C program, so that the client's own CPU is small and
+   measured: each wrk run reports requests/s, the server's CPU time per request (/proc/PID/stat) and the holder's
+   CPU. The first round also gives the server's VmRSS per subscriber and its CPU with the subscribers idle;
+2. the same subscribers again, held by this script's asyncio client (which can time each arrival);
 3. WRITES favorite writes (PUT then DELETE /v1/favorites/{id}, a user at a time): delay to the user's socket;
-4. INSERTS quote inserts (POST /rest/v1/quotes with the service role key): delay to each of the FANOUT sockets;
-5. wrk on the same routes again with every subscriber connected, then the server's CPU while they sit idle.
+4. INSERTS quote inserts (POST /rest/v1/quotes with the service role key): delay to each of the FANOUT sockets.
 Every socket sends a Phoenix heartbeat every 25 s (spread evenly), as supabase clients do. Every wait is bounded.
 
 Usage: python3 bench/realtime.py PORT SERVER_PID ANON_KEY SERVICE_KEY TOKENS_FILE QUOTE_ID
 Environment: SUBSCRIBERS (10000), USERS (1000, one socket each: as many lines in TOKENS_FILE), FANOUT (1000),
-ADDRESSES (200), WRITES (300), INSERTS (20), DURATION (wrk seconds, 5), CONNECTIONS (wrk, 32), ROUTES.
+ADDRESSES (200), WRITES (300), INSERTS (20), DURATION (wrk seconds, 5), CONNECTIONS (wrk, 32), ROUTES, ROUNDS (5),
+HOLDER (the built bench/realtime-holder.c), LATENCY (1: also run steps 2-4), PERF (a file: `perf record -g` of the
+server during the first route's wrk in round PERF_ROUND (1) with subscribers), PERF_WITHOUT (the same, without).
 """
 
 import asyncio
@@ -41,6 +45,12 @@ inserts = int(os.environ.get("INSERTS", "20"))
 duration = int(os.environ.get("DURATION", "5"))
 connections = int(os.environ.get("CONNECTIONS", "32"))
 routes = os.environ.get("ROUTES", "/v1/quotes?page=1 /v1/quotes/search?q=courage").split()
+rounds = int(os.environ.get("ROUNDS", "5"))
+holder_binary = os.environ.get("HOLDER", os.path.join(os.path.dirname(__file__), "out", "realtime-holder"))
+latency = os.environ.get("LATENCY", "1") == "1"
+perf_output = os.environ.get("PERF")
+perf_round = int(os.environ.get("PERF_ROUND", "1"))
+perf_without = os.environ.get("PERF_WITHOUT")
 HEARTBEAT_SECONDS = 25
 run = f"{time.time():.0f}"
 
@@ -215,25 +225,130 @@ async def http(method, path, headers, body=None):
         writer.close()
 
 
-async def wrk(path):
+def load_average():
+    return " ".join(open("/proc/loadavg").read().split()[:3])
+
+
+def open_descriptors(process):
+    return len(os.listdir(f"/proc/{process}/fd"))
+
+
+async def wrk(path, holder=None, profile=None):
+    """One wrk run: requests/s, p99 (ms), non-2xx answers, requests, the server's CPU seconds and the holder's."""
+    server_before = cpu_seconds(pid)
+    holder_before = cpu_seconds(holder.pid) if holder else 0.0
     process = await asyncio.create_subprocess_exec(
         "wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency", f"http://127.0.0.1:{port}{path}",
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if profile:
+        recorder = await asyncio.create_subprocess_exec(
+            "perf", "record", "-g", "-o", profile, "-p", str(pid), "--", "sleep", str(max(1, duration - 1)),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        await asyncio.wait_for(recorder.wait(), duration + 30)
     output = (await asyncio.wait_for(process.communicate(), duration + 30))[0].decode()
+    server_cpu = cpu_seconds(pid) - server_before
+    holder_cpu = cpu_seconds(holder.pid) - holder_before if holder else 0.0
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    requests = int(re.search(r"(\d+) requests in", output).group(1))
     p99 = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", output)
     p99_ms = float(p99.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[p99.group(2)] if p99 else float("nan")
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
-    return rate, p99_ms, int(errors.group(1)) if errors else 0
+    return {"rate": rate, "p99": p99_ms, "errors": int(errors.group(1)) if errors else 0, "requests": requests,
+            "server_cpu": server_cpu, "holder_cpu": holder_cpu}
 
 
-async def throughput(label):
+async def throughput(label, holder=None, profile=None):
     results = {}
     for path in routes:
-        results[path] = await wrk(path)
-        rate, p99, errors = results[path]
-        print(f"wrk {label}: GET {path}: {rate:.0f} requests/s, p99 {p99:.2f} ms, non-2xx {errors}", flush=True)
+        result = results[path] = await wrk(path, holder, profile if path == routes[0] else None)
+        print(f"wrk {label}: GET {path}: {result['rate']:.0f} requests/s, p99 {result['p99']:.2f} ms, "
+              f"non-2xx {result['errors']}, server CPU {1e6 * result['server_cpu'] / result['requests']:.1f} us per "
+              f"request ({result['server_cpu']:.2f} s), holder CPU {result['holder_cpu']:.2f} s, "
+              f"load {load_average()}", flush=True)
     return results
+
+
+async def start_holder(joins_file):
+    """The C holder with every subscriber joined; returns the process once it says so."""
+    holder = await asyncio.create_subprocess_exec(
+        holder_binary, str(port), f"/realtime/v1/websocket?apikey={anon}&vsn=1.0.0", str(addresses), joins_file,
+        str(HEARTBEAT_SECONDS), "600", stdout=subprocess.PIPE)
+    line = (await asyncio.wait_for(holder.stdout.readline(), 120)).decode().strip()
+    print(f"holder: {line}", flush=True)
+    if not line.startswith("joined"):
+        raise RuntimeError("the holder did not join its subscribers")
+    return holder, int(line.split()[1])
+
+
+async def stop_holder(holder, descriptors):
+    """Ends the holder and waits (at most 30 s) until the server has released its sockets."""
+    holder.terminate()
+    line = (await asyncio.wait_for(holder.stdout.readline(), 10)).decode().strip()
+    await asyncio.wait_for(holder.wait(), 10)
+    print(f"holder: {line}", flush=True)
+    deadline = time.monotonic() + 30
+    while open_descriptors(pid) > descriptors + 64 and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    await asyncio.sleep(1)
+
+
+async def interleaved(uids):
+    """ROUNDS rounds of (without, with) on every route; the first round also measures memory and idle CPU."""
+    joins_file = os.path.join(os.path.dirname(tokens_file), "realtime-joins.txt")
+    with open(joins_file, "w") as joins:
+        for topic, payload in plan(uids):
+            joins.write(json.dumps({"topic": topic, "event": "phx_join", "payload": payload, "ref": "1",
+                                    "join_ref": "1"}, separators=(",", ":")) + "\n")
+    without, with_ = [], []
+    memory = idle = None
+    for index in range(rounds):
+        without.append(await throughput(f"round {index + 1} without subscribers", None,
+                                        perf_without if index + 1 == perf_round else None))
+        await asyncio.sleep(1)
+        if memory is None:
+            quiet = cpu_seconds(pid)
+            await asyncio.sleep(5)
+            quiet = cpu_seconds(pid) - quiet
+        descriptors, before = open_descriptors(pid), rss_kib(pid)
+        started = time.monotonic()
+        holder, joined = await start_holder(joins_file)
+        opened = time.monotonic() - started
+        await asyncio.sleep(3)
+        if memory is None:
+            memory = (before, rss_kib(pid), joined)
+            server_idle, holder_idle = cpu_seconds(pid), cpu_seconds(holder.pid)
+            await asyncio.sleep(5)
+            idle = (cpu_seconds(pid) - server_idle, cpu_seconds(holder.pid) - holder_idle, quiet)
+            print(f"server VmRSS {before / 1024:.1f} MiB before, {memory[1] / 1024:.1f} MiB with {joined} "
+                  f"subscribers (joined in {opened:.1f} s): {(memory[1] - before) / max(1, joined):.1f} KiB each; "
+                  f"CPU with them idle (heartbeats only) over 5 s: server {idle[0]:.2f} s (without them "
+                  f"{idle[2]:.2f} s), holder {idle[1]:.2f} s",
+                  flush=True)
+        with_.append(await throughput(f"round {index + 1} with {joined} subscribers", holder,
+                                      perf_output if index + 1 == perf_round else None))
+        await stop_holder(holder, descriptors)
+    return without, with_, memory, idle
+
+
+def report(without, with_):
+    """Per route: the median of the rounds' with/without ratios, of throughput and of CPU per request."""
+    lines = []
+    for path in routes:
+        rates = [w[path]["rate"] / a[path]["rate"] for a, w in zip(without, with_)]
+        cost = lambda run: run[path]["server_cpu"] / run[path]["requests"]
+        costs = [cost(w) / cost(a) for a, w in zip(without, with_)]
+        holder = statistics.median(w[path]["holder_cpu"] / duration for w in with_)
+        lines.append(
+            f"  GET {path}: throughput with/without, median of {len(rates)} rounds {100 * statistics.median(rates):.0f} % "
+            f"(rounds: {', '.join(f'{100 * r:.0f}' for r in rates)}; goal >= 90 %); "
+            f"{statistics.median(w[path]['rate'] for w in with_):.0f} / "
+            f"{statistics.median(a[path]['rate'] for a in without):.0f} requests/s (medians)")
+        lines.append(
+            f"    server CPU per request: {1e6 * statistics.median(cost(w) for w in with_):.1f} us with, "
+            f"{1e6 * statistics.median(cost(a) for a in without):.1f} us without: with/without median "
+            f"{100 * statistics.median(costs):.0f} % (rounds: {', '.join(f'{100 * c:.0f}' for c in costs)}); "
+            f"holder CPU {100 * holder:.1f} % of a core")
+    return lines
 
 
 async def own_changes(sockets):
@@ -297,12 +412,8 @@ async def fan_out(sockets, idle):
     return each, last
 
 
-async def main():
-    uids = [user_id(token) for token in tokens[:users]]
-    print(f"cores: {os.cpu_count()}, load: {open('/proc/loadavg').read().split()[:3]}", flush=True)
-    alone = await throughput("without subscribers")
-    await asyncio.sleep(2)
-    before = rss_kib(pid)
+async def hold_in_python(uids):
+    """Every subscriber on this script's own sockets, joined, with heartbeats; the heartbeats' task."""
     sockets, started, failures = [], time.monotonic(), []
     wanted = list(plan(uids))
     batch = 200
@@ -314,38 +425,40 @@ async def main():
             (failures if isinstance(result, BaseException) else sockets).append(result)
         if len(failures) > 50:
             break
-    opened = time.monotonic() - started
-    beating = asyncio.create_task(heartbeats(sockets))
     print(f"subscribers joined: {len(sockets)} of {len(wanted)} from {min(addresses, len(wanted))} addresses in "
-          f"{opened:.1f} s ({users} users on user_favorites, {fanout} anon on quotes, the rest anon on quote_of_day)")
+          f"{time.monotonic() - started:.1f} s ({users} users on user_favorites, {fanout} anon on quotes, the rest "
+          f"anon on quote_of_day)", flush=True)
     for reason in sorted({str(failure) or type(failure).__name__ for failure in failures})[:5]:
         print(f"  refused: {reason}")
-    await asyncio.sleep(3)
-    after = rss_kib(pid)
-    print(f"server VmRSS: {before / 1024:.1f} MiB before, {after / 1024:.1f} MiB with {len(sockets)} subscribers: "
-          f"{(after - before) / max(1, len(sockets)):.1f} KiB per subscriber", flush=True)
-    own = await own_changes(sockets[:users])
-    each, last = await fan_out(sockets[users:users + fanout], sockets[users + fanout:])
-    connected = await throughput(f"with {len(sockets)} subscribers")
-    idle_cpu = cpu_seconds(pid)
-    await asyncio.sleep(5)
-    idle_cpu = cpu_seconds(pid) - idle_cpu
-    lost = sum(1 for s in sockets if s.closed)
-    print(f"server CPU with the subscribers idle (heartbeats only): {idle_cpu:.2f} s over 5 s; sockets lost during "
-          f"the run: {lost}; VmRSS at the end: {rss_kib(pid) / 1024:.1f} MiB")
+    return sockets, asyncio.create_task(heartbeats(sockets))
+
+
+async def main():
+    uids = [user_id(token) for token in tokens[:users]]
+    print(f"cores: {os.cpu_count()}, load: {load_average()}", flush=True)
+    without, with_, (before, after, joined), idle = await interleaved(uids)
+    own = each = last = []
+    if latency:
+        sockets, beating = await hold_in_python(uids)
+        own = await own_changes(sockets[:users])
+        each, last = await fan_out(sockets[users:users + fanout], sockets[users + fanout:])
+        lost = sum(1 for s in sockets if s.closed)
+        print(f"sockets lost during the latency run: {lost}; VmRSS at the end: {rss_kib(pid) / 1024:.1f} MiB")
+        beating.cancel()
+        for subscriber in sockets:
+            subscriber.closed = True
+            subscriber.transport.close()
+        await asyncio.sleep(1)
     print("summary:")
-    print(f"  idle subscribers: {len(sockets)}, {(after - before) / max(1, len(sockets)):.1f} KiB each "
-          f"(goal <= 10 KiB)")
-    print(f"  own change p99 {percentile(own, 0.99):.2f} ms (goal <= 50); fan-out to {fanout}: each p99 "
-          f"{percentile(each, 0.99):.2f} ms, last p99 {percentile(last, 0.99):.2f} ms (goal <= 250)")
-    for path in routes:
-        print(f"  GET {path}: {connected[path][0]:.0f} / {alone[path][0]:.0f} requests/s with / without = "
-              f"{100 * connected[path][0] / alone[path][0]:.0f} % (goal >= 90 %)")
-    beating.cancel()
-    for subscriber in sockets:
-        subscriber.closed = True
-        subscriber.transport.close()
-    await asyncio.sleep(1)
+    print(f"  idle subscribers: {joined}, {(after - before) / max(1, joined):.1f} KiB each (goal <= 10 KiB); "
+          f"server CPU with them idle: {100 * idle[0] / 5:.1f} % of a core, without them {100 * idle[2] / 5:.1f} % "
+          f"(holder {100 * idle[1] / 5:.1f} %)")
+    if latency:
+        print(f"  own change p99 {percentile(own, 0.99):.2f} ms (goal <= 50); fan-out to {fanout}: each p99 "
+              f"{percentile(each, 0.99):.2f} ms, last p99 {percentile(last, 0.99):.2f} ms (goal <= 250)")
+    for line in report(without, with_):
+        print(line)
+    print(f"  load average at the end: {load_average()}")
 
 
-asyncio.run(asyncio.wait_for(main(), 900))
+asyncio.run(asyncio.wait_for(main(), 1800))

@@ -88,12 +88,15 @@ public final class WebSocketConnection: Sendable {
     /// the client answers or after `closeTimeout`.
     public func close(_ code: WebSocketCloseCode, reason: String = "") {
         let frame = WebSocketFrameEncoder.close(code, reason: reason)
-        state.withLock { state in
-            guard state.phase == .open else { return }
+        let deadline = state.withLock { state -> ContinuousClock.Instant? in
+            guard state.phase == .open else { return nil }
             state.phase = .closing
             state.closeDeadline = .now + settings.closeTimeout
             enqueue(frame, in: &state, force: true)
+            return state.closeDeadline
         }
+        // Released by then if the client has not answered.
+        if let deadline { reactor.withLock { $0 }?.recheck(self, at: deadline) }
     }
 
     /// The connection's state and its socket, for the reactor.
@@ -144,12 +147,14 @@ public final class WebSocketConnection: Sendable {
         }
     }
 
-    /// Shuts the socket down; the reactor sees it and releases the connection.
+    /// Shuts the socket down; the reactor sees it (epoll, or its deadline check at once) and releases the
+    /// connection.
     func cut(_ state: inout State) {
         guard state.phase != .released, state.phase != .cut else { return }
         state.phase = .cut
         state.pending = []
         shutdown(state.socket, Int32(SHUT_RDWR))
+        reactor.withLock { $0 }?.recheck(self, at: .now)
     }
 
     /// Cuts the connection from outside the reactor (the server stopping, a limit).

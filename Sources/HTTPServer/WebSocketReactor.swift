@@ -25,6 +25,10 @@ final class WebSocketReactor: Sendable {
 
     private let epoll: Int32
     private let entries = Mutex<[Int32: Reader]>([:])
+    /// When each connection must be looked at again: its idle deadline (from when it was last heard, as of when
+    /// the entry was added), its close deadline, or at once when it was cut. A heartbeat touches nothing here; an
+    /// entry that falls due is checked and put back at the connection's current deadline (`check`).
+    private let deadlines = Mutex(DeadlineQueue<ContinuousClock.Instant, WebSocketConnection>())
     private let stopping = Atomic<Bool>(false)
     private let running = Atomic<Bool>(false)
 
@@ -73,6 +77,9 @@ final class WebSocketReactor: Sendable {
             release(reader)
             return
         }
+        // Looked at once now: that puts it at its idle deadline (or its close deadline, if its handler closed it
+        // already).
+        recheck(connection, at: .now)
         if !initial.isEmpty { initial.withUnsafeBytes { consume($0, reader) } }
     }
 
@@ -81,11 +88,15 @@ final class WebSocketReactor: Sendable {
         _ = cmhd_epoll_watch(epoll, socket, writes ? 1 : 0)
     }
 
+    /// Looks at `connection` again at `deadline` (its close deadline, or now when it was cut); from any thread.
+    func recheck(_ connection: WebSocketConnection, at deadline: ContinuousClock.Instant) {
+        deadlines.withLock { $0.add(connection, at: deadline) }
+    }
+
     private func run() {
         var sockets = [Int32](repeating: 0, count: 64)
         var readable = [Int32](repeating: 0, count: 64)
         var writable = [Int32](repeating: 0, count: 64)
-        var lastSweep = ContinuousClock.now
         while !stopping.load(ordering: .relaxed) {
             let ready = cmhd_epoll_wait(epoll, &sockets, &readable, &writable, 64, 250)
             for index in 0..<Int(max(0, ready)) {
@@ -93,10 +104,8 @@ final class WebSocketReactor: Sendable {
                 if writable[index] != 0 { reader.connection.withState { reader.connection.flush(&$0) } }
                 if readable[index] != 0 { read(reader) }
             }
-            if ContinuousClock.now - lastSweep >= .milliseconds(500) {
-                lastSweep = .now
-                sweep()
-            }
+            let now = ContinuousClock.now
+            for connection in deadlines.withLock({ $0.removeDue(through: now) }) { check(connection, now: now) }
         }
     }
 
@@ -204,18 +213,28 @@ final class WebSocketReactor: Sendable {
         }
     }
 
-    /// Idle connections are closed; closing ones past their deadline, and cut ones, are released.
-    private func sweep() {
-        let now = ContinuousClock.now
-        for reader in entries.withLock({ Array($0.values) }) {
-            let (phase, deadline) = reader.connection.withState { ($0.phase, $0.closeDeadline) }
-            switch phase {
-            case .cut: release(reader)
-            case .closing where deadline.map { now >= $0 } ?? true: release(reader)
-            case .open where now - reader.lastHeard > reader.connection.settings.idleTimeout:
-                reader.connection.close(.goingAway, reason: "idle")
-            default: break
+    /// A connection whose deadline came: an idle one is closed, a closing one past its close deadline and a cut one
+    /// are released; one heard from since is put back at its new idle deadline.
+    private func check(_ connection: WebSocketConnection, now: ContinuousClock.Instant) {
+        let (socket, phase, closeDeadline) = connection.withState { ($0.socket, $0.phase, $0.closeDeadline) }
+        // Released already (its descriptor may belong to another connection now).
+        guard phase != .released, let reader = entries.withLock({ $0[socket] }), reader.connection === connection
+        else { return }
+        switch phase {
+        case .cut:
+            release(reader)
+        case .closing:
+            guard let closeDeadline, now < closeDeadline else { return release(reader) }
+            recheck(connection, at: closeDeadline)
+        case .open:
+            let idleDeadline = reader.lastHeard + connection.settings.idleTimeout
+            if now >= idleDeadline {
+                connection.close(.goingAway, reason: "idle")
+            } else {
+                recheck(connection, at: idleDeadline)
             }
+        case .released:
+            break
         }
     }
 

@@ -200,6 +200,46 @@ final class WebSocketTests: XCTestCase {
         XCTAssertEqual(chatty.nextFrame()?.text, "still here")
     }
 
+    /// Each socket's idle deadline falls due on its own: among many, the quiet ones close and the ones heard from
+    /// (each put back at its new deadline) stay open.
+    func testAmongManySocketsOnlyTheQuietOnesCloseForIdleness() throws {
+        var settings = WebSocketSettings()
+        settings.idleTimeout = .seconds(1)
+        let server = try startServer(settings: settings)
+        let chatty = try (0..<20).map { _ in try connect(server) }
+        let quiet = try (0..<20).map { _ in try connect(server) }
+        for _ in 0..<5 {
+            for client in chatty {
+                client.sendFrame(opcode: 0x9, payload: [])
+                XCTAssertEqual(client.nextFrame()?.opcode, 0xA)
+            }
+            Thread.sleep(forTimeInterval: 0.4)
+        }
+        for client in quiet {
+            XCTAssertEqual(client.closeCode(), 1001)
+            client.sendClose()
+        }
+        for client in chatty {
+            client.send(text: "still here")
+            XCTAssertEqual(client.nextFrame()?.text, "still here")
+        }
+        XCTAssertTrue(waitUntil { server.openWebSockets == 20 })
+        XCTAssertEqual(echo.closedCount.load(ordering: .relaxed), 20)
+    }
+
+    /// The server's close frame starts the close timeout: a client that never answers it is released after it.
+    func testAClientThatNeverAnswersTheServersCloseIsReleased() throws {
+        var settings = WebSocketSettings()
+        settings.closeTimeout = .milliseconds(500)
+        let server = try startServer(settings: settings)
+        let client = try connect(server)
+        client.send(text: "close")
+        XCTAssertEqual(client.closeCode(), 1000)
+        XCTAssertTrue(waitUntil { self.echo.closedCount.load(ordering: .relaxed) == 1 })
+        XCTAssertTrue(client.isClosed())
+        XCTAssertEqual(server.openWebSockets, 0)
+    }
+
     /// An upgraded socket answers to its own idle timeout, not to the HTTP ones (MHD's idle timeout, the guard's
     /// header deadline), and stays counted in the connection table.
     func testHTTPTimeoutsDoNotCloseAnUpgradedSocket() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import QuoteVault
 
 /// The serializer a client asked for with `vsn`: 1.0.0 sends each message as a JSON object, 2.0.0 (supabase-swift
@@ -56,8 +57,12 @@ struct PhoenixMessage: Sendable {
         }
     }
 
+    /// `text` as a JSON string (every reply and message names its topic, event and refs this way: a JSONEncoder
+    /// each would cost more than the rest of a heartbeat's answer).
     static func jsonString(_ text: String) -> String {
-        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
+        var writer = JSONWriter(capacity: text.utf8.count + 8)
+        writer.string(text)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     static func json(_ value: JSONValue) -> String {

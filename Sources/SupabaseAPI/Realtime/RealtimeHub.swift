@@ -30,6 +30,12 @@ public final class RealtimeHub: Sendable {
         /// The other instances' presences and sockets.
         var peers = RealtimePeers()
         var lastAlive: ContinuousClock.Instant?
+        /// Sockets by the expiries (`exp`, Unix seconds) of their channels' user tokens: the check each second
+        /// takes out what has expired instead of looking at every socket. A socket whose channels have changed
+        /// token or that has closed since is passed over when its entry comes out.
+        var expiries = DeadlineQueue<Int, ObjectIdentifier>()
+        /// Per socket, the expiries it has entries for.
+        var expiriesOf: [ObjectIdentifier: Set<Int>] = [:]
     }
 
     public let limits: RealtimeLimits
@@ -146,13 +152,14 @@ public final class RealtimeHub: Sendable {
             let left = state.byAddress[socket.address, default: 1] - 1
             state.byAddress[socket.address] = left > 0 ? left : nil
             reindex(socket.id, users: [], serviceRole: false, in: &state)
+            state.expiriesOf[socket.id] = nil
         }
     }
 
     /// Records whose channels `socket` has now (each channel has its own token); false, with nothing changed, when
     /// a user it did not have would go past the per-user limit, which counts the other instances' sockets too.
     /// The socket calls it holding its own lock (the hub never takes a socket's lock while holding its own).
-    func index(_ socket: RealtimeSocket, users: Set<UUID>, serviceRole: Bool) -> Bool {
+    func index(_ socket: RealtimeSocket, users: Set<UUID>, serviceRole: Bool, expiries: Set<Int>) -> Bool {
         state.withLock { state in
             guard state.sockets[socket.id] != nil else { return users.isEmpty && !serviceRole }
             let added = users.subtracting(state.usersOf[socket.id] ?? [])
@@ -161,6 +168,10 @@ public final class RealtimeHub: Sendable {
                 return false
             }
             reindex(socket.id, users: users, serviceRole: serviceRole, in: &state)
+            for expiry in expiries.subtracting(state.expiriesOf[socket.id] ?? []) {
+                state.expiries.add(socket.id, at: expiry)
+            }
+            state.expiriesOf[socket.id] = expiries.isEmpty ? nil : expiries
             return true
         }
     }
@@ -235,7 +246,7 @@ public final class RealtimeHub: Sendable {
     private func revokeExpired() {
         let now = Int(Date().timeIntervalSince1970)
         let sockets = state.withLock { state in
-            Set(state.byUser.values.flatMap { $0 }).compactMap { state.sockets[$0] }
+            Set(state.expiries.removeDue(through: now)).compactMap { state.sockets[$0] }
         }
         for socket in sockets { socket.revokeChannels(reason: "Token has expired") { $0.expires <= now } }
     }

@@ -62,7 +62,9 @@ final class RealtimeSocket: WebSocketHandler {
     private func indexed(_ channels: [String: Channel]) -> Bool {
         let users = Set(channels.values.compactMap(\.caller.userID))
         let serviceRole = channels.values.contains { $0.caller == .serviceRole }
-        return hub.index(self, users: users, serviceRole: serviceRole)
+        let expiries = Set(
+            channels.values.compactMap { if case .user(_, _, let expires) = $0.caller { expires } else { nil } })
+        return hub.index(self, users: users, serviceRole: serviceRole, expiries: expiries)
     }
 
     func attach(_ connection: WebSocketConnection) { self.connection.withLock { $0 = connection } }
