@@ -11,10 +11,12 @@ enum RealtimeBroadcast: Sendable, Equatable {
     case binary(event: String, bytes: [UInt8])
 
     /// Server to client, vsn 2.0.0: `[4, topic length, event length, meta length, encoding]`, the topic, the event,
-    /// then the payload (encoding 0: binary; no metadata).
-    static func userBroadcastFrame(topic: String, event: String, bytes: [UInt8]) -> [UInt8] {
+    /// then the payload (encoding 0: binary; no metadata). Nil when a length does not fit its byte (a binary push
+    /// carries both in one-byte lengths, so only a forged notification could).
+    static func userBroadcastFrame(topic: String, event: String, bytes: [UInt8]) -> [UInt8]? {
         let topicBytes = Array(topic.utf8)
         let eventBytes = Array(event.utf8)
+        guard topicBytes.count <= 255, eventBytes.count <= 255 else { return nil }
         return [4, UInt8(topicBytes.count), UInt8(eventBytes.count), 0, 0] + topicBytes + eventBytes + bytes
     }
 

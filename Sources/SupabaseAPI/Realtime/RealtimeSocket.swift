@@ -463,6 +463,7 @@ final class RealtimeSocket: WebSocketHandler {
             switch reason {
             case "Token has expired": hub.metrics.count(.tokenExpired)
             case "Session ended": hub.metrics.count(.sessionEnded)
+            case _ where reason.hasPrefix("too many connections"): break  // counted by the hub
             default: hub.metrics.count(.invalidToken)
             }
         }
@@ -479,9 +480,10 @@ final class RealtimeSocket: WebSocketHandler {
         switch (broadcast, version) {
         case (.json(let payload), _): send(topic: topic, event: "broadcast", payload: payload)
         case (.binary(let event, let bytes), .v2):
-            counted(
-                connection.withLock { $0 }?.send(
-                    binary: RealtimeBroadcast.userBroadcastFrame(topic: topic, event: event, bytes: bytes)))
+            guard let frame = RealtimeBroadcast.userBroadcastFrame(topic: topic, event: event, bytes: bytes) else {
+                return counted(false)
+            }
+            counted(connection.withLock { $0 }?.send(binary: frame))
         case (.binary, .v1): hub.metrics.dropped(.binaryForVersionOne)
         }
     }
