@@ -26,6 +26,8 @@ import sys
 import time
 from collections import Counter
 
+from websocket_frames import masked_frame
+
 port, anon, tokens_file, quote = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 port = int(port)
 tokens = [line.strip() for line in open(tokens_file) if line.strip()]
@@ -42,20 +44,6 @@ def percentile(values, share):
 
 def figures(values):
     return f"p50 {percentile(values, 0.5):6.2f} ms, p99 {percentile(values, 0.99):7.2f} ms ({len(values)})"
-
-
-def masked_frame(payload, opcode=0x1, length=None):
-    mask = os.urandom(4)
-    length = len(payload) if length is None else length
-    header = bytes([0x80 | opcode])
-    if length < 126:
-        header += bytes([0x80 | length])
-    elif length < 65536:
-        header += bytes([0x80 | 126]) + length.to_bytes(2, "big")
-    else:
-        header += bytes([0x80 | 127]) + length.to_bytes(8, "big")
-    repeated = (mask * (len(payload) // 4 + 1))[:len(payload)]
-    return header + mask + bytes(a ^ b for a, b in zip(payload, repeated))
 
 
 def phoenix(topic, event, payload, ref):
@@ -272,88 +260,77 @@ async def socket_flood(deadline, got):
         sock.close()
 
 
-async def join_flood(deadline, got):
+async def reconnecting(group, workers, rounds, deadline, got, attack):
+    """WORKERS attackers from 127.0.GROUP.x, each opening a socket, running `attack` on it, and again (at most
+    ROUNDS times) until the deadline."""
     async def worker(number):
-        rounds = 0
-        while time.monotonic() < deadline and rounds < 50:
-            rounds += 1
-            sock = await Socket.open(address(2, number))
+        for _ in range(rounds):
+            if time.monotonic() >= deadline:
+                return
+            sock = await Socket.open(address(group, number))
             if not isinstance(sock, Socket):
                 got[f"handshake {sock}"] += 1
                 await asyncio.sleep(1)
                 continue
             got["sockets"] += 1
-            for ref in range(400):
-                sock.send(phoenix(f"realtime:flood-{number}-{ref}", "phx_join", {"config": {}}, ref))
-            got["joins sent"] += 400
-            replies = Counter()
-            while time.monotonic() < deadline:
-                try:
-                    frame = await asyncio.wait_for(sock.frame(), max(0.01, deadline - time.monotonic()))
-                except asyncio.TimeoutError:
-                    break
-                if frame is None or frame[0] == 0x8:
-                    got[f"closed {sock.close_code or 'cut'}"] += 1
-                    break
-                if b'"status":"ok"' in frame[1]:
-                    replies["join ok"] += 1
-                elif b"too many channels" in frame[1]:
-                    replies["join refused: channels"] += 1
-            got.update(replies)
+            await attack(number, sock)
             sock.close()
 
-    await asyncio.gather(*(worker(number) for number in range(10)))
+    await asyncio.gather(*(worker(number) for number in range(workers)))
+
+
+async def join_flood(deadline, got):
+    async def attack(number, sock):
+        for ref in range(400):
+            sock.send(phoenix(f"realtime:flood-{number}-{ref}", "phx_join", {"config": {}}, ref))
+        got["joins sent"] += 400
+        replies = Counter()
+        while time.monotonic() < deadline:
+            try:
+                frame = await asyncio.wait_for(sock.frame(), max(0.01, deadline - time.monotonic()))
+            except asyncio.TimeoutError:
+                break
+            if frame is None or frame[0] == 0x8:
+                got[f"closed {sock.close_code or 'cut'}"] += 1
+                break
+            if b'"status":"ok"' in frame[1]:
+                replies["join ok"] += 1
+            elif b"too many channels" in frame[1]:
+                replies["join refused: channels"] += 1
+        got.update(replies)
+
+    await reconnecting(2, 10, 50, deadline, got, attack)
 
 
 async def message_flood(deadline, got):
-    async def worker(number):
-        rounds = 0
-        while time.monotonic() < deadline and rounds < 100:
-            rounds += 1
-            sock = await Socket.open(address(3, number))
-            if not isinstance(sock, Socket):
-                got[f"handshake {sock}"] += 1
-                await asyncio.sleep(1)
-                continue
-            got["sockets"] += 1
-            sock.send(phoenix("realtime:chatter", "phx_join", {"config": {}}, 0))
-            reading = asyncio.create_task(until_closed(sock, deadline))
-            sent = 0
-            while not reading.done() and time.monotonic() < deadline and sent < 5000:
-                sock.send(phoenix("realtime:chatter", "broadcast",
-                                  {"type": "broadcast", "event": "spam", "payload": {"n": sent}}, sent + 1))
-                sent += 1
-                if sent % 50 == 0:
-                    await asyncio.sleep(0.01)
-            got["messages sent"] += sent
-            got[f"closed {await reading}"] += 1
-            sock.close()
+    async def attack(number, sock):
+        sock.send(phoenix("realtime:chatter", "phx_join", {"config": {}}, 0))
+        reading = asyncio.create_task(until_closed(sock, deadline))
+        sent = 0
+        while not reading.done() and time.monotonic() < deadline and sent < 5000:
+            sock.send(phoenix("realtime:chatter", "broadcast",
+                              {"type": "broadcast", "event": "spam", "payload": {"n": sent}}, sent + 1))
+            sent += 1
+            if sent % 50 == 0:
+                await asyncio.sleep(0.01)
+        got["messages sent"] += sent
+        got[f"closed {await reading}"] += 1
 
-    await asyncio.gather(*(worker(number) for number in range(10)))
+    await reconnecting(3, 10, 100, deadline, got, attack)
 
 
 async def oversize_flood(deadline, got):
     big = masked_frame(b"", 0x2, length=1 << 20) + os.urandom(1 << 20)  # the header claims 1 MiB; masking is moot
 
-    async def worker(number):
-        rounds = 0
-        while time.monotonic() < deadline and rounds < 200:
-            rounds += 1
-            sock = await Socket.open(address(4, number))
-            if not isinstance(sock, Socket):
-                got[f"handshake {sock}"] += 1
-                await asyncio.sleep(1)
-                continue
-            got["sockets"] += 1
-            sock.send(big)
-            try:
-                await asyncio.wait_for(sock.writer.drain(), 5)
-            except (OSError, asyncio.TimeoutError):
-                pass
-            got[f"closed {await until_closed(sock, min(deadline, time.monotonic() + 5))}"] += 1
-            sock.close()
+    async def attack(number, sock):
+        sock.send(big)
+        try:
+            await asyncio.wait_for(sock.writer.drain(), 5)
+        except (OSError, asyncio.TimeoutError):
+            pass
+        got[f"closed {await until_closed(sock, min(deadline, time.monotonic() + 5))}"] += 1
 
-    await asyncio.gather(*(worker(number) for number in range(5)))
+    await reconnecting(4, 5, 200, deadline, got, attack)
 
 
 async def slow_readers(deadline, got):
