@@ -26,7 +26,13 @@ public final class RealtimeHub: Sendable {
         /// Users whose sockets' sessions are being checked now, and those notified again meanwhile.
         var checking: Set<UUID> = []
         var checkAgain: Set<UUID> = []
+        /// Addresses a socket of which was closed for its message rate, and when: their new sockets start
+        /// without the burst allowance for `ratePenalty`.
+        var closedForRate: [String: ContinuousClock.Instant] = [:]
     }
+
+    /// How long an address whose socket was closed for its message rate gets no burst on a new socket.
+    static let ratePenalty: Duration = .seconds(10)
 
     public let limits: RealtimeLimits
     /// Counters for `/metrics`.
@@ -117,7 +123,10 @@ public final class RealtimeHub: Sendable {
 
     /// A socket for a handshake from `address`, or nil past the per-address limit.
     func open(version: PhoenixVersion, caller: RealtimeCaller, address: String) -> RealtimeSocket? {
-        let socket = RealtimeSocket(version: version, caller: caller, address: address, hub: self)
+        let penalized = state.withLock { state in
+            state.closedForRate[address].map { ContinuousClock.now - $0 < Self.ratePenalty } ?? false
+        }
+        let socket = RealtimeSocket(version: version, caller: caller, address: address, hub: self, burst: !penalized)
         let admitted = state.withLock { state -> Bool in
             guard state.byAddress[address, default: 0] < limits.connectionsPerAddress else {
                 metrics.count(.connectionsPerAddress)
@@ -130,6 +139,15 @@ public final class RealtimeHub: Sendable {
         guard admitted else { return nil }
         _ = change(socket, to: caller)
         return socket
+    }
+
+    /// A socket from `address` was closed for sending too fast (see `ratePenalty`).
+    func closedForRate(_ address: String) {
+        state.withLock { state in
+            let now = ContinuousClock.now
+            state.closedForRate = state.closedForRate.filter { now - $0.value < Self.ratePenalty }
+            state.closedForRate[address] = now
+        }
     }
 
     func remove(_ socket: RealtimeSocket) {

@@ -42,12 +42,14 @@ final class RealtimeSocket: WebSocketHandler {
     /// The presence key of a channel joined without one.
     let ownPresenceKey = UUID().uuidString.lowercased()
 
-    init(version: PhoenixVersion, caller: RealtimeCaller, address: String, hub: RealtimeHub) {
+    /// - Parameter burst: whether the socket starts with its burst allowance (not for an address whose socket was
+    ///   just closed for its rate: reconnecting must not buy a fresh burst).
+    init(version: PhoenixVersion, caller: RealtimeCaller, address: String, hub: RealtimeHub, burst: Bool = true) {
         self.version = version
         self.address = address
         self.keyCaller = caller
         self.hub = hub
-        self.state = Mutex(State(caller: caller, allowance: Double(hub.limits.messagesPerSecond * 2)))
+        self.state = Mutex(State(caller: caller, allowance: burst ? Double(hub.limits.messagesPerSecond * 2) : 0))
     }
 
     var id: ObjectIdentifier { ObjectIdentifier(self) }
@@ -67,7 +69,7 @@ final class RealtimeSocket: WebSocketHandler {
 
     func received(text: String, on connection: WebSocketConnection) {
         hub.metrics.receivedMessage()
-        guard withinRate() else { return connection.close(.policyViolation, reason: "too many messages") }
+        guard withinRate() else { return closeForRate(connection) }
         guard let message = PhoenixMessage.decode(text, version: version) else {
             return connection.close(.invalidPayload, reason: "not a Phoenix message of vsn \(version.rawValue)")
         }
@@ -78,7 +80,7 @@ final class RealtimeSocket: WebSocketHandler {
     /// then the fields, then the payload.
     func received(binary: [UInt8], on connection: WebSocketConnection) {
         hub.metrics.receivedMessage()
-        guard withinRate() else { return connection.close(.policyViolation, reason: "too many messages") }
+        guard withinRate() else { return closeForRate(connection) }
         guard binary.count >= 7, binary[0] == 3 else {
             return connection.close(.unsupportedData, reason: "unknown binary message")
         }
@@ -150,6 +152,11 @@ final class RealtimeSocket: WebSocketHandler {
     }
 
     // MARK: the protocol
+
+    private func closeForRate(_ connection: WebSocketConnection) {
+        hub.closedForRate(address)
+        connection.close(.policyViolation, reason: "too many messages")
+    }
 
     private func withinRate() -> Bool {
         let rate = Double(hub.limits.messagesPerSecond)
