@@ -32,6 +32,7 @@ import sys
 import time
 
 from server_process import cpu_seconds, rss_kib
+from websocket_frames import masked_frame
 
 port, pid, anon, service, tokens_file, quote = sys.argv[1:7]
 port, pid = int(port), int(pid)
@@ -70,22 +71,6 @@ def summary(values):
 def user_id(token):
     claims = token.split(".")[1]
     return json.loads(base64.urlsafe_b64decode(claims + "=" * (-len(claims) % 4)))["sub"]
-
-
-def masked_frame(payload, opcode=0x1):
-    """A client frame (RFC 6455: always masked)."""
-    mask = os.urandom(4)
-    length = len(payload)
-    header = bytes([0x80 | opcode])
-    if length < 126:
-        header += bytes([0x80 | length])
-    elif length < 65536:
-        header += bytes([0x80 | 126]) + length.to_bytes(2, "big")
-    else:
-        header += bytes([0x80 | 127]) + length.to_bytes(8, "big")
-    repeated = (mask * (length // 4 + 1))[:length]
-    body = (int.from_bytes(payload, "big") ^ int.from_bytes(repeated, "big")).to_bytes(length, "big") if length else b""
-    return header + mask + body
 
 
 class Subscriber(asyncio.Protocol):

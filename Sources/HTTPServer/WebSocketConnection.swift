@@ -46,6 +46,7 @@ public final class WebSocketConnection: Sendable {
         /// Whether the reactor watches the socket for room to write (something is pending).
         var watchingWrites = false
         var closeDeadline: ContinuousClock.Instant?
+        var end: WebSocketEnd?
     }
 
     enum Phase {
@@ -73,6 +74,9 @@ public final class WebSocketConnection: Sendable {
     /// Bytes waiting for the client now.
     public var bufferedBytes: Int { state.withLock { $0.pending.count } }
 
+    /// How the server ended it, if it did.
+    public var end: WebSocketEnd? { state.withLock { $0.end } }
+
     /// Queues a text message; false when the connection is closing or gone, or when the client has fallen so far
     /// behind that the message would take its buffer past the limit (it is then cut).
     @discardableResult
@@ -91,6 +95,7 @@ public final class WebSocketConnection: Sendable {
         let deadline = state.withLock { state -> ContinuousClock.Instant? in
             guard state.phase == .open else { return nil }
             state.phase = .closing
+            state.end = .closed(code, reason: reason)
             state.closeDeadline = .now + settings.closeTimeout
             enqueue(frame, in: &state, force: true)
             return state.closeDeadline
@@ -117,6 +122,7 @@ public final class WebSocketConnection: Sendable {
     @discardableResult
     private func enqueue(_ frame: [UInt8], in state: inout State, force: Bool) -> Bool {
         if !force && state.pending.count + frame.count > settings.outgoingBufferLimit {
+            state.end = .slowConsumer
             cut(&state)
             return false
         }

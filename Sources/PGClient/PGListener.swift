@@ -19,6 +19,8 @@ public final class PGListener: Sendable {
     private let logger: Logger
     private let onNotification: @Sendable (String) -> Void
     private let onReconnect: @Sendable () -> Void
+    private let onLost: @Sendable () -> Void
+    private let onListening: @Sendable () -> Void
     private let stopping = Atomic<Bool>(false)
     private let running = Atomic<Bool>(false)
     /// The listening backend's process id (0 while disconnected), for operators and tests.
@@ -26,10 +28,14 @@ public final class PGListener: Sendable {
     /// How many times it has started listening (the first time included).
     private let sessions = Atomic<Int>(0)
 
-    /// - Parameter channel: a plain identifier (letters, digits, underscores), sent as is in `LISTEN`.
+    /// - Parameters:
+    ///   - channel: a plain identifier (letters, digits, underscores), sent as is in `LISTEN`.
+    ///   - onLost: called when a listening connection fails (notifications are being missed from then on).
+    ///   - onListening: called each time it starts listening, the first time included.
     public init(
         connectionString: String, channel: String, logger: Logger,
-        onNotification: @escaping @Sendable (String) -> Void, onReconnect: @escaping @Sendable () -> Void
+        onNotification: @escaping @Sendable (String) -> Void, onReconnect: @escaping @Sendable () -> Void,
+        onLost: @escaping @Sendable () -> Void = {}, onListening: @escaping @Sendable () -> Void = {}
     ) {
         precondition(
             !channel.isEmpty && channel.utf8.allSatisfy { $0 == UInt8(ascii: "_") || isalnum(Int32($0)) != 0 },
@@ -39,6 +45,8 @@ public final class PGListener: Sendable {
         self.logger = logger
         self.onNotification = onNotification
         self.onReconnect = onReconnect
+        self.onLost = onLost
+        self.onListening = onListening
     }
 
     public var backendPID: Int32 { backend.load(ordering: .relaxed) }
@@ -68,14 +76,16 @@ public final class PGListener: Sendable {
                 backend.store(PQbackendPID(connection.handle), ordering: .relaxed)
                 let reconnected = sessions.wrappingAdd(1, ordering: .relaxed).oldValue > 0
                 pause = 0.1
+                onListening()
                 if reconnected {
                     logger.notice("listening again for notifications", metadata: ["channel": .string(channel)])
                     onReconnect()
                 }
                 try listen(on: connection)
             } catch {
-                backend.store(0, ordering: .relaxed)
+                let wasListening = backend.exchange(0, ordering: .relaxed) != 0
                 guard !stopping.load(ordering: .relaxed) else { return }
+                if wasListening { onLost() }
                 logger.warning(
                     "notification listener lost its connection; reconnecting",
                     metadata: ["channel": .string(channel), "error": .string(String(describing: error))])

@@ -83,6 +83,8 @@ public final class Application: Sendable {
         let router = Router(
             routes: RouteTable.routes(context, supabase: supabase, costs: CostAdmission(configuration, ledger: ledger)))
         let metrics = context.metrics
+        let realtime = supabase.realtime
+        metrics.include { realtime.exposition() }
         let requestLog = logger.logLevel <= .info ? RequestLog(format: configuration.logFormat) : nil
         var http = HTTPServerConfiguration(
             host: configuration.host, port: configuration.port, eventThreads: configuration.eventThreads,

@@ -56,6 +56,14 @@ final class RealtimeLimitsTests: XCTestCase {
         for ref in refs { XCTAssertEqual(status(socket.reply(to: ref)), "ok") }
         for _ in 0..<100 { socket.push("phoenix", "heartbeat") }
         XCTAssertEqual(socket.closeCode(), 1008)
+
+        // Reconnecting does not buy a fresh burst: a new socket from that address starts without one (10 s).
+        let again = try app.realtime()
+        for _ in 0..<10 { again.push("phoenix", "heartbeat") }
+        XCTAssertEqual(again.closeCode(), 1008)
+        let elsewhere = try app.realtime(source: "127.0.0.9")
+        let refs2 = (0..<10).map { _ in elsewhere.push("phoenix", "heartbeat") }
+        for ref in refs2 { XCTAssertEqual(status(elsewhere.reply(to: ref)), "ok", "another address keeps its burst") }
     }
 
     func testAMessageOfSixtyFourKiBPassesAndOneByteMoreCloses() async throws {

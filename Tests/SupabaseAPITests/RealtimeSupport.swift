@@ -82,3 +82,15 @@ extension WebSocketTestClient {
 func status(_ reply: [String: Any]?) -> String? { reply?["status"] as? String }
 
 func reason(_ reply: [String: Any]?) -> String? { (reply?["response"] as? [String: Any])?["reason"] as? String }
+
+extension TestApp {
+    /// Waits (at most ~10 s) until the Realtime changes listener is connected (`realtime_listening 1` on
+    /// `/metrics`): a join before it is told changes do not flow yet.
+    func untilRealtimeListens() async throws {
+        for _ in 0..<100 {
+            if try client.get("/metrics").text.contains("\nrealtime_listening 1\n") { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        XCTFail("the Realtime listener did not connect")
+    }
+}

@@ -77,6 +77,11 @@ public final class ServerMetrics: Sendable {
 
     public init() {}
 
+    /// Exposition text rendered elsewhere (the Realtime door's counters), appended to every scrape.
+    private let included = Mutex<[@Sendable () -> String]>([])
+
+    public func include(_ source: @escaping @Sendable () -> String) { included.withLock { $0.append(source) } }
+
     /// Counts one answered request; called by the HTTP server on the thread that answered it.
     public func observe(_ request: CompletedRequest) {
         let method = Self.knownMethods.contains(request.method.rawValue) ? request.method.rawValue : "other"
@@ -144,7 +149,7 @@ public final class ServerMetrics: Sendable {
             gauge(Self.walArchiveFailures, [], backup.archiveFailures)
             gauge(Self.oldestRestorable, [], backup.oldestRestorable?.timeIntervalSince1970)
         }
-        return registry.emitToBuffer()
+        return registry.emitToBuffer() + included.withLock { $0 }.flatMap { Array($0().utf8) }
     }
 
     /// Sets the gauge of `descriptor` and `labels` (left unset without a value).

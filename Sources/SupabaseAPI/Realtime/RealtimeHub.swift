@@ -36,9 +36,17 @@ public final class RealtimeHub: Sendable {
         var expiries = DeadlineQueue<Int, ObjectIdentifier>()
         /// Per socket, the expiries it has entries for.
         var expiriesOf: [ObjectIdentifier: Set<Int>] = [:]
+        /// Addresses a socket of which was closed for its message rate, and when: their new sockets start
+        /// without the burst allowance for `ratePenalty`.
+        var closedForRate: [String: ContinuousClock.Instant] = [:]
     }
 
+    /// How long an address whose socket was closed for its message rate gets no burst on a new socket.
+    static let ratePenalty: Duration = .seconds(10)
+
     public let limits: RealtimeLimits
+    /// Counters for `/metrics`.
+    public let metrics = RealtimeMetrics()
     let keys: RealtimeKeys
     let authenticator: Authenticator
     /// Where broadcasts are notified to the other instances.
@@ -76,7 +84,9 @@ public final class RealtimeHub: Sendable {
                 } else {
                     self.received(payload)
                 }
-            }, onReconnect: { [weak self] in self?.askEveryPeer() })
+            }, onReconnect: { [weak self] in self?.askEveryPeer() },
+            onLost: { [weak self] in self?.changesInterrupted() },
+            onListening: { [weak self] in self?.changesResumed() })
         let sessions = PGListener(
             connectionString: databaseURL, channel: Self.sessionsChannel, logger: logger,
             onNotification: { [weak self] payload in
@@ -132,18 +142,48 @@ public final class RealtimeHub: Sendable {
     /// The other instances heard from within the lease.
     public var peerInstances: Int { state.withLock { $0.peers.count } }
 
+    /// Whether changes are flowing now: the changes listener is connected to PostgreSQL.
+    var isReceivingChanges: Bool { listeners.withLock { $0.first?.backendPID ?? 0 } != 0 }
+
+    /// The Realtime part of `/metrics` (Prometheus text).
+    public func exposition() -> String {
+        let sockets = state.withLock { Array($0.sockets.values) }
+        var kinds: [String: Int] = ["all": 0, "postgres_changes": 0, "presence": 0]
+        for socket in sockets {
+            for (kind, count) in socket.channelKinds { kinds[kind, default: 0] += count }
+        }
+        return metrics.exposition(
+            sockets: sockets.count, channels: kinds.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+            listening: isReceivingChanges)
+    }
+
     // MARK: sockets
 
     /// A socket for a handshake from `address`, or nil past the per-address limit.
     func open(version: PhoenixVersion, caller: RealtimeCaller, address: String) -> RealtimeSocket? {
-        let socket = RealtimeSocket(version: version, caller: caller, address: address, hub: self)
+        let penalized = state.withLock { state in
+            state.closedForRate[address].map { ContinuousClock.now - $0 < Self.ratePenalty } ?? false
+        }
+        let socket = RealtimeSocket(version: version, caller: caller, address: address, hub: self, burst: !penalized)
         let admitted = state.withLock { state -> Bool in
-            guard state.byAddress[address, default: 0] < limits.connectionsPerAddress else { return false }
+            guard state.byAddress[address, default: 0] < limits.connectionsPerAddress else {
+                metrics.count(.connectionsPerAddress)
+                return false
+            }
             state.byAddress[address, default: 0] += 1
             state.sockets[socket.id] = socket
             return true
         }
         return admitted ? socket : nil
+    }
+
+    /// A socket from `address` was closed for sending too fast (see `ratePenalty`).
+    func closedForRate(_ address: String) {
+        state.withLock { state in
+            let now = ContinuousClock.now
+            state.closedForRate = state.closedForRate.filter { now - $0.value < Self.ratePenalty }
+            state.closedForRate[address] = now
+        }
     }
 
     func remove(_ socket: RealtimeSocket) {
@@ -165,6 +205,7 @@ public final class RealtimeHub: Sendable {
             let added = users.subtracting(state.usersOf[socket.id] ?? [])
             for user in added
             where state.byUser[user, default: []].count + state.peers.sockets(of: user) >= limits.connectionsPerUser {
+                metrics.count(.connectionsPerUser)
                 return false
             }
             reindex(socket.id, users: users, serviceRole: serviceRole, in: &state)
@@ -200,7 +241,23 @@ public final class RealtimeHub: Sendable {
             let ids = (change.owner.flatMap { state.byUser[$0] } ?? []).union(state.serviceRole)
             return ids.compactMap { state.sockets[$0] }
         }
-        for socket in candidates { socket.deliver(change) }
+        for socket in candidates {
+            let sent = socket.deliver(change)
+            metrics.delivered(sent, delay: change.writtenAt.map { Date().timeIntervalSince($0) })
+        }
+    }
+
+    /// The changes listener lost PostgreSQL: every channel with `postgres_changes` is told that changes may be
+    /// missed (`system` with an error), so that its client refetches once they flow again.
+    private func changesInterrupted() {
+        metrics.listenerLost()
+        for socket in state.withLock({ Array($0.sockets.values) }) { socket.changesInterrupted() }
+    }
+
+    /// Listening (at start, or again after a loss): channels joined meanwhile, which were told changes did not
+    /// flow yet, are told they do (`system` ok).
+    private func changesResumed() {
+        for socket in state.withLock({ Array($0.sockets.values) }) { socket.changesResumed() }
     }
 
     // MARK: sessions
@@ -273,21 +330,23 @@ public final class RealtimeHub: Sendable {
         state.withLock { state in (state.topics[topic] ?? []).compactMap { state.sockets[$0] } }
     }
 
-    /// The largest broadcast payload that can go to other instances (a notification takes at most 8,000 bytes).
+    /// The largest broadcast payload that can go to other instances (a notification takes at most 8,000 bytes);
+    /// a binary one counts as its base64 text.
     static let broadcastLimit = 7_000
 
-    func broadcast(topic: String, payload: String, from sender: RealtimeSocket, includingSender: Bool) {
+    func broadcast(topic: String, _ broadcast: RealtimeBroadcast, from sender: RealtimeSocket, includingSender: Bool) {
         for socket in members(of: topic) where includingSender || socket !== sender {
-            socket.send(topic: topic, event: "broadcast", payload: payload)
+            socket.send(broadcast, topic: topic)
         }
-        let notice = PhoenixMessage.json(
-            .object(["origin": .string(instance), "topic": .string(topic), "broadcast": .string(payload)]))
+        let notice = broadcast.notice(origin: instance, topic: topic)
         let pool = self.pool
         let logger = self.logger
+        let metrics = self.metrics
         Task {
             do {
                 _ = try await pool.query("SELECT pg_notify(\(Self.changesChannel), \(notice))")
             } catch {
+                metrics.dropped(.broadcastNotNotified)
                 logger.warning(
                     "realtime: a broadcast did not reach the other instances", metadata: ["error": "\(error)"])
             }
@@ -297,13 +356,16 @@ public final class RealtimeHub: Sendable {
     /// A notification that is not a row change: another instance's broadcast or peer message.
     private func received(_ notification: String) {
         guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(notification.utf8)),
-            let origin = value["origin"]?.stringValue, origin != instance
-        else { return }
+            let origin = value["origin"]?.stringValue
+        else { return metrics.dropped(.unreadableNotification) }
+        guard origin != instance else { return }
         if let (origin, message) = RealtimePeerMessage.decode(value) {
             return heard(message, from: origin)
         }
-        guard let topic = value["topic"]?.stringValue, let payload = value["broadcast"]?.stringValue else { return }
-        for socket in members(of: topic) { socket.send(topic: topic, event: "broadcast", payload: payload) }
+        guard let topic = value["topic"]?.stringValue, let broadcast = RealtimeBroadcast(notice: value) else {
+            return metrics.dropped(.unreadableNotification)
+        }
+        for socket in members(of: topic) { socket.send(broadcast, topic: topic) }
     }
 
     // MARK: presence

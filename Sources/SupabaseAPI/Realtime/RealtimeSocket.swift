@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import PGClient
 import QuoteVault
 import Synchronization
 
@@ -17,8 +18,14 @@ final class RealtimeSocket: WebSocketHandler {
         var subscriptions: [RealtimeSubscription]
         var broadcastSelf: Bool
         var broadcastAck: Bool
+        /// Asked to be told (`system`) once changes flow.
+        var replicationReady: Bool
         /// The key this socket's presence is tracked under (the config's, or one of its own).
         var presenceKey: String
+        /// Whether presence was asked for at the join.
+        var presence: Bool
+        /// Told (`system` error) that changes do not flow now; told again when they do.
+        var awaitingChanges = false
         var tracked = false
     }
 
@@ -40,12 +47,14 @@ final class RealtimeSocket: WebSocketHandler {
     /// The presence key of a channel joined without one.
     let ownPresenceKey = UUID().uuidString.lowercased()
 
-    init(version: PhoenixVersion, caller: RealtimeCaller, address: String, hub: RealtimeHub) {
+    /// - Parameter burst: whether the socket starts with its burst allowance (not for an address whose socket was
+    ///   just closed for its rate: reconnecting must not buy a fresh burst).
+    init(version: PhoenixVersion, caller: RealtimeCaller, address: String, hub: RealtimeHub, burst: Bool = true) {
         self.version = version
         self.address = address
         self.keyCaller = caller
         self.hub = hub
-        self.state = Mutex(State(allowance: Double(hub.limits.messagesPerSecond * 2)))
+        self.state = Mutex(State(allowance: burst ? Double(hub.limits.messagesPerSecond * 2) : 0))
     }
 
     var id: ObjectIdentifier { ObjectIdentifier(self) }
@@ -72,7 +81,8 @@ final class RealtimeSocket: WebSocketHandler {
     // MARK: WebSocketHandler
 
     func received(text: String, on connection: WebSocketConnection) {
-        guard withinRate() else { return connection.close(.policyViolation, reason: "too many messages") }
+        hub.metrics.receivedMessage()
+        guard withinRate() else { return closeForRate(connection) }
         guard let message = PhoenixMessage.decode(text, version: version) else {
             return connection.close(.invalidPayload, reason: "not a Phoenix message of vsn \(version.rawValue)")
         }
@@ -82,7 +92,8 @@ final class RealtimeSocket: WebSocketHandler {
     /// vsn 2.0.0's binary broadcast push (kind 3): `[3, join_ref, ref, topic, event, meta lengths, encoding]`
     /// then the fields, then the payload.
     func received(binary: [UInt8], on connection: WebSocketConnection) {
-        guard withinRate() else { return connection.close(.policyViolation, reason: "too many messages") }
+        hub.metrics.receivedMessage()
+        guard withinRate() else { return closeForRate(connection) }
         guard binary.count >= 7, binary[0] == 3 else {
             return connection.close(.unsupportedData, reason: "unknown binary message")
         }
@@ -97,14 +108,22 @@ final class RealtimeSocket: WebSocketHandler {
             offset += length
         }
         let payload = Array(binary[offset...])
-        guard binary[6] == 1, let json = try? JSONDecoder().decode(JSONValue.self, from: Data(payload)) else {
-            return connection.close(.unsupportedData, reason: "only JSON broadcast payloads are relayed")
+        let push = PhoenixMessage(
+            joinRef: fields[0].isEmpty ? nil : fields[0], ref: fields[1].isEmpty ? nil : fields[1],
+            topic: fields[2], event: "broadcast", payload: .object([:]))
+        switch binary[6] {
+        case 0:
+            send(.binary(event: fields[3], bytes: payload), for: push)
+        case 1:
+            guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(payload)) else {
+                return connection.close(.invalidPayload, reason: "the broadcast payload is not JSON")
+            }
+            var message = push
+            message.payload = .object(["type": .string("broadcast"), "event": .string(fields[3]), "payload": json])
+            handle(message)
+        default:
+            connection.close(.unsupportedData, reason: "unknown broadcast payload encoding")
         }
-        handle(
-            PhoenixMessage(
-                joinRef: fields[0].isEmpty ? nil : fields[0], ref: fields[1].isEmpty ? nil : fields[1],
-                topic: fields[2], event: "broadcast",
-                payload: .object(["type": .string("broadcast"), "event": .string(fields[3]), "payload": json])))
     }
 
     func closed(_ connection: WebSocketConnection) {
@@ -114,9 +133,43 @@ final class RealtimeSocket: WebSocketHandler {
         }
         for topic in topics { hub.left(topic, socket: self) }
         hub.remove(self)
+        if let reason = Self.reason(connection.end) { hub.metrics.count(reason) }
+    }
+
+    /// Why the server closed a socket, for the metrics (nil: the client closed it, or it failed).
+    private static func reason(_ end: WebSocketEnd?) -> RealtimeMetrics.Reason? {
+        switch end {
+        case nil: nil
+        case .slowConsumer?: .slowConsumer
+        case .closed(let code, let reason)?:
+            switch code {
+            case .policyViolation: .messageRate
+            case .messageTooBig: .oversize
+            case .protocolError, .unsupportedData, .invalidPayload: .protocolError
+            case .goingAway where reason == "idle": .idle
+            case .goingAway where reason == "server shutting down": .shutdown
+            default: nil
+            }
+        }
+    }
+
+    /// Channels joined now, by what they use: `all`, `postgres_changes`, `presence` (for the metrics).
+    var channelKinds: [(kind: String, count: Int)] {
+        state.withLock { state in
+            [
+                ("all", state.channels.count),
+                ("postgres_changes", state.channels.values.filter { !$0.subscriptions.isEmpty }.count),
+                ("presence", state.channels.values.filter(\.presence).count),
+            ]
+        }
     }
 
     // MARK: the protocol
+
+    private func closeForRate(_ connection: WebSocketConnection) {
+        hub.closedForRate(address)
+        connection.close(.policyViolation, reason: "too many messages")
+    }
 
     private func withinRate() -> Bool {
         let rate = Double(hub.limits.messagesPerSecond)
@@ -155,18 +208,21 @@ final class RealtimeSocket: WebSocketHandler {
         guard message.topic.hasPrefix("realtime:"), message.topic.count > "realtime:".count else {
             return replyError(message, "unmatched topic")
         }
-        let config = message.payload["config"] ?? .object([:])
         let full = state.withLock { state in
             state.channels[message.topic] == nil && state.channels.count >= hub.limits.channelsPerConnection
         }
         guard !full else {
+            hub.metrics.count(.channelsPerConnection)
             return replyError(message, "too many channels on this connection (\(hub.limits.channelsPerConnection))")
         }
-        guard config["private"]?.boolValue != true else {
-            return replyError(message, "private channels are not available")
+        let config: RealtimeJoinConfig
+        do {
+            config = try RealtimeJoinConfig.parse(message.payload["config"])
+        } catch {
+            return replyError(message, error.reason)
         }
         var subscriptions: [RealtimeSubscription] = []
-        let entries: [JSONValue] = if case .array(let list)? = config["postgres_changes"] { list } else { [] }
+        let entries = config.changes
         let firstID = state.withLock { state in
             defer { state.nextSubscriptionID += entries.count }
             return state.nextSubscriptionID
@@ -178,14 +234,12 @@ final class RealtimeSocket: WebSocketHandler {
                 return replyError(message, error.reason)
             }
         }
-        let presenceKey = config["presence"]?["key"]?.stringValue ?? ""
+        let presenceWanted = config.presenceEnabled || !config.presenceKey.isEmpty
         let channel = Channel(
             caller: keyCaller, joinRef: message.joinRef ?? message.ref, subscriptions: subscriptions,
-            broadcastSelf: config["broadcast"]?["self"]?.boolValue ?? false,
-            broadcastAck: config["broadcast"]?["ack"]?.boolValue ?? false,
-            presenceKey: presenceKey.isEmpty ? ownPresenceKey : presenceKey)
-        let presenceWanted =
-            config["presence"]?["enabled"]?.boolValue ?? false || !presenceKey.isEmpty
+            broadcastSelf: config.broadcastSelf, broadcastAck: config.broadcastAck,
+            replicationReady: config.replicationReady,
+            presenceKey: config.presenceKey.isEmpty ? ownPresenceKey : config.presenceKey, presence: presenceWanted)
         guard let token = message.payload["access_token"]?.stringValue else {
             return admit(message, channel: channel, presence: presenceWanted)
         }
@@ -207,13 +261,21 @@ final class RealtimeSocket: WebSocketHandler {
         case .accessToken(let claims):
             let hub = self.hub
             Task {
-                guard let user = try? await hub.authenticator.live(claims) else {
-                    return self.replyError(message, "Invalid token")
+                do {
+                    let user = try await hub.authenticator.live(claims)
+                    then(.user(id: user.userID, session: user.sessionID, expires: claims.exp))
+                } catch is PGError {
+                    hub.metrics.count(.databaseUnavailable)
+                    self.replyError(message, Self.databaseUnavailable)
+                } catch {
+                    self.replyError(message, "Invalid token")
                 }
-                then(.user(id: user.userID, session: user.sessionID, expires: claims.exp))
             }
         }
     }
+
+    /// The reason of a join or token swap that needs the database while it does not answer.
+    static let databaseUnavailable = "Unable to check the token: the database is unavailable, try again"
 
     private func admit(_ message: PhoenixMessage, channel: Channel, presence: Bool) {
         let admitted = state.withLock { state -> (Bool, replaced: Channel?) in
@@ -230,13 +292,19 @@ final class RealtimeSocket: WebSocketHandler {
         hub.joined(message.topic, socket: self)
         let list = PhoenixMessage.json(.array(channel.subscriptions.map(\.reply)))
         reply(message, status: "ok", response: #"{"postgres_changes":\#(list)}"#)
-        let subTopic = String(message.topic.dropFirst("realtime:".count))
+        let flowing = hub.isReceivingChanges
+        if !flowing && (!channel.subscriptions.isEmpty || channel.replicationReady) {
+            state.withLock { $0.channels[message.topic]?.awaitingChanges = true }
+        }
         if !channel.subscriptions.isEmpty {
-            let system: JSONValue = .object([
-                "status": .string("ok"), "message": .string("Subscribed to PostgreSQL"),
-                "extension": .string("postgres_changes"), "channel": .string(subTopic),
-            ])
-            send(topic: message.topic, event: "system", payload: PhoenixMessage.json(system), joinRef: channel.joinRef)
+            sendSystem(
+                topic: message.topic, joinRef: channel.joinRef, ok: flowing, extension: "postgres_changes",
+                flowing ? Self.subscribed : Self.interrupted)
+        }
+        if channel.replicationReady && flowing {
+            state.withLock { $0.channels[message.topic]?.replicationReady = false }
+            sendSystem(
+                topic: message.topic, joinRef: channel.joinRef, ok: true, extension: "system", Self.replicationReady)
         }
         if presence {
             send(
@@ -280,7 +348,15 @@ final class RealtimeSocket: WebSocketHandler {
         case .accessToken(let claims):
             let hub = self.hub
             Task {
-                guard let user = try? await hub.authenticator.live(claims) else {
+                let user: AuthenticatedUser
+                do {
+                    user = try await hub.authenticator.live(claims)
+                } catch is PGError {
+                    // The token cannot be checked now: the channels go on under the previous one (which still
+                    // ends at its own expiry); the client may send it again.
+                    hub.metrics.count(.databaseUnavailable)
+                    return self.replyError(message, Self.databaseUnavailable)
+                } catch {
                     self.replyError(message, "Invalid token")
                     return self.revoke(message.topic, reason: "Invalid token")
                 }
@@ -309,19 +385,24 @@ final class RealtimeSocket: WebSocketHandler {
     }
 
     private func broadcast(_ message: PhoenixMessage) {
+        guard joined(message.topic) else { return replyError(message, "unmatched topic") }
+        guard message.payload["event"]?.stringValue != nil else { return replyError(message, "event is missing") }
+        send(.json(PhoenixMessage.json(message.payload)), for: message)
+    }
+
+    /// Relays a client's broadcast (the push `message`, for its topic and reply) to the topic's sockets.
+    private func send(_ broadcast: RealtimeBroadcast, for message: PhoenixMessage) {
         guard let channel = state.withLock({ $0.channels[message.topic] }) else {
             return replyError(message, "unmatched topic")
         }
-        guard message.payload["event"]?.stringValue != nil else { return replyError(message, "event is missing") }
-        let payload = PhoenixMessage.json(message.payload)
-        guard payload.utf8.count <= RealtimeHub.broadcastLimit else {
-            return replyError(message, "a broadcast payload takes at most \(RealtimeHub.broadcastLimit) bytes")
+        guard broadcast.noticeSize <= RealtimeHub.broadcastLimit else {
+            let limit =
+                if case .binary = broadcast { RealtimeHub.broadcastLimit / 4 * 3 } else { RealtimeHub.broadcastLimit }
+            return replyError(message, "a broadcast payload takes at most \(limit) bytes")
         }
         // The acknowledgement first: a sender with `self` then hears its own message after it, as from Realtime.
         if channel.broadcastAck { reply(message, status: "ok", response: "{}") }
-        hub.broadcast(
-            topic: message.topic, payload: payload, from: self,
-            includingSender: channel.broadcastSelf)
+        hub.broadcast(topic: message.topic, broadcast, from: self, includingSender: channel.broadcastSelf)
     }
 
     private func presence(_ message: PhoenixMessage) {
@@ -355,22 +436,77 @@ final class RealtimeSocket: WebSocketHandler {
 
     // MARK: delivery
 
-    /// Sends `change` on each channel with subscriptions that match it, if the caller may read the row.
-    func deliver(_ change: RealtimeChange) {
+    /// Sends `change` on each channel with subscriptions that match it, if the caller may read the row: one
+    /// message per distinct `select` among them (as Realtime does), with the ids of those that share it. The
+    /// number of messages sent.
+    @discardableResult
+    func deliver(_ change: RealtimeChange) -> Int {
         let frames = state.withLock { state -> [String] in
-            state.channels.compactMap { topic, channel in
-                guard channel.caller.mayRead(table: change.table, owner: change.owner) else { return nil }
-                let ids = channel.subscriptions.filter {
+            state.channels.flatMap { topic, channel -> [String] in
+                guard channel.caller.mayRead(table: change.table, owner: change.owner) else { return [] }
+                let matching = channel.subscriptions.filter {
                     $0.matches(table: change.table, type: change.type, row: change.row)
-                }.map(\.id)
-                guard !ids.isEmpty else { return nil }
-                let payload = #"{"ids":[\#(ids.map(String.init).joined(separator: ","))],"data":\#(change.data)}"#
-                return PhoenixMessage.encode(
-                    topic: topic, event: "postgres_changes", payload: payload, version: version)
+                }
+                return Dictionary(grouping: matching, by: \.columns).map { columns, subscriptions in
+                    let ids = subscriptions.map { String($0.id) }.joined(separator: ",")
+                    let payload = #"{"ids":[\#(ids)],"data":\#(change.data(selecting: columns))}"#
+                    return PhoenixMessage.encode(
+                        topic: topic, event: "postgres_changes", payload: payload, version: version)
+                }
             }
         }
-        guard !frames.isEmpty, let connection = connection.withLock({ $0 }) else { return }
-        for frame in frames { connection.send(text: frame) }
+        guard !frames.isEmpty, let connection = connection.withLock({ $0 }) else { return 0 }
+        let sent = frames.reduce(0) { $0 + (connection.send(text: $1) ? 1 : 0) }
+        if sent < frames.count { hub.metrics.dropped(.socketRefused, frames.count - sent) }
+        return sent
+    }
+
+    static let subscribed = "Subscribed to PostgreSQL"
+    static let interrupted = "PostgreSQL is unavailable: changes are not delivered until it is back; refetch then"
+    static let replicationReady = "Replication connection established"
+
+    /// The database is gone: each channel with `postgres_changes` is told changes may be missed.
+    func changesInterrupted() {
+        let channels = state.withLock { state in
+            let told = state.channels.filter { !$0.value.subscriptions.isEmpty }
+            for topic in told.keys { state.channels[topic]?.awaitingChanges = true }
+            return told
+        }
+        for (topic, channel) in channels {
+            sendSystem(
+                topic: topic, joinRef: channel.joinRef, ok: false, extension: "postgres_changes", Self.interrupted)
+        }
+    }
+
+    /// Changes flow again: each channel with `postgres_changes` is told (its client refetches what it missed), and
+    /// one that asked for `replication_ready` hears it now.
+    func changesResumed() {
+        let channels = state.withLock { state -> [String: Channel] in
+            let waiting = state.channels.filter(\.value.awaitingChanges)
+            for topic in waiting.keys {
+                state.channels[topic]?.awaitingChanges = false
+                state.channels[topic]?.replicationReady = false
+            }
+            return waiting
+        }
+        for (topic, channel) in channels {
+            if !channel.subscriptions.isEmpty {
+                sendSystem(
+                    topic: topic, joinRef: channel.joinRef, ok: true, extension: "postgres_changes", Self.subscribed)
+            }
+            if channel.replicationReady {
+                sendSystem(topic: topic, joinRef: channel.joinRef, ok: true, extension: "system", Self.replicationReady)
+            }
+        }
+    }
+
+    /// Realtime's `system` message: `{status, message, extension, channel}`.
+    private func sendSystem(topic: String, joinRef: String?, ok: Bool, extension: String, _ text: String) {
+        let system: JSONValue = .object([
+            "status": .string(ok ? "ok" : "error"), "message": .string(text), "extension": .string(`extension`),
+            "channel": .string(String(topic.dropFirst("realtime:".count))),
+        ])
+        send(topic: topic, event: "system", payload: PhoenixMessage.json(system), joinRef: joinRef)
     }
 
     /// Closes the channels whose user's token `ends` (its session, its expiry): each is told (`system` with an
@@ -387,19 +523,39 @@ final class RealtimeSocket: WebSocketHandler {
     /// Closes one channel: `system` with the error, then `phx_close`.
     private func revoke(_ topic: String, reason: String, if condition: (Channel) -> Bool = { _ in true }) {
         guard let channel = removeChannel(topic, if: condition) else { return }
+        switch reason {
+        case "Token has expired": hub.metrics.count(.tokenExpired)
+        case "Session ended": hub.metrics.count(.sessionEnded)
+        case _ where reason.hasPrefix("too many connections"): break  // counted by the hub
+        default: hub.metrics.count(.invalidToken)
+        }
         hub.left(topic, socket: self)
-        let system: JSONValue = .object([
-            "status": .string("error"), "message": .string(reason), "extension": .string("system"),
-            "channel": .string(String(topic.dropFirst("realtime:".count))),
-        ])
-        send(topic: topic, event: "system", payload: PhoenixMessage.json(system), joinRef: channel.joinRef)
+        sendSystem(topic: topic, joinRef: channel.joinRef, ok: false, extension: "system", reason)
         send(topic: topic, event: "phx_close", payload: "{}", joinRef: channel.joinRef)
     }
 
+    /// A broadcast in this socket's serializer (a binary one skips a vsn 1.0.0 socket).
+    func send(_ broadcast: RealtimeBroadcast, topic: String) {
+        switch (broadcast, version) {
+        case (.json(let payload), _): send(topic: topic, event: "broadcast", payload: payload)
+        case (.binary(let event, let bytes), .v2):
+            guard let frame = RealtimeBroadcast.userBroadcastFrame(topic: topic, event: event, bytes: bytes) else {
+                return counted(false)
+            }
+            counted(connection.withLock { $0 }?.send(binary: frame))
+        case (.binary, .v1): hub.metrics.dropped(.binaryForVersionOne)
+        }
+    }
+
     func send(topic: String, event: String, payload: String, ref: String? = nil, joinRef: String? = nil) {
-        connection.withLock { $0 }?.send(
+        let taken = connection.withLock { $0 }?.send(
             text: PhoenixMessage.encode(
                 topic: topic, event: event, payload: payload, ref: ref, joinRef: joinRef, version: version))
+        counted(taken)
+    }
+
+    private func counted(_ taken: Bool?) {
+        if taken == true { hub.metrics.sentMessages() } else { hub.metrics.dropped(.socketRefused) }
     }
 
     private func reply(_ message: PhoenixMessage, status: String, response: String) {

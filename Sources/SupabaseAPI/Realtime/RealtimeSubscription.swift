@@ -20,6 +20,8 @@ struct RealtimeSubscription: Sendable {
     let event: String
     let table: String
     let filter: Filter?
+    /// The columns a `select` asked for, with the primary key's (as Realtime adds them), sorted; nil for all.
+    let columns: [String]?
 
     /// The tables a client may subscribe to (those the app uses), each with its columns.
     static let tables: Set<String> = [
@@ -35,7 +37,7 @@ struct RealtimeSubscription: Sendable {
 
     /// Parses one entry of `config.postgres_changes`.
     static func parse(_ entry: JSONValue, id: Int) throws(Refusal) -> RealtimeSubscription {
-        let event = entry["event"]?.stringValue ?? "*"
+        let event = entry["event"]?.stringValue?.uppercased() ?? "*"
         guard ["*", "INSERT", "UPDATE", "DELETE"].contains(event) else {
             throw Refusal(reason: "event must be *, INSERT, UPDATE or DELETE")
         }
@@ -48,7 +50,27 @@ struct RealtimeSubscription: Sendable {
         if let text = entry["filter"]?.stringValue, !text.isEmpty {
             filter = try parseFilter(text, table: table)
         }
-        return RealtimeSubscription(id: id, event: event, table: table, filter: filter)
+        return RealtimeSubscription(
+            id: id, event: event, table: table, filter: filter, columns: try parseSelect(entry["select"], table: table))
+    }
+
+    /// `select`: a list of column names, as supabase-swift sends it; the change then carries only those (and the
+    /// primary key) in `record`, `old_record` and `columns`. Anything but a list is refused, not ignored.
+    private static func parseSelect(_ value: JSONValue?, table: String) throws(Refusal) -> [String]? {
+        let usage =
+            #"Error parsing `select` params: expected a list of column name strings, e.g. select: ["col1", "col2"]"#
+        switch value {
+        case nil, .null?: return nil
+        case .array(let items)?:
+            let names = items.compactMap(\.stringValue)
+            guard names.count == items.count else { throw Refusal(reason: usage) }
+            guard !names.isEmpty, let schema = RestSchema.tables[table] else { return nil }
+            for name in names where schema.column(name) == nil {
+                throw Refusal(reason: "invalid column for select \(name)")
+            }
+            return Set(names + schema.primaryKey).sorted()
+        default: throw Refusal(reason: usage)
+        }
     }
 
     private static func parseFilter(_ text: String, table: String) throws(Refusal) -> Filter {
