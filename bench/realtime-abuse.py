@@ -227,6 +227,36 @@ async def legitimate_changes(subscribers, deadline, out):
         await asyncio.sleep(0.05)
 
 
+async def legitimate_newcomers(deadline, out):
+    """A device connecting anew every half second, each from an address of its own (127.0.9.x): its handshake and
+    join, answered or not. A flood must not take every place from clients that come later."""
+    number = 0
+    while time.monotonic() < deadline:
+        number += 1
+        try:
+            sock = await Socket.open(f"127.0.9.{2 + number % 250}", timeout=3)
+        except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError) as error:
+            out["newcomers"][f"connect {type(error).__name__}"] += 1
+        else:
+            if not isinstance(sock, Socket):
+                out["newcomers"][str(sock)] += 1
+            else:
+                sock.send(phoenix("realtime:newcomer", "phx_join", {"config": {}}, 1))
+                reply = None
+                try:
+                    while reply is None:
+                        got = await asyncio.wait_for(sock.frame(), 3)
+                        if got is None:
+                            break
+                        if got[0] == 0x1 and json.loads(got[1]).get("event") == "phx_reply":
+                            reply = json.loads(got[1])["payload"]["status"]
+                except asyncio.TimeoutError:
+                    pass
+                out["newcomers"]["joined" if reply == "ok" else f"join {reply or 'unanswered'}"] += 1
+                sock.close()
+        await asyncio.sleep(0.5)
+
+
 # ------------------------------------------------------------------------------------------------------- attacks
 
 def address(group, number):
@@ -430,7 +460,7 @@ async def metrics():
 
 async def phase(name, subscribers):
     before = await metrics()
-    out = {"http": [], "http_errors": Counter(), "changes": [], "change_errors": Counter()}
+    out = {"http": [], "http_errors": Counter(), "changes": [], "change_errors": Counter(), "newcomers": Counter()}
     got = Counter()
     deadline = time.monotonic() + PHASE
     results = multiprocessing.Queue()
@@ -438,7 +468,9 @@ async def phase(name, subscribers):
     if name in ATTACKS:
         attacker = multiprocessing.Process(target=attack_process, args=(name, deadline, results))
         attacker.start()
-    await asyncio.gather(legitimate_http(deadline, out), legitimate_changes(subscribers, deadline, out))
+    await asyncio.gather(
+        legitimate_http(deadline, out), legitimate_changes(subscribers, deadline, out),
+        legitimate_newcomers(deadline, out))
     if attacker:
         got.update(await asyncio.get_running_loop().run_in_executor(None, results.get, True, PHASE + 40))
         attacker.join(10)
@@ -449,7 +481,7 @@ async def phase(name, subscribers):
     lost = sum(s.errors for s in subscribers)
     print(f"{name:9} | own change {figures(out['changes'])} | GET {figures(out['http'])} | "
           f"errors: changes {dict(out['change_errors']) or 0}, http {dict(out['http_errors']) or 0}, "
-          f"subscribers lost {lost}", flush=True)
+          f"subscribers lost {lost}; newcomers {dict(out['newcomers'])}", flush=True)
     if got:
         print(f"          attackers got: {dict(got)}", flush=True)
     if moved:

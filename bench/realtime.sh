@@ -6,7 +6,7 @@
 # measured), with the server's CPU per request; the delay from a committed write to its delivery for USERS users'
 # own favorites (one socket each) and for a quote insert fanned out to FANOUT anon sockets, p50/p99. See
 # bench/realtime.py.
-# For the run: HTTP_MAX_CONNECTIONS is raised to SUBSCRIBERS + 512 (upgraded sockets stay in the connection
+# For the run: HTTP_MAX_CONNECTIONS is raised to SUBSCRIBERS + 1024 (upgraded sockets stay in the connection
 # table), `ulimit -n` to its hard limit, rate limits are off (wrk from one address), and SCRYPT_LN=10 makes
 # signing up USERS accounts quick (it only changes how new passwords are hashed). Run by hand, not in CI.
 # Usage: bench/realtime.sh   (BENCH_SKIP_BUILD=1 reuses the release build)
@@ -24,7 +24,7 @@ fi
 bench_build
 gcc -O2 -o "$BENCH_OUT/realtime-holder" "$BENCH_ROOT/bench/realtime-holder.c"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-export HTTP_MAX_CONNECTIONS=$(( SUBSCRIBERS + 512 )) SCRYPT_LN=10
+export HTTP_MAX_CONNECTIONS=$(( SUBSCRIBERS + 1024 )) SCRYPT_LN=10
 bench_start_server "$port" --rate-limits off
 bench_seed
 anon=$("$BENCH_ROOT/.build/release/quote-server" anon-key)

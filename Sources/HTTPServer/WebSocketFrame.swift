@@ -22,6 +22,8 @@ public enum WebSocketCloseCode: UInt16, Sendable {
     case policyViolation = 1008
     case messageTooBig = 1009
     case internalError = 1011
+    /// The server is busy: the client should come back later (RFC 6455's registry).
+    case tryAgainLater = 1013
 }
 
 /// One frame as read off the wire (payload already unmasked).

@@ -74,18 +74,6 @@ public final class Application: Sendable {
         let context = AppContext(
             configuration: configuration, services: services, metrics: ServerMetrics(), logger: logger,
             sync: SyncContext(pool: pool, secret: configuration.jwtSecret, logger: logger))
-        let supabase = SupabaseContext(
-            anonKey: configuration.supabaseAnonKey, serviceRoleKey: configuration.supabaseServiceRoleKey,
-            services: services, publicURL: configuration.publicURL,
-            redirects: RedirectAllowList(
-                siteURL: configuration.passwordResetURL, prefixes: configuration.supabaseRedirectAllowList),
-            realtimeLimits: Self.realtimeLimits(configuration), logger: logger)
-        let router = Router(
-            routes: RouteTable.routes(context, supabase: supabase, costs: CostAdmission(configuration, ledger: ledger)))
-        let metrics = context.metrics
-        let realtime = supabase.realtime
-        metrics.include { realtime.exposition() }
-        let requestLog = logger.logLevel <= .info ? RequestLog(format: configuration.logFormat) : nil
         var http = HTTPServerConfiguration(
             host: configuration.host, port: configuration.port, eventThreads: configuration.eventThreads,
             connectionLimit: configuration.httpMaxConnections,
@@ -96,6 +84,18 @@ public final class Application: Sendable {
             newConnectionsPerAddressPerSecond: configuration.httpNewConnectionsPerAddress,
             trustedProxies: TrustedProxies(configuration.trustedProxies),
             refusalDelay: .milliseconds(configuration.httpRefusalDelay))
+        let supabase = SupabaseContext(
+            anonKey: configuration.supabaseAnonKey, serviceRoleKey: configuration.supabaseServiceRoleKey,
+            services: services, publicURL: configuration.publicURL,
+            redirects: RedirectAllowList(
+                siteURL: configuration.passwordResetURL, prefixes: configuration.supabaseRedirectAllowList),
+            realtimeLimits: Self.realtimeLimits(configuration, connectionLimit: http.connectionLimit), logger: logger)
+        let router = Router(
+            routes: RouteTable.routes(context, supabase: supabase, costs: CostAdmission(configuration, ledger: ledger)))
+        let metrics = context.metrics
+        let realtime = supabase.realtime
+        metrics.include { realtime.exposition() }
+        let requestLog = logger.logLevel <= .info ? RequestLog(format: configuration.logFormat) : nil
         http.smallBodyReserve = configuration.httpSmallBodyReserve
         http.bodyMinRate = configuration.httpBodyMinRate
         http.bodyGrace = .seconds(configuration.httpBodyGrace)
@@ -112,8 +112,9 @@ public final class Application: Sendable {
         return Application(context: context, supabase: supabase, server: server, databaseTime: ledger)
     }
 
-    private static func realtimeLimits(_ configuration: AppConfiguration) -> RealtimeLimits {
+    private static func realtimeLimits(_ configuration: AppConfiguration, connectionLimit: Int) -> RealtimeLimits {
         var limits = RealtimeLimits()
+        limits.sockets = RealtimeLimits.socketShare(ofConnectionTable: connectionLimit)
         limits.connectionsPerUser = configuration.realtimeConnectionsPerUser
         limits.connectionsPerAddress = configuration.realtimeConnectionsPerAddress
         limits.channelsPerConnection = configuration.realtimeChannelsPerConnection

@@ -35,6 +35,31 @@ final class RealtimeLimitsTests: XCTestCase {
         XCTAssertEqual(try app.realtime().status, 101)
     }
 
+    /// The instance's sockets in all (the HTTP table of 40 less its reserve of 10: 30), shared between addresses:
+    /// at the edge every handshake passes; one past it, an address that holds as much as any other is refused with
+    /// 503, and a newcomer takes the place of a socket of the address holding the most (closed with 1013), so a
+    /// flood from some addresses never starves another.
+    func testSocketsInAllAreSharedBetweenAddresses() async throws {
+        let app = try await startTestApp { $0.httpMaxConnections = 40 }
+        XCTAssertEqual(app.application.supabase.realtime.limits.sockets, 30)
+        let first = try (0..<15).map { _ in try app.realtime(source: "127.0.0.2") }
+        let second = try (0..<15).map { _ in try app.realtime(source: "127.0.0.3") }
+        XCTAssertEqual((first + second).map(\.status), Array(repeating: 101, count: 30), "the edge: 30 sockets")
+
+        let past = try app.realtime(source: "127.0.0.2")
+        XCTAssertEqual(past.status, 503, "as many as any other address: no one to make room")
+        XCTAssertEqual(past.header("Retry-After"), "30")
+
+        let newcomer = try app.realtime(source: "127.0.0.4")
+        XCTAssertEqual(newcomer.status, 101, "an address with none takes a place")
+        XCTAssertEqual(status(newcomer.join("realtime:room")), "ok")
+        let evicted = (first + second).filter { $0.closeCode(within: 0.1) == 1013 }
+        XCTAssertEqual(evicted.count, 1, "exactly one socket made room")
+        XCTAssertEqual(app.application.supabase.realtime.openSockets, 30)
+        let survivor = try XCTUnwrap((first + second).first { socket in !evicted.contains { $0 === socket } })
+        XCTAssertEqual(status(survivor.join("realtime:room")), "ok", "the others go on")
+    }
+
     func testChannelsPerConnection() async throws {
         let app = try await startTestApp { $0.realtimeChannelsPerConnection = 2 }
         let socket = try app.realtime()

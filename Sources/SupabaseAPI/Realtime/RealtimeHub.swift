@@ -18,7 +18,8 @@ import Synchronization
 public final class RealtimeHub: Sendable {
     private struct State {
         var sockets: [ObjectIdentifier: RealtimeSocket] = [:]
-        var byAddress: [String: Int] = [:]
+        /// The sockets of each address.
+        var byAddress: [String: Set<ObjectIdentifier>] = [:]
         /// The sockets with a channel of each user, and of the service role (as each socket last told `index`).
         var byUser: [UUID: Set<ObjectIdentifier>] = [:]
         var serviceRole: Set<ObjectIdentifier> = []
@@ -159,22 +160,57 @@ public final class RealtimeHub: Sendable {
 
     // MARK: sockets
 
-    /// A socket for a handshake from `address`, or nil past the per-address limit.
-    func open(version: PhoenixVersion, caller: RealtimeCaller, address: String) -> RealtimeSocket? {
+    /// Why a handshake gets no socket.
+    enum Refusal: Error {
+        /// `address` holds `connectionsPerAddress` sockets already.
+        case address
+        /// The instance holds `sockets` in all, and no address holds more than this one would.
+        case instance
+    }
+
+    /// A socket for a handshake from `address`. When the instance holds all the sockets it may, the newcomer takes
+    /// the place of one from the address holding the most, if that address would still hold more than the
+    /// newcomer's: sockets from many addresses end up shared evenly between them, and no address is starved.
+    func open(version: PhoenixVersion, caller: RealtimeCaller, address: String) -> Result<RealtimeSocket, Refusal> {
         let penalized = state.withLock { state in
             state.closedForRate[address].map { ContinuousClock.now - $0 < Self.ratePenalty } ?? false
         }
         let socket = RealtimeSocket(version: version, caller: caller, address: address, hub: self, burst: !penalized)
-        let admitted = state.withLock { state -> Bool in
-            guard state.byAddress[address, default: 0] < limits.connectionsPerAddress else {
+        let admitted = state.withLock { state -> Result<RealtimeSocket?, Refusal> in
+            let held = state.byAddress[address]?.count ?? 0
+            guard held < limits.connectionsPerAddress else {
                 metrics.count(.connectionsPerAddress)
-                return false
+                return .failure(.address)
             }
-            state.byAddress[address, default: 0] += 1
+            var evicted: RealtimeSocket?
+            if state.sockets.count >= limits.sockets {
+                guard let victim = Self.victim(outweighing: held + 1, in: state) else {
+                    metrics.count(.socketsPerInstance)
+                    return .failure(.instance)
+                }
+                evicted = state.sockets[victim]
+                forget(victim, in: &state)
+            }
+            state.byAddress[address, default: []].insert(socket.id)
             state.sockets[socket.id] = socket
-            return true
+            return .success(evicted)
         }
-        return admitted ? socket : nil
+        return admitted.map { evicted in
+            if let evicted {
+                metrics.count(.madeRoom)
+                evicted.close(.tryAgainLater, reason: "making room for other addresses")
+            }
+            return socket
+        }
+    }
+
+    /// A socket of the address holding the most, if it holds more than `share` (nil: the sockets are shared
+    /// evenly enough). Only looked for when the instance is full.
+    private static func victim(outweighing share: Int, in state: State) -> ObjectIdentifier? {
+        guard let heaviest = state.byAddress.max(by: { $0.value.count < $1.value.count }),
+            heaviest.value.count > share
+        else { return nil }
+        return heaviest.value.first
     }
 
     /// A socket from `address` was closed for sending too fast (see `ratePenalty`).
@@ -187,13 +223,16 @@ public final class RealtimeHub: Sendable {
     }
 
     func remove(_ socket: RealtimeSocket) {
-        state.withLock { state in
-            guard state.sockets.removeValue(forKey: socket.id) != nil else { return }
-            let left = state.byAddress[socket.address, default: 1] - 1
-            state.byAddress[socket.address] = left > 0 ? left : nil
-            reindex(socket.id, users: [], serviceRole: false, in: &state)
-            state.expiriesOf[socket.id] = nil
-        }
+        state.withLock { state in forget(socket.id, in: &state) }
+    }
+
+    /// Takes a socket out of every index (its place counts no more).
+    private func forget(_ id: ObjectIdentifier, in state: inout State) {
+        guard let socket = state.sockets.removeValue(forKey: id) else { return }
+        state.byAddress[socket.address]?.remove(id)
+        if state.byAddress[socket.address]?.isEmpty == true { state.byAddress[socket.address] = nil }
+        reindex(id, users: [], serviceRole: false, in: &state)
+        state.expiriesOf[id] = nil
     }
 
     /// Records whose channels `socket` has now (each channel has its own token); false, with nothing changed, when

@@ -8,6 +8,8 @@ public final class RealtimeMetrics: Sendable {
     enum Reason: String, CaseIterable, Sendable {
         // refused at the handshake or the join
         case connectionsPerAddress = "connections_per_address"
+        /// The instance held all the sockets it may, shared evenly between addresses.
+        case socketsPerInstance = "sockets_per_instance"
         case connectionsPerUser = "connections_per_user"
         case channelsPerConnection = "channels_per_connection"
         case databaseUnavailable = "database_unavailable"
@@ -22,6 +24,8 @@ public final class RealtimeMetrics: Sendable {
         case idle
         case protocolError = "protocol_error"
         case shutdown
+        /// Closed to make room for a socket of an address holding fewer.
+        case madeRoom = "made_room"
     }
 
     /// What was dropped instead of delivered.

@@ -20,10 +20,18 @@ struct RealtimeRoutes {
             return refusal(400, "unsupported_version", "vsn must be 1.0.0 or 2.0.0")
         }
         let address = request.clientAddress
-        guard let socket = hub.open(version: version, caller: caller, address: address) else {
+        let socket: RealtimeSocket
+        switch hub.open(version: version, caller: caller, address: address) {
+        case .success(let opened): socket = opened
+        case .failure(.address):
             var response = refusal(
                 429, "too_many_connections",
                 "at most \(hub.limits.connectionsPerAddress) Realtime connections from one address")
+            response.headers.set("Retry-After", "30")
+            return response
+        case .failure(.instance):
+            var response = refusal(
+                503, "realtime_full", "this instance holds all the Realtime connections it may; try again later")
             response.headers.set("Retry-After", "30")
             return response
         }

@@ -44,6 +44,8 @@ final class RealtimeSocket: WebSocketHandler {
     private let hub: RealtimeHub
     private let state: Mutex<State>
     private let connection = Mutex<WebSocketConnection?>(nil)
+    /// A close decided before the connection was attached.
+    private let pendingClose = Mutex<(code: WebSocketCloseCode, reason: String)?>(nil)
     /// The presence key of a channel joined without one.
     let ownPresenceKey = UUID().uuidString.lowercased()
 
@@ -76,7 +78,22 @@ final class RealtimeSocket: WebSocketHandler {
         return hub.index(self, users: users, serviceRole: serviceRole, expiries: expiries)
     }
 
-    func attach(_ connection: WebSocketConnection) { self.connection.withLock { $0 = connection } }
+    func attach(_ connection: WebSocketConnection) {
+        let closing = self.connection.withLock { held in
+            held = connection
+            return pendingClose.withLock { $0 }
+        }
+        if let closing { connection.close(closing.code, reason: closing.reason) }
+    }
+
+    /// Closes the socket by the server's decision: now, or as soon as it is attached.
+    func close(_ code: WebSocketCloseCode, reason: String) {
+        let connection = self.connection.withLock { held in
+            if held == nil { pendingClose.withLock { $0 = (code, reason) } }
+            return held
+        }
+        connection?.close(code, reason: reason)
+    }
 
     // MARK: WebSocketHandler
 
