@@ -194,6 +194,8 @@ async def request(method, path, headers):
         writer.write(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}Content-Length: 0\r\n"
                      f"Connection: close\r\n\r\n".encode())
         answer = await asyncio.wait_for(reader.read(), 10)
+        if not answer.startswith(b"HTTP/"):
+            raise ConnectionResetError("closed without an answer")  # a full connection table turns it away
         return int(answer.split(b" ", 2)[1])
     finally:
         writer.close()
@@ -279,11 +281,16 @@ async def socket_flood(deadline, got):
             got[str(sock)] += 1
 
     await asyncio.gather(*(one(address(1, number)) for number in range(SOCKET_ADDRESSES) for _ in range(80)))
-    # Heartbeats keep the held sockets from the idle close while the phase lasts.
+    # Then the flood keeps trying: one more socket from each address every half second, so that any place freed
+    # is taken again; heartbeats keep the held sockets from the idle close while the phase lasts.
+    beat = time.monotonic()
     while time.monotonic() < deadline:
-        for sock in held:
-            sock.send(phoenix("phoenix", "heartbeat", {}, 1))
-        await asyncio.sleep(min(5, max(0, deadline - time.monotonic())))
+        await asyncio.gather(*(one(address(1, number)) for number in range(SOCKET_ADDRESSES)))
+        if time.monotonic() - beat >= 5:
+            beat = time.monotonic()
+            for sock in held:
+                sock.send(phoenix("phoenix", "heartbeat", {}, 1))
+        await asyncio.sleep(min(0.5, max(0, deadline - time.monotonic())))
     closed = sum(1 for sock in held if sock.writer.is_closing())
     got["held to the end"] = len(held) - closed
     for sock in held:
