@@ -329,7 +329,7 @@ public final class RealtimeHub: Sendable {
             let live = try await authenticator.liveSessions(Array(sessions))
             for socket in sockets {
                 // Only sessions asked about: a channel may have swapped to another since.
-                socket.revokeChannels(reason: "Session ended") {
+                socket.revokeChannels(reason: "Session ended", counted: .sessionEnded) {
                     sessions.contains($0.session) && !live.contains($0.session)
                 }
             }
@@ -344,7 +344,11 @@ public final class RealtimeHub: Sendable {
         let sockets = state.withLock { state in
             Set(state.expiries.removeDue(through: now)).compactMap { state.sockets[$0] }
         }
-        for socket in sockets { socket.revokeChannels(reason: "Token has expired") { $0.expires <= now } }
+        for socket in sockets {
+            socket.revokeChannels(reason: "Token has expired", counted: .tokenExpired) {
+                $0.expires <= now
+            }
+        }
     }
 
     // MARK: topics: broadcast and presence

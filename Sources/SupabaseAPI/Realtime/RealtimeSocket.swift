@@ -361,7 +361,7 @@ final class RealtimeSocket: WebSocketHandler {
             swap(message, to: caller)
         case .invalid(let reason):
             replyError(message, reason)
-            revoke(message.topic, reason: reason)
+            revoke(message.topic, reason: reason, counted: .invalidToken)
         case .accessToken(let claims):
             let hub = self.hub
             Task {
@@ -375,7 +375,7 @@ final class RealtimeSocket: WebSocketHandler {
                     return self.replyError(message, Self.databaseUnavailable)
                 } catch {
                     self.replyError(message, "Invalid token")
-                    return self.revoke(message.topic, reason: "Invalid token")
+                    return self.revoke(message.topic, reason: "Invalid token", counted: .invalidToken)
                 }
                 self.swap(message, to: .user(id: user.userID, session: user.sessionID, expires: claims.exp))
             }
@@ -397,7 +397,7 @@ final class RealtimeSocket: WebSocketHandler {
         case false?:
             let reason = "too many connections for this user (\(hub.limits.connectionsPerUser))"
             replyError(message, reason)
-            revoke(message.topic, reason: reason)
+            revoke(message.topic, reason: reason, counted: nil)  // counted by the hub
         }
     }
 
@@ -528,24 +528,24 @@ final class RealtimeSocket: WebSocketHandler {
 
     /// Closes the channels whose user's token `ends` (its session, its expiry): each is told (`system` with an
     /// error, then `phx_close`); the socket and its other channels continue.
-    func revokeChannels(reason: String, where ends: (_ token: (session: UUID, expires: Int)) -> Bool) {
+    func revokeChannels(
+        reason: String, counted: RealtimeMetrics.Reason, where ends: (_ token: (session: UUID, expires: Int)) -> Bool
+    ) {
         func ending(_ channel: Channel) -> Bool {
             if case .user(_, let session, let expires) = channel.caller { ends((session, expires)) } else { false }
         }
         let topics = state.withLock { state in state.channels.filter { ending($0.value) }.map(\.key) }
         // Checked again as each is taken: its token may have been swapped meanwhile.
-        for topic in topics { revoke(topic, reason: reason, if: ending) }
+        for topic in topics { revoke(topic, reason: reason, counted: counted, if: ending) }
     }
 
-    /// Closes one channel: `system` with the error, then `phx_close`.
-    private func revoke(_ topic: String, reason: String, if condition: (Channel) -> Bool = { _ in true }) {
+    /// Closes one channel: `system` with the error, then `phx_close`; `counted` in the metrics, if given.
+    private func revoke(
+        _ topic: String, reason: String, counted: RealtimeMetrics.Reason?,
+        if condition: (Channel) -> Bool = { _ in true }
+    ) {
         guard let channel = removeChannel(topic, if: condition) else { return }
-        switch reason {
-        case "Token has expired": hub.metrics.count(.tokenExpired)
-        case "Session ended": hub.metrics.count(.sessionEnded)
-        case _ where reason.hasPrefix("too many connections"): break  // counted by the hub
-        default: hub.metrics.count(.invalidToken)
-        }
+        if let counted { hub.metrics.count(counted) }
         hub.left(topic, socket: self)
         sendSystem(topic: topic, joinRef: channel.joinRef, ok: false, extension: "system", reason)
         send(topic: topic, event: "phx_close", payload: "{}", joinRef: channel.joinRef)
