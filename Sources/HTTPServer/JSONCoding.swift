@@ -1,3 +1,4 @@
+import AuthJWT
 import CivilCalendar
 import Foundation
 
@@ -22,6 +23,8 @@ public enum JSONCoding {
         guard !containsEscapedNUL(bytes) else {
             throw .invalidJSON("Strings must not contain NUL characters (\\u0000)")
         }
+        // Any JSON value: read directly (JSONDecoder tries each of its cases and builds an error for every miss).
+        if T.self == ClaimValue.self, let value = try? ClaimValue(jsonBytes: bytes) { return value as! T }
         let data = Data(bytes)
         do {
             return try JSONDecoder().decode(T.self, from: data)

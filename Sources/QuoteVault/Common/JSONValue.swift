@@ -17,9 +17,14 @@ extension ClaimValue {
         if case .bool(let value) = self { return value }
         return nil
     }
+
+    public var objectValue: [String: JSONValue]? {
+        if case .object(let value) = self { return value }
+        return nil
+    }
 }
 
 extension PGJSON {
     /// The document as an object; empty when it is not one.
-    var object: [String: JSONValue] { (try? JSONDecoder().decode([String: JSONValue].self, from: data)) ?? [:] }
+    var object: [String: JSONValue] { (try? JSONValue(jsonBytes: Array(data)))?.objectValue ?? [:] }
 }

@@ -19,7 +19,7 @@ struct PhoenixMessage: Sendable {
 
     /// A client's message; nil when the text is no Phoenix message of that version.
     static func decode(_ text: String, version: PhoenixVersion) -> PhoenixMessage? {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else { return nil }
+        guard let value = try? JSONValue(jsonText: text) else { return nil }
         switch (version, value) {
         case (.v1, .object(let fields)):
             guard case .string(let topic)? = fields["topic"], case .string(let event)? = fields["event"] else {

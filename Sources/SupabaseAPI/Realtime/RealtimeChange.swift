@@ -23,7 +23,7 @@ struct RealtimeChange: Sendable {
     private let narrowed = Narrowed()
 
     init?(notification payload: String) {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8)),
+        guard let value = try? JSONValue(jsonText: payload),
             let table = value["table"]?.stringValue, RealtimeSubscription.tables.contains(table),
             let type = value["type"]?.stringValue, let stamp = value["at"]?.stringValue
         else { return nil }

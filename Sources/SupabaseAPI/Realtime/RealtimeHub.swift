@@ -398,7 +398,7 @@ public final class RealtimeHub: Sendable {
 
     /// A notification that is not a row change: another instance's broadcast or peer message.
     private func received(_ notification: String) {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(notification.utf8)),
+        guard let value = try? JSONValue(jsonText: notification),
             let origin = value["origin"]?.stringValue
         else { return metrics.dropped(.unreadableNotification) }
         guard origin != instance else { return }

@@ -132,7 +132,7 @@ final class RealtimeSocket: WebSocketHandler {
         case 0:
             send(.binary(event: fields[3], bytes: payload), for: push)
         case 1:
-            guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(payload)) else {
+            guard let json = try? JSONValue(jsonBytes: payload) else {
                 return connection.close(.invalidPayload, reason: "the broadcast payload is not JSON")
             }
             var message = push
