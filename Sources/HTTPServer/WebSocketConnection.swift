@@ -91,11 +91,16 @@ public final class WebSocketConnection: Sendable {
     /// Starts the closing handshake: the close frame goes out after what is pending; the socket is released when
     /// the client answers or after `closeTimeout`.
     public func close(_ code: WebSocketCloseCode, reason: String = "") {
+        close(code, reason: reason, end: .closed(code, reason: reason))
+    }
+
+    /// `close`, with how the handler is told the server ended it.
+    func close(_ code: WebSocketCloseCode, reason: String, end: WebSocketEnd) {
         let frame = WebSocketFrameEncoder.close(code, reason: reason)
         let deadline = state.withLock { state -> ContinuousClock.Instant? in
             guard state.phase == .open else { return nil }
             state.phase = .closing
-            state.end = .closed(code, reason: reason)
+            state.end = end
             state.closeDeadline = .now + settings.closeTimeout
             enqueue(frame, in: &state, force: true)
             return state.closeDeadline

@@ -55,7 +55,7 @@ final class WebSocketReactor: Sendable {
     /// thread. Must run before libmicrohttpd stops (it owns the sockets).
     func stop() async {
         let open = entries.withLock { Array($0.values) }
-        for reader in open { reader.connection.close(.goingAway, reason: "server shutting down") }
+        for reader in open { reader.connection.close(.goingAway, reason: "server shutting down", end: .shutdown) }
         if !open.isEmpty { try? await Task.sleep(for: .milliseconds(100)) }
         stopping.store(true, ordering: .relaxed)
         while running.load(ordering: .relaxed) { try? await Task.sleep(for: .milliseconds(20)) }
@@ -229,7 +229,7 @@ final class WebSocketReactor: Sendable {
         case .open:
             let idleDeadline = reader.lastHeard + connection.settings.idleTimeout
             if now >= idleDeadline {
-                connection.close(.goingAway, reason: "idle")
+                connection.close(.goingAway, reason: "idle", end: .idle)
             } else {
                 recheck(connection, at: idleDeadline)
             }

@@ -158,13 +158,13 @@ final class RealtimeSocket: WebSocketHandler {
         switch end {
         case nil: nil
         case .slowConsumer?: .slowConsumer
-        case .closed(let code, let reason)?:
+        case .idle?: .idle
+        case .shutdown?: .shutdown
+        case .closed(let code, _)?:
             switch code {
             case .policyViolation: .messageRate
             case .messageTooBig: .oversize
             case .protocolError, .unsupportedData, .invalidPayload: .protocolError
-            case .goingAway where reason == "idle": .idle
-            case .goingAway where reason == "server shutting down": .shutdown
             default: nil
             }
         }
