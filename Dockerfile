@@ -5,7 +5,7 @@
 # Without Docker Hub: build the binary on the host and use deploy/server-host-binary.Dockerfile (.ci/compose-smoke).
 FROM swift:6.3-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
-      pkg-config libpq-dev libmicrohttpd-dev libssl-dev libcurl4-openssl-dev zlib1g-dev \
+      pkg-config libpq-dev libmicrohttpd-dev libssl-dev libcurl4-openssl-dev zlib1g-dev libjemalloc-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift Package.resolve[d] ./
@@ -18,7 +18,7 @@ RUN swift build -c release --product quote-server --static-swift-stdlib
 # `ldd` list, by Debian package.
 FROM debian:bookworm-slim AS runtime-base
 RUN apt-get update && apt-get install -y --no-install-recommends \
-      libpq5 libmicrohttpd12 libssl3 libcurl4 zlib1g libstdc++6 ca-certificates \
+      libpq5 libmicrohttpd12 libssl3 libcurl4 zlib1g libjemalloc2 libstdc++6 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 quoteserver
 # Migrations, the schema definitions and the bundled corpus are found here (see ResourceLocator).

@@ -95,7 +95,10 @@ let package = Package(
                 "AuthJWT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            // jemalloc replaces glibc's malloc in the whole process: with 10,000 WebSockets' objects on glibc's heap,
+            // every request's allocations cost up to 30 % more CPU (bench/README.md, Realtime).
+            linkerSettings: [.linkedLibrary("jemalloc")]),
 
         // Test helpers: a test database (embedded when none is configured), the real server on loopback, a raw
         // HTTP/1.1 client, and what several test targets share (fixtures, Supabase headers, console forms, sync).
