@@ -48,17 +48,20 @@ CREATE OR REPLACE TRIGGER quotes_realtime AFTER INSERT OR UPDATE OR DELETE ON qu
 CREATE OR REPLACE TRIGGER quote_of_day_realtime AFTER INSERT OR UPDATE OR DELETE ON quote_of_day
     FOR EACH ROW EXECUTE FUNCTION realtime_change_notify('', 'date');
 
--- A quote once shown is kept as shown (0020, 0037, 0069): the day's row and the quote each have their own test.
+-- A quote once shown is kept as shown (0020, 0037, 0069): the day's row and the quote each have their own test, and
+-- share the refusal.
+CREATE FUNCTION refuse_shown_quote(p_table text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'A quote that has been a quote of the day cannot be changed' USING ERRCODE = '55000',
+        HINT = 'Add a new quote instead', TABLE = p_table;
+END $$;
+
 CREATE FUNCTION refuse_shown_day_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF OLD.date <= (now() AT TIME ZONE 'Etc/GMT-14')::date THEN
-        RAISE EXCEPTION 'A quote that has been a quote of the day cannot be changed' USING ERRCODE = '55000',
-            HINT = 'Add a new quote instead', TABLE = TG_TABLE_NAME;
+        PERFORM refuse_shown_quote(TG_TABLE_NAME);
     END IF;
-    IF TG_OP = 'DELETE' THEN
-        RETURN OLD;
-    END IF;
-    RETURN NEW;
+    RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
 END $$;
 
 CREATE OR REPLACE FUNCTION refuse_shown_quote_change() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -67,8 +70,7 @@ BEGIN
         SELECT 1 FROM quote_of_day d
         WHERE d.quote_id = OLD.id AND (d.pinned OR d.date <= (now() AT TIME ZONE 'Etc/GMT-14')::date))
     THEN
-        RAISE EXCEPTION 'A quote that has been a quote of the day cannot be changed' USING ERRCODE = '55000',
-            HINT = 'Add a new quote instead', TABLE = TG_TABLE_NAME;
+        PERFORM refuse_shown_quote(TG_TABLE_NAME);
     END IF;
     RETURN NEW;
 END $$;
