@@ -96,8 +96,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            // jemalloc replaces glibc's malloc in the whole process: with 10,000 WebSockets' objects on glibc's heap,
-            // every request's allocations cost up to 30 % more CPU (bench/README.md, Realtime).
+            // jemalloc replaces glibc's malloc in the whole process: with many WebSockets' objects on glibc's heap,
+            // every request's allocations cost more CPU (bench/README.md, realtime.sh).
             linkerSettings: [.linkedLibrary("jemalloc")]),
 
         // Test helpers: a test database (embedded when none is configured), the real server on loopback, a raw
