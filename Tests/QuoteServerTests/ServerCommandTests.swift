@@ -23,7 +23,8 @@ final class ServerCommandTests: XCTestCase {
         XCTAssertEqual(try client.get("/v1/quotes/not-a-uuid?access_token=secret-looking").status, 404)
         // Its allocator is jemalloc (Package.swift links it; glibc's slowed requests beside many WebSockets).
         // /proc files say they are empty: read to the end.
-        let maps = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(server.pid)/maps")).readToEnd()
+        let maps =
+            try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(server.pid)/maps")).readToEnd()
             .map { String(decoding: $0, as: UTF8.self) } ?? ""
         XCTAssertTrue(maps.contains("/libjemalloc.so"), "quote-server runs without jemalloc")
         server.signal(SIGTERM)
