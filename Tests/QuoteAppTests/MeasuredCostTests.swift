@@ -38,8 +38,10 @@ final class MeasuredCostTests: XCTestCase {
 
     func testASignedInClientPastItsBudgetGets429WithRetryAfterAndOthersAreServed() async throws {
         let app = try await startTestApp { configuration in
-            configuration.databaseClientShareMilliseconds = 1
-            configuration.databaseClientBudgetMilliseconds = 2
+            // Far above one request's own cost (its session check is charged too), so that the light client's first
+            // request stays within it on a slow machine.
+            configuration.databaseClientShareMilliseconds = 5
+            configuration.databaseClientBudgetMilliseconds = 10
             configuration.httpRefusalDelay = 0
         }
         let heavy = try await app.makeUser()
@@ -47,10 +49,10 @@ final class MeasuredCostTests: XCTestCase {
         let ledger = app.application.databaseTime
         let client = "account:" + heavy.id.uuidString.lowercased()
         // Without a shortage of connections the heavy client is served, however much it uses.
-        for _ in 0..<200 where ledger.recentUse(of: client) <= 0.004 {
+        for _ in 0..<1000 where ledger.recentUse(of: client) <= 0.02 {
             XCTAssertEqual(try app.client.get("/v1/favorites", headers: heavy.authorization).status, 200)
         }
-        XCTAssertGreaterThan(ledger.recentUse(of: client), 0.002, "its database time was charged to its account")
+        XCTAssertGreaterThan(ledger.recentUse(of: client), 0.01, "its database time was charged to its account")
         XCTAssertEqual(ledger.recentUse(of: "account:" + light.id.uuidString.lowercased()), 0)
 
         ledger.noteShortage()
